@@ -1,0 +1,21 @@
+"""Typed graph storage for eventkg: the data model and two backends behind one interface.
+
+>>> from graphstore import open_store
+>>> store = open_store("/tmp/my-eventkg")           # embedded LadybugDB  # doctest: +SKIP
+>>> store = open_store("neo4j://localhost:7687")    # Neo4j 5 over Bolt   # doctest: +SKIP
+"""
+
+from graphstore.base import Batch, GraphStore, MissingEndpointError, StoreError, WriteRefused, WriteResult
+from graphstore.open import DEFAULT_STORE, open_store, resolve_store_url
+
+__all__ = [
+    "Batch",
+    "DEFAULT_STORE",
+    "GraphStore",
+    "MissingEndpointError",
+    "StoreError",
+    "WriteRefused",
+    "WriteResult",
+    "open_store",
+    "resolve_store_url",
+]

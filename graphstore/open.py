@@ -1,0 +1,37 @@
+"""Choosing a backend from a store URL."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from graphstore.base import GraphStore, StoreError
+
+#: Where the embedded store lives when neither ``--store`` nor ``EVENTKG_STORE`` says.
+DEFAULT_STORE = str(Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "eventkg" / "store.lbug")
+
+NEO4J_SCHEMES = ("neo4j://", "neo4j+s://", "neo4j+ssc://", "bolt://", "bolt+s://", "bolt+ssc://")
+
+
+def resolve_store_url(url: str | None = None) -> str:
+    """``url``, else ``$EVENTKG_STORE``, else :data:`DEFAULT_STORE`."""
+    return url or os.environ.get("EVENTKG_STORE") or DEFAULT_STORE
+
+
+def open_store(url: str | None = None, *, read_only: bool = False) -> GraphStore:
+    """Open (and if needed create) the store at ``url``.
+
+    ``neo4j://`` / ``bolt://`` URLs (credentials in the URL or ``NEO4J_USER`` /
+    ``NEO4J_PASSWORD``) open Neo4j 5; anything else is a LadybugDB path
+    (``ladybug://`` prefix optional).
+    """
+    url = resolve_store_url(url)
+    if url.startswith(NEO4J_SCHEMES):
+        from graphstore.neo4j_store import Neo4jStore
+
+        return Neo4jStore(url)
+    if "://" in url and not url.startswith("ladybug://"):
+        raise StoreError(f"store URL {url!r}: unknown scheme (use a path, ladybug://PATH, neo4j:// or bolt://)")
+    from graphstore.ladybug_store import LadybugStore
+
+    return LadybugStore(url.removeprefix("ladybug://"), read_only=read_only)
