@@ -1,0 +1,3 @@
+from eventkg.cli import main
+
+main()

@@ -1,0 +1,173 @@
+"""The ``eventkg`` command line: a thin skin over the library.
+
+Each command group lives in its own ``eventkg/cmd_*.py`` module exposing
+``register(app)``; this module owns the global ``--store`` option and error handling.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from graphstore import StoreError, open_store, resolve_store_url
+
+app = typer.Typer(
+    name="eventkg",
+    help=(
+        "eventkg — one typed graph for EV², EECKG, ASER, AbsPyramid and CLoMo.\n\n"
+        "Example:  eventkg --store ./my.lbug ingest ev2 data/ev2  &&  eventkg stats"
+    ),
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+console = Console()
+err_console = Console(stderr=True)
+
+# Command modules; each defines register(app). Missing ones are skipped so that the
+# CLI keeps working while a part is being built.
+COMMAND_MODULES = (
+    "eventkg.cmd_ingest",
+    "eventkg.cmd_queries",
+    "eventkg.cmd_negatives",
+    "eventkg.cmd_eval",
+    "eventkg.cmd_browser",
+)
+
+
+class State:
+    """Per-invocation settings shared by every command."""
+
+    def __init__(self, store: str | None) -> None:
+        self.store_url = resolve_store_url(store)
+
+    def open(self, *, read_only: bool = False):
+        return open_store(self.store_url, read_only=read_only)
+
+
+@app.callback()
+def main_callback(
+    ctx: typer.Context,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            envvar="EVENTKG_STORE",
+            help="Store URL: a LadybugDB path (default ~/.local/share/eventkg/store.lbug) or neo4j://host:7687.",
+        ),
+    ] = None,
+) -> None:
+    ctx.obj = State(store)
+
+
+def state(ctx: typer.Context) -> State:
+    """The :class:`State` of this invocation (set by the global callback)."""
+    return ctx.find_root().obj
+
+
+@app.command()
+def stats(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")] = False,
+) -> None:
+    """Count nodes per label and edges per type.
+
+    Example:  eventkg --store neo4j://localhost:7687 stats --json
+    """
+    with state(ctx).open(read_only=True) as store:
+        counts = store.counts()
+    if as_json:
+        print(json.dumps(counts, indent=2))
+        return
+    table = Table(title=f"eventkg store {state(ctx).store_url}")
+    table.add_column("kind")
+    table.add_column("name")
+    table.add_column("count", justify="right")
+    for kind in ("nodes", "edges"):
+        for name, n in counts[kind].items():
+            if n:
+                table.add_row(kind, name, f"{n:,}")
+    table.add_row("total", "nodes", f"{sum(counts['nodes'].values()):,}")
+    table.add_row("total", "edges", f"{sum(counts['edges'].values()):,}")
+    console.print(table)
+
+
+@app.command()
+def cypher(
+    ctx: typer.Context,
+    query: Annotated[str | None, typer.Argument(help="The Cypher query (read-only unless --write).")] = None,
+    write: Annotated[bool, typer.Option("--write", help="Allow the query to change the graph.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of row objects.")] = False,
+    saved: Annotated[str | None, typer.Option("--saved", help="Run a saved exploration query by name.")] = None,
+    param: Annotated[list[str] | None, typer.Option("--param", "-p", help="Query parameter NAME=VALUE.")] = None,
+) -> None:
+    """Run Cypher against the store; refuses writes unless --write is given.
+
+    Example:  eventkg cypher "MATCH (e:Event) RETURN e.text AS text LIMIT 5" --json
+    """
+    params = _parse_params(param or [])
+    if saved:
+        from graphstore.saved_queries import get_saved_query
+
+        query = get_saved_query(saved, backend=state(ctx).store_url).cypher
+    if not query:
+        raise StoreError("give a QUERY or --saved NAME")
+    with state(ctx).open(read_only=not write) as store:
+        rows = store.query(query, params, write=write)
+    if as_json:
+        print(json.dumps(rows, indent=2, default=str))
+        return
+    if not rows:
+        console.print("(no rows)")
+        return
+    table = Table()
+    for col in rows[0]:
+        table.add_column(col)
+    for row in rows:
+        table.add_row(*(json.dumps(v, default=str) if not isinstance(v, str) else v for v in row.values()))
+    console.print(table)
+
+
+def _parse_params(pairs: list[str]) -> dict:
+    params = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep:
+            raise StoreError(f"--param {pair!r}: expected NAME=VALUE")
+        try:
+            params[name] = json.loads(value)
+        except json.JSONDecodeError:
+            params[name] = value
+    return params
+
+
+def _register_commands() -> None:
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue
+            raise
+        module.register(app)
+
+
+_register_commands()
+
+
+def main() -> None:
+    """Console-script entry point: user errors become one line on stderr and exit code 1."""
+    try:
+        app()
+    except StoreError as exc:
+        err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        sys.exit(130)
