@@ -121,9 +121,21 @@ def canonical_edge(head: str, relation: str, tail: str) -> tuple[str, str, str]:
 
 
 ASER_RELATIONS = (
-    "Precedence", "Succession", "Synchronous", "Reason", "Result", "Condition", "Contrast",
-    "Concession", "Conjunction", "Instantiation", "Restatement", "ChosenAlternative",
-    "Alternative", "Exception", "Co_Occurrence",
+    "Precedence",
+    "Succession",
+    "Synchronous",
+    "Reason",
+    "Result",
+    "Condition",
+    "Contrast",
+    "Concession",
+    "Conjunction",
+    "Instantiation",
+    "Restatement",
+    "ChosenAlternative",
+    "Alternative",
+    "Exception",
+    "Co_Occurrence",
 )
 
 

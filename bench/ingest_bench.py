@@ -1,0 +1,124 @@
+"""ASER ingest benchmark: relations/s and peak RSS, beside a plain sqlite3 scan of the same file.
+
+    .venv/bin/python bench/ingest_bench.py              # 1M/1M and 1M/3M (eventualities/relations)
+    .venv/bin/python bench/ingest_bench.py --scale 0.1  # ten times smaller, for a quick look
+
+For each generated ``KG.db`` (ASER schema, see ``ingest.synthetic``) three child processes run
+one after another, each measured on its own (wall time; peak RSS from ``wait4``'s ``ru_maxrss``):
+
+* ``scan``   — a plain sqlite3 scan of ``Relations`` (the baseline: what reading costs);
+* ``loader`` — the ASER loader and pipeline with a store that discards batches (our share);
+* ``ingest`` — ``ingest.aser.load`` into a fresh LadybugDB store (loader + store).
+
+Targets: >= 200,000 relations/s; peak RSS under 2 GB and flat as the file grows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+SIZES = [(1_000_000, 1_000_000), (1_000_000, 3_000_000)]
+
+
+def child(mode: str, kg: str, store_path: str) -> None:
+    """Runs inside the measured process; prints one JSON line."""
+    from graphstore.base import WriteResult
+    from ingest import aser
+
+    start = time.perf_counter()
+    out: dict = {"mode": mode}
+    if mode == "scan":
+        conn = sqlite3.connect(f"file:{kg}?mode=ro", uri=True)
+        cur = conn.execute("SELECT * FROM Relations")
+        n = 0
+        while chunk := cur.fetchmany(10_000):
+            n += len(chunk)
+        out["relations"] = n
+    else:
+        if mode == "loader":
+            class Discard:
+                def write_batch(self, batch):
+                    return WriteResult()
+
+            store = Discard()
+        else:
+            from graphstore import open_store
+
+            store = open_store(store_path)
+        report = aser.load(store, kg)
+        if mode == "ingest":
+            out["counts"] = {k: sum(v.values()) for k, v in store.counts().items()}
+            store.close()
+        out["rows"] = report.rows
+    out["seconds"] = time.perf_counter() - start
+    print(json.dumps(out))
+
+
+def measure(mode: str, kg: Path, store: Path) -> dict:
+    proc = subprocess.Popen([sys.executable, __file__, "--child", mode, str(kg), str(store)],
+                            stdout=subprocess.PIPE, cwd=ROOT)
+    stdout = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{mode} child failed with exit code {proc.returncode}")
+    result = json.loads(stdout.decode().strip().splitlines()[-1])
+    result["peak_rss_mb"] = usage.ru_maxrss / 1024
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply the sizes (e.g. 0.1 for a quick run)")
+    parser.add_argument("--modes", default="scan,loader,ingest", help="comma-separated subset of scan,loader,ingest")
+    parser.add_argument("--workdir", default=None, help="where to put the generated files (default: a temp folder)")
+    parser.add_argument("--child", nargs=3, metavar=("MODE", "KG", "STORE"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(*args.child)
+        return
+    from ingest.synthetic import make_aser_kg
+
+    work = Path(args.workdir or tempfile.mkdtemp(prefix="eventkg-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        print(f"{'eventualities':>13} {'relations':>10} {'mode':>7} {'seconds':>8} {'relations/s':>12} {'peak RSS MB':>12}")
+        for n_ev, n_rel in SIZES:
+            n_ev, n_rel = int(n_ev * args.scale), int(n_rel * args.scale)
+            kg = work / f"KG_{n_ev}_{n_rel}.db"
+            t = time.perf_counter()
+            make_aser_kg(kg, n_ev, n_rel)
+            print(f"# generated {kg.name} ({kg.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s", flush=True)
+            base = None
+            for mode in args.modes.split(","):
+                store = work / f"store_{n_ev}_{n_rel}.lbug"
+                shutil.rmtree(store, ignore_errors=True)
+                if store.exists():
+                    store.unlink()
+                r = measure(mode, kg, store)
+                rate = n_rel / r["seconds"]
+                base = base or rate
+                extra = f"  ({rate / base:.2f}x the sqlite scan)" if mode != "scan" and "scan" in args.modes else ""
+                if "counts" in r:
+                    extra += f"  store: {r['counts']['nodes']:,} nodes, {r['counts']['edges']:,} edges"
+                print(f"{n_ev:>13,} {n_rel:>10,} {mode:>7} {r['seconds']:>8.1f} {rate:>12,.0f} {r['peak_rss_mb']:>12,.0f}{extra}",
+                      flush=True)
+    finally:
+        if not args.workdir:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

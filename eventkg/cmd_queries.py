@@ -1,0 +1,161 @@
+"""``eventkg induce``, ``eventkg paths`` and ``eventkg questions``: the query-layer algorithms.
+
+Thin skins over :func:`queries.induce.induce`, :func:`queries.induce.paths` and
+:func:`queries.questions.generate_questions`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from graphstore.base import GraphStore, StoreError
+from graphstore.model import event_id, normalise_text
+from queries.event_graph import EVENT_REL_TYPES, EventIndex, UnknownEventError
+from queries.induce import induce, parse_relations, paths
+from queries.questions import LEVELS, QuestionError, generate_questions, store_questions, write_jsonl
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def induce_cmd(
+    relations: Annotated[str, typer.Argument(help="Comma-separated relations, e.g. Before,Causes,Before.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print {relations, induced} as JSON.")] = False,
+) -> None:
+    """Print the relation Table 1 (seed 001) induces for a relation sequence, or "none".
+
+    Example:  eventkg induce Before,Causes,Before
+    """
+    rels = parse_relations(relations)
+    result = induce(rels)
+    if as_json:
+        print(json.dumps({"relations": rels, "induced": result}))
+    else:
+        print(result or "none")
+
+
+def _find_event(store: GraphStore, text: str, level: str) -> str:
+    for eid in (text, event_id(text, level)):
+        if store.get_nodes("Event", [eid]):
+            return eid
+    raise UnknownEventError(f"no Event {normalise_text(text)!r} at level {level} in store {store.url}")
+
+
+def paths_cmd(
+    ctx: typer.Context,
+    event_a: Annotated[str, typer.Argument(help="Text (or id) of the first event, e.g. learn.")],
+    event_b: Annotated[str, typer.Argument(help="Text (or id) of the second event.")],
+    max_len: Annotated[int, typer.Option("--max-len", min=1, max=6, help="Longest path, in edges.")] = 4,
+    level: Annotated[str, typer.Option("--level", help="Event level: schema or instance.")] = "schema",
+    all_paths: Annotated[bool, typer.Option("--all", help="Also list paths that induce nothing.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of paths.")] = False,
+) -> None:
+    """List the paths of up to --max-len edges between two events, each with its induced relation.
+
+    Edges are read both ways (a stored edge walked backwards reads as its inverse). Only the
+    neighbourhood of the two events is fetched, not the whole graph.
+
+    Example:  eventkg paths learn pass_exam --max-len 3 --json
+    """
+    if level not in LEVELS:
+        raise QuestionError(f"--level {level!r}: expected schema or instance")
+    from eventkg.cli import state
+
+    with state(ctx).open(read_only=True) as store:
+        a, b = _find_event(store, event_a, level), _find_event(store, event_b, level)
+        # every node on a path of <= L edges lies within ceil(L/2) hops of one end
+        g = store.neighbourhood([a, b], hops=math.ceil(max_len / 2), rel_types=list(EVENT_REL_TYPES))
+    idx = EventIndex.from_graph(g)
+    found = paths(idx, a, b, max_len, inducing_only=not all_paths)
+    named = [
+        {
+            "nodes": [idx.name(idx.pos[n]) for n in p.nodes],
+            "relations": list(p.relations),
+            "induced": p.induced,
+            "length": len(p),
+        }
+        for p in found
+    ]
+    if as_json:
+        print(json.dumps(named, indent=2, ensure_ascii=False))
+        return
+    if not named:
+        console.print(f"no path of at most {max_len} edges between {event_a!r} and {event_b!r}")
+        return
+    table = Table(title=f"paths {event_a} -> {event_b}")
+    table.add_column("len", justify="right")
+    table.add_column("path")
+    table.add_column("induced")
+    for p in named:
+        steps = p["nodes"][0] + "".join(f" -{r}-> {n}" for r, n in zip(p["relations"], p["nodes"][1:], strict=True))
+        table.add_row(str(p["length"]), steps, p["induced"] or "none")
+    console.print(table)
+
+
+def questions_cmd(
+    ctx: typer.Context,
+    task: Annotated[str, typer.Argument(help="cec or crr.")],
+    level: Annotated[str, typer.Option("--level", help="schema or instance.")] = "schema",
+    n: Annotated[int, typer.Option("-n", min=1, help="How many questions.")] = 100,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed (same seed, same questions).")] = 0,
+    out: Annotated[str, typer.Option("--out", help="Output JSON-lines file ('-' for stdout).")] = "-",
+    store_q: Annotated[bool, typer.Option("--store-questions", help="Also write them as Question nodes.")] = False,
+    negatives: Annotated[str, typer.Option("--negatives", help="CEC negatives: faiss (hard, embeddings) or random.")] = "faiss",
+    model: Annotated[str | None, typer.Option("--model", help="Embedding model for --negatives faiss.")] = None,
+    size: Annotated[int, typer.Option("--size", min=2, help="Component size N (walks keep N..N+2 nodes).")] = 3,
+) -> None:
+    """Generate EV²-style CEC or CRR questions from the graph, as EV² JSON lines.
+
+    Example:  eventkg questions cec --level schema -n 500 --seed 1 --out S_CEC.jsonl --negatives random
+    """
+    task = task.upper()
+    if task not in ("CEC", "CRR"):
+        raise QuestionError(f"task {task!r}: expected cec or crr")
+    if level not in LEVELS:
+        raise QuestionError(f"--level {level!r}: expected schema or instance")
+    if negatives not in ("faiss", "random"):
+        raise QuestionError(f"--negatives {negatives!r}: expected faiss or random")
+    from eventkg.cli import state
+
+    with state(ctx).open(read_only=not store_q) as store:
+        err_console.print("reading the event graph ...", highlight=False)
+        idx = EventIndex.from_store(store)
+        sampler = None
+        if task == "CEC" and negatives == "faiss":
+            try:
+                from queries.negatives import NegativeSampler
+            except ImportError as exc:
+                raise StoreError(f"FAISS negatives unavailable ({exc}); use --negatives random") from None
+            sampler = NegativeSampler(store, model_name=model, level="schema")
+        bar = Progress(TextColumn("questions"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                       console=err_console, transient=True)
+        with bar:
+            job = bar.add_task("questions", total=n)
+            made = generate_questions(idx, task, level, n, seed, negatives=sampler, size=size,
+                                      progress=lambda k: bar.advance(job, k))
+        if store_q and made:
+            store_questions(store, made, seed)
+    rows = [q.row for q in made]
+    if out == "-":
+        for row in rows:
+            sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
+    else:
+        write_jsonl(rows, out)
+    where = "stdout" if out == "-" else out
+    note = f" (the graph ran out of components; asked for {n})" if len(rows) < n else ""
+    err_console.print(f"{len(rows)} {task} {level} questions -> {where}{note}", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the query-layer commands to the ``eventkg`` app."""
+    app.command("induce")(induce_cmd)
+    app.command("paths")(paths_cmd)
+    app.command("questions")(questions_cmd)

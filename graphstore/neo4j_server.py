@@ -1,0 +1,332 @@
+"""A real Neo4j 5 Community server on loopback, from Maven Central jars (tests, local dev).
+
+Why not Docker: CI machines and laptops without Docker can still run the Neo4j half of the
+contract suite. The jars of ``org.neo4j:neo4j`` (and optionally ``neo4j-browser``) are
+resolved once with Maven (:func:`prepare`, cached under ``~/.cache/eventkg/neo4j``); each
+server gets a throw-away home with its own ``neo4j.conf``, free ports, a random password
+set with ``neo4j-admin dbms set-initial-password``, and is deleted again by
+:meth:`Neo4jServer.stop`.
+
+    python -m graphstore.neo4j_server --prepare        # resolve/download the jars only
+    python -m graphstore.neo4j_server --port 7687 --browser   # run one in the foreground
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from graphstore.base import StoreError
+
+NEO4J_VERSION = os.environ.get("EVENTKG_NEO4J_VERSION", "5.26.0")
+POM = Path(__file__).with_name("neo4j-server-pom.xml")
+CACHE_DIR = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "eventkg" / "neo4j"
+ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"
+ADMIN_TOOL = "org.neo4j.cli.AdminTool"
+
+# The module openings and flags the official launcher puts on the JVM (conf/neo4j.conf of
+# the 5.26 distribution, ``server.jvm.additional``), minus the profiling-only ones.
+JVM_FLAGS = (
+    "-XX:+UseG1GC",
+    "-XX:-OmitStackTraceInFastThrow",
+    "-XX:+UnlockExperimentalVMOptions",
+    "-XX:+TrustFinalNonStaticFields",
+    "-XX:+DisableExplicitGC",
+    "-Djdk.nio.maxCachedBufferSize=1024",
+    "-Dio.netty.tryReflectionSetAccessible=true",
+    "-Djdk.tls.ephemeralDHKeySize=2048",
+    "-Djdk.tls.rejectClientInitiatedRenegotiation=true",
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    "--enable-native-access=ALL-UNNAMED",
+    "-Dlog4j2.disable.jmx=true",
+    "-Dfile.encoding=UTF-8",
+)
+
+
+class Neo4jServerError(StoreError):
+    """The test server could not be prepared or started (missing tool, failed start...)."""
+
+
+def missing_tools() -> list[str]:
+    """The external programs this module needs that are not on PATH."""
+    return [t for t in ("java", "mvn") if shutil.which(t) is None]
+
+
+def prepare(version: str = NEO4J_VERSION, *, with_browser: bool = False, refresh: bool = False) -> list[str]:
+    """Resolve (downloading on first use) the server's jars; return the classpath entries.
+
+    The classpath is cached per version in :data:`CACHE_DIR`; ``refresh`` re-resolves.
+    """
+    name = f"classpath-{version}{'-browser' if with_browser else ''}.txt"
+    cached = CACHE_DIR / name
+    if cached.exists() and not refresh:
+        entries = [p for p in cached.read_text().strip().split(os.pathsep) if p]
+        if entries and all(Path(p).exists() for p in entries):
+            return entries
+    if missing_tools():
+        raise Neo4jServerError(f"cannot prepare the Neo4j test server: {', '.join(missing_tools())} not on PATH")
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    out = cached.with_suffix(".tmp")
+    cmd = ["mvn", "-q", "-B", "-f", str(POM), f"-Dneo4j.version={version}"]
+    cmd += ["-Pbrowser"] if with_browser else []
+    cmd += ["dependency:build-classpath", f"-Dmdep.outputFile={out}"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0 or not out.exists():
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
+        raise Neo4jServerError(f"mvn could not resolve org.neo4j:neo4j:{version} (exit {proc.returncode}):\n{tail}")
+    out.replace(cached)
+    return [p for p in cached.read_text().strip().split(os.pathsep) if p]
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Neo4jServer:
+    """A running server; ``url`` carries the credentials so ``open_store(server.url)`` works."""
+
+    bolt_port: int
+    http_port: int | None
+    user: str | None
+    password: str | None
+    home: Path
+    process: subprocess.Popen
+    keep_home: bool = False
+    _stopped: bool = field(default=False, repr=False)
+
+    @property
+    def bare_url(self) -> str:
+        """The Bolt URL without credentials."""
+        return f"neo4j://127.0.0.1:{self.bolt_port}"
+
+    @property
+    def url(self) -> str:
+        """The Bolt URL with ``user:password@`` when auth is on."""
+        if self.user is None:
+            return self.bare_url
+        return f"neo4j://{self.user}:{self.password}@127.0.0.1:{self.bolt_port}"
+
+    @property
+    def browser_url(self) -> str | None:
+        return f"http://127.0.0.1:{self.http_port}/browser/" if self.http_port else None
+
+    def log_tail(self, lines: int = 40) -> str:
+        """The last lines of the console and neo4j logs (for failure messages)."""
+        parts = []
+        for name in ("console.log", "neo4j.log"):
+            path = self.home / "logs" / name
+            if path.exists():
+                text = path.read_text(errors="replace").splitlines()[-lines:]
+                parts.append(f"--- {path}\n" + "\n".join(text))
+        return "\n".join(parts) or "(no log output)"
+
+    def stop(self, timeout: float = 30) -> None:
+        """Stop the JVM and delete the temporary home.
+
+        A throw-away home is killed outright (its data is deleted next, so a clean
+        checkpoint is wasted time); a kept home gets SIGTERM and a clean shutdown.
+        """
+        if self._stopped:
+            return
+        self._stopped = True
+        if self.process.poll() is None:
+            if self.keep_home:
+                self.process.terminate()
+            else:
+                self.process.kill()
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if not self.keep_home:
+            shutil.rmtree(self.home, ignore_errors=True)
+
+    def __enter__(self) -> Neo4jServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _write_conf(conf_dir: Path, *, bolt_port: int, http_port: int | None, auth: bool, pagecache: str) -> None:
+    lines = [
+        "server.default_listen_address=127.0.0.1",
+        "server.bolt.enabled=true",
+        f"server.bolt.listen_address=127.0.0.1:{bolt_port}",
+        "server.https.enabled=false",
+        f"server.http.enabled={'true' if http_port else 'false'}",
+        f"dbms.security.auth_enabled={'true' if auth else 'false'}",
+        f"server.memory.pagecache.size={pagecache}",
+        "dbms.usage_report.enabled=false",
+        "db.tx_log.rotation.retention_policy=1 files",
+    ]
+    if http_port:
+        lines.append(f"server.http.listen_address=127.0.0.1:{http_port}")
+    (conf_dir / "neo4j.conf").write_text("\n".join(lines) + "\n")
+
+
+def _java_env(home: Path, conf: Path) -> dict[str, str]:
+    return dict(os.environ, NEO4J_HOME=str(home), NEO4J_CONF=str(conf))
+
+
+def start(
+    *,
+    port: int | None = None,
+    http_port: int | None = None,
+    auth: bool = True,
+    password: str | None = None,
+    with_browser: bool = False,
+    home: Path | None = None,
+    heap: str = "1g",
+    pagecache: str = "512m",
+    timeout: float = 120,
+    version: str = NEO4J_VERSION,
+    quiet: bool = True,
+    jvm_flags: Sequence[str] = (),
+) -> Neo4jServer:
+    """Start a Neo4j 5 Community server on 127.0.0.1 and wait until Bolt answers.
+
+    ``home`` keeps the data in that folder across runs (otherwise a temp dir, deleted on
+    stop). With ``auth`` a random password is set unless one is given; the HTTP connector
+    (and Browser with ``with_browser``) is enabled when ``with_browser`` or ``http_port``.
+    ``jvm_flags`` (and ``$EVENTKG_NEO4J_JVM_FLAGS``, space-separated) go on the java command.
+    """
+    classpath = prepare(version, with_browser=with_browser)
+    keep = home is not None
+    home = Path(home) if home else Path(tempfile.mkdtemp(prefix="eventkg-neo4j-"))
+    conf = home / "conf"
+    for sub in ("conf", "logs", "data", "plugins", "import", "run"):
+        (home / sub).mkdir(parents=True, exist_ok=True)
+    bolt_port = port or free_port()
+    if with_browser and not http_port:
+        http_port = free_port()
+    _write_conf(conf, bolt_port=bolt_port, http_port=http_port, auth=auth, pagecache=pagecache)
+    cp = os.pathsep.join(classpath)
+    env = _java_env(home, conf)
+    user = "neo4j" if auth else None
+    if auth:
+        password = password or "ek" + secrets.token_hex(10)
+        if not (home / "data" / "dbms" / "auth.ini").exists():
+            cmd = ["java", "-cp", cp, ADMIN_TOOL, "dbms", "set-initial-password", "--", password]
+            proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+            if proc.returncode != 0:
+                if not keep:
+                    shutil.rmtree(home, ignore_errors=True)
+                raise Neo4jServerError(f"neo4j-admin set-initial-password failed: {proc.stderr.strip()[-500:]}")
+    log = open(home / "logs" / "console.log", "ab")  # noqa: SIM115 - owned by the process
+    extra = [*jvm_flags, *os.environ.get("EVENTKG_NEO4J_JVM_FLAGS", "").split()]
+    cmd = ["java", f"-Xms{heap}", f"-Xmx{heap}", *JVM_FLAGS, *extra, "-cp", cp, ENTRY_POINT]
+    cmd += [f"--home-dir={home}", f"--config-dir={conf}"]
+    proc = subprocess.Popen(
+        cmd,
+        env=env,
+        cwd=home,
+        stdout=log if quiet else None,
+        stderr=subprocess.STDOUT if quiet else None,
+        start_new_session=True,
+    )
+    log.close()
+    server = Neo4jServer(bolt_port, http_port, user, password, home, proc, keep_home=keep)
+    try:
+        _wait_for_bolt(server, timeout)
+    except BaseException:  # the error already carries the log tail; don't leak the JVM
+        server.stop()
+        raise
+    return server
+
+
+def _wait_for_bolt(server: Neo4jServer, timeout: float) -> None:
+    """Poll until a Bolt session can run a query, the JVM dies, or ``timeout`` passes."""
+    import neo4j
+    from neo4j.exceptions import AuthError, ServiceUnavailable
+
+    auth = (server.user, server.password) if server.user else None
+    deadline = time.monotonic() + timeout
+    last: Exception | None = None
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            raise Neo4jServerError(
+                f"Neo4j exited with code {server.process.returncode} while starting:\n{server.log_tail()}"
+            )
+        try:
+            # bolt:// and a plain session: no routing table, no driver-side retries
+            probe = f"bolt://127.0.0.1:{server.bolt_port}"
+            with neo4j.GraphDatabase.driver(probe, auth=auth, connection_timeout=2) as drv, drv.session() as s:
+                s.run("RETURN 1").consume()
+                return
+        except (ServiceUnavailable, OSError) as e:
+            last = e
+        except AuthError as e:
+            raise Neo4jServerError(f"Neo4j refused the test credentials: {e}") from None
+        except neo4j.exceptions.Neo4jError as e:  # e.g. database still starting
+            last = e
+        time.sleep(0.5)
+    raise Neo4jServerError(f"Neo4j Bolt did not answer within {timeout:.0f}s ({last}):\n{server.log_tail()}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Start a server in the foreground until Ctrl-C (or only resolve the jars)."""
+    ap = argparse.ArgumentParser(prog="python -m graphstore.neo4j_server", description=main.__doc__)
+    ap.add_argument("--prepare", action="store_true", help="only resolve/download the jars, then exit")
+    ap.add_argument("--port", type=int, default=7687, help="Bolt port (default 7687; 0 = any free port)")
+    ap.add_argument("--http-port", type=int, default=None, help="HTTP port (default 7474 with --browser)")
+    ap.add_argument("--browser", action="store_true", help="serve Neo4j Browser on the HTTP port")
+    ap.add_argument("--home", type=Path, default=None, help="keep data in this folder (default: temp, deleted)")
+    ap.add_argument("--no-auth", action="store_true", help="disable authentication")
+    ap.add_argument("--version", default=NEO4J_VERSION, help=f"org.neo4j:neo4j version (default {NEO4J_VERSION})")
+    args = ap.parse_args(argv)
+    try:
+        if args.prepare:
+            cp = prepare(args.version, with_browser=args.browser)
+            print(f"Neo4j {args.version}: {len(cp)} jars resolved (cached in {CACHE_DIR})")
+            return 0
+        http_port = args.http_port or (7474 if args.browser else None)
+        server = start(
+            port=args.port or None,
+            http_port=http_port,
+            auth=not args.no_auth,
+            password=os.environ.get("NEO4J_PASSWORD") or None,  # else a random one, printed below
+            with_browser=args.browser,
+            home=args.home,
+            version=args.version,
+        )
+    except StoreError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(f"Neo4j {args.version} running; Bolt {server.bare_url}")
+    if server.user:
+        print(f"  user {server.user}, password {server.password}")
+        print(f"  export NEO4J_USER={server.user} NEO4J_PASSWORD='{server.password}'")
+    if server.browser_url:
+        print(f"  Browser: {server.browser_url}")
+    print(f"  home {server.home}; Ctrl-C stops it")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        server.process.wait()
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

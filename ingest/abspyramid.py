@@ -1,0 +1,137 @@
+"""AbsPyramid (seed 004): abstraction detection/generation JSON-lines into the typed graph.
+
+Layout: ``{Detection,Generation}/{noun,verb,event,merged}_dataset/{train,valid,test}.json``,
+one object per line: ``event`` (the head, instance marked ``<...>``), ``concept``,
+``label`` (Detection; Generation rows are all valid, label 1), ``type`` (noun|verb|event;
+when absent, taken from the folder ``noun_dataset``/...). PATH may be the root, any folder
+in it, or one file.
+
+Each row becomes:
+
+* head ``Event`` (level ``schema``, the same level as ASER eventualities, so a head with an
+  eventuality's words is that node): the event with the angle brackets removed;
+* tail ``Event`` (level ``schema``): the head with the instance replaced by the concept;
+* ``NOUN_ENTAIL``/``VERB_ENTAIL``/``EVENT_ENTAIL`` head -> tail with ``instance``,
+  ``concept``, ``label``, ``split`` (the file name: train/valid/test);
+* for valid abstractions only (label 1): a ``Concept`` node and ``ABSTRACTS_TO`` head ->
+  concept with ``relation`` = the entail type. An invalid abstraction (label 0) keeps its
+  labelled entail edge but does not claim the head abstracts to the concept.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ingest.nodes import edge_row, event_row, node_row
+from ingest.pipeline import (
+    DEFAULT_BATCH_SIZE,
+    IngestReport,
+    Progress,
+    Reject,
+    Row,
+    read_json_lines,
+    resolve_files,
+    run,
+)
+
+SOURCE = "abspyramid"
+LEVEL = "schema"
+TYPES = {"noun": "NOUN_ENTAIL", "verb": "VERB_ENTAIL", "event": "EVENT_ENTAIL"}
+SPLITS = ("train", "valid", "test")
+MARK = re.compile(r"<([^<>]*)>")
+
+
+class _RowError(Exception):
+    pass
+
+
+def _accept(p: Path) -> bool:
+    return p.suffix in (".json", ".jsonl") and p.stem in SPLITS
+
+
+def find_files(path: str | Path) -> list[Path]:
+    return resolve_files(path, "AbsPyramid", _accept, "train.json, valid.json, test.json under Detection/ or Generation/")
+
+
+def _context(path: Path) -> tuple[str | None, str | None]:
+    """(task, type) named by the file's folders: ``Detection``/``Generation``, ``noun_dataset``..."""
+    task = kind = None
+    for part in path.parts:
+        low = part.lower()
+        if low in ("detection", "generation"):
+            task = low
+        m = re.fullmatch(r"(noun|verb|event)_dataset", low)
+        if m:
+            kind = m.group(1)
+    return task, kind
+
+
+def entail_row(obj: Any, task: str | None, folder_type: str | None, split: str) -> Row:
+    """One AbsPyramid object -> typed rows; raises _RowError with the reason when invalid."""
+    if not isinstance(obj, dict):
+        raise _RowError("expected a JSON object")
+    missing = [f for f in ("event", "concept") if not isinstance(obj.get(f), str) or not obj[f].strip()]
+    if missing:
+        raise _RowError(f"missing field {', '.join(repr(m) for m in missing)}")
+    kind = obj.get("type") or folder_type
+    if kind is None:
+        raise _RowError("no 'type' field and the folder does not name noun/verb/event")
+    if kind not in TYPES:
+        raise _RowError(f"unknown relation type {kind!r}; expected noun, verb or event")
+    if "label" in obj and obj["label"] is not None:
+        label = obj["label"]
+        if label not in (0, 1) or isinstance(label, bool | float):
+            raise _RowError(f"label {label!r} is not 0 or 1")
+    elif task == "detection":
+        raise _RowError("missing field 'label' (Detection rows are labelled)")
+    else:
+        label = 1
+    event, concept = obj["event"], obj["concept"].strip()
+    marks = MARK.findall(event)
+    if len(marks) != 1 or not marks[0].strip() or event.count("<") != 1 or event.count(">") != 1:
+        raise _RowError(f"event {event!r} must mark exactly one instance with <...>")
+    instance = marks[0].strip()
+    head = MARK.sub(lambda m: m.group(1), event)
+    tail = MARK.sub(lambda m: concept, event)
+    hrow, trow = event_row(head, LEVEL, SOURCE), event_row(tail, LEVEL, SOURCE)
+    rtype = TYPES[kind]
+    nodes = [("Event", hrow), ("Event", trow)]
+    edges = [(rtype, edge_row(hrow["id"], trow["id"], SOURCE, instance=instance, concept=concept, label=label, split=split))]
+    if label == 1:
+        crow = node_row("Concept", concept, SOURCE, name=concept)
+        nodes.append(("Concept", crow))
+        edges.append(("ABSTRACTS_TO", edge_row(hrow["id"], crow["id"], SOURCE, relation=rtype)))
+    return Row(nodes, edges)
+
+
+def iter_rows(files: list[Path]) -> Iterator[Row | Reject]:
+    for path in files:
+        task, kind = _context(path)
+        for item in read_json_lines(path):
+            if isinstance(item, Reject):
+                yield item
+                continue
+            n, line, obj = item
+            try:
+                yield entail_row(obj, task, kind, path.stem)
+            except _RowError as exc:
+                yield Reject(str(path), n, str(exc), line.rstrip("\n"))
+
+
+def load(
+    store,
+    path: str | Path,
+    *,
+    on_error: str = "fail",
+    rejects: str | Path | None = None,
+    limit: int | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    progress: Progress | None = None,
+) -> IngestReport:
+    """Ingest AbsPyramid files at ``path`` (the root, a folder or a file) into ``store``."""
+    files = find_files(path)
+    return run(store, SOURCE, files, iter_rows(files), on_error=on_error, rejects=rejects, limit=limit,
+               batch_size=batch_size, progress=progress)

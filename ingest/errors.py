@@ -1,0 +1,49 @@
+"""Errors raised while ingesting: always one line naming the file, the line (or row) and why.
+
+They subclass :class:`graphstore.StoreError`, so the CLI prints them on one line and exits 1.
+"""
+
+from __future__ import annotations
+
+from graphstore import StoreError
+
+
+def one_line(text: object, limit: int = 300) -> str:
+    """Squash a reason onto one line (and cap it) so an error message never wraps oddly."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def where(file: str, line: int | str | None) -> str:
+    """``file:12`` for a text line, ``file [row abc]`` for a database row, ``file`` alone."""
+    if line is None or line == "":
+        return str(file)
+    if isinstance(line, int):
+        return f"{file}:{line}"
+    return f"{file} [{line}]"
+
+
+class IngestError(StoreError):
+    """Something in the input cannot be ingested; the message names file, line and reason."""
+
+    def __init__(self, file: str, line: int | str | None, reason: str) -> None:
+        self.file = str(file)
+        self.line = line
+        self.reason = one_line(reason)
+        super().__init__(f"{where(self.file, line)}: {self.reason}")
+
+
+class BadRowError(IngestError):
+    """One source row is malformed (broken JSON, missing field, unknown relation...)."""
+
+
+class EmptyInputError(IngestError):
+    """A source file holds no rows."""
+
+
+class MissingFilesError(IngestError):
+    """A path is missing, or a folder holds none of the files the source expects."""
+
+
+class WrongSchemaError(IngestError):
+    """A database file does not have the tables/columns the source expects."""

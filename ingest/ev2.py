@@ -1,0 +1,258 @@
+"""EV² (seed 001): the four question files and ``clustering.json`` into the typed graph.
+
+Files: ``S_CEC.jsonl``, ``S_CRR.jsonl`` (schema level), ``I_CEC.jsonl``, ``I_CRR.jsonl``
+(instance level), ``clustering.json`` (a list of clusters of event-type names). The task and
+level come from the file name (``S_``/``I_`` + ``CEC``/``CRR``) and otherwise from the row
+(``instances`` present -> instance; choices a relation family -> CRR).
+
+What each question row becomes
+------------------------------
+* ``Event`` (level ``schema``) per event-type name; ``Event`` (level ``instance``, text = the
+  instance sentence, id from that text) per instance, with ``HAS_TYPE`` to its type.
+* Schema triples, stored once in canonical direction (``IsResult`` -> ``CAUSES`` reversed...):
+  ``context_tpl`` (schema rows), ``event_relation`` (instance rows, already in type names),
+  the instance rows' ``context_tpl`` mapped through ``event_type``, and the gold edge
+  ``(e0, rel, e1)`` of every non-Vague row (for instance rows: mapped to the types, which
+  ``event_relation`` already holds). Vague adds no edge.
+* Instance-level edges between instance events: ``context_tpl`` and the non-Vague gold edge.
+* A ``Question`` node (origin ``imported``; ``payload`` = the row as JSON for lossless
+  export; ``context_tpl`` as JSON; ``answer`` = ``e1`` for CEC, ``rel`` for CRR) with
+  ``ASKS`` (role e0/e1), ``HAS_CHOICE`` (CEC; order, correct) and ``HAS_CONTEXT`` (order of
+  first appearance in ``context_tpl``). Its id is unique per (task, level, id, rel, CRR
+  family), since one CRR id repeats once per relation family.
+* ``clustering.json``: cluster ``i`` sets ``Event.cluster = i`` on its event types.
+
+The context *text* is kept on the Question (and in ``payload``) but not parsed into edges:
+``context_tpl`` is the structured form of the same triples.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from graphstore.model import EVENT_RELATIONS, FAMILIES, VAGUE
+from ingest.errors import BadRowError
+from ingest.nodes import edge_row, event_relation_edge, event_row, node_row
+from ingest.pipeline import (
+    DEFAULT_BATCH_SIZE,
+    IngestReport,
+    Progress,
+    Reject,
+    Row,
+    read_json_document,
+    read_json_lines,
+    resolve_files,
+    run,
+)
+
+SOURCE = "ev2"
+FILE_NAME = re.compile(r"^(?P<level>[SI])_(?P<task>CEC|CRR)", re.IGNORECASE)
+CRR_CHOICES = {(a, b, VAGUE) for a, b in FAMILIES.values()}
+EXPECTED = "S_CEC.jsonl, S_CRR.jsonl, I_CEC.jsonl, I_CRR.jsonl, clustering.json"
+
+
+def _accept(p: Path) -> bool:
+    return p.suffix == ".jsonl" or (p.suffix == ".json" and p.stem.lower().startswith("clustering"))
+
+
+def find_files(path: str | Path) -> list[Path]:
+    """The EV² files at ``path`` (a file, or a folder searched recursively)."""
+    return resolve_files(path, "EV²", _accept, EXPECTED)
+
+
+def _file_kind(p: Path) -> tuple[str | None, str | None]:
+    m = FILE_NAME.match(p.name)
+    if not m:
+        return None, None
+    return m["task"].upper(), "schema" if m["level"].upper() == "S" else "instance"
+
+
+class _RowError(Exception):
+    """A validation failure inside one row (becomes a Reject)."""
+
+
+def _need(obj: dict[str, Any], *names: str) -> None:
+    missing = [n for n in names if obj.get(n) in (None, "")]
+    if missing:
+        raise _RowError(f"missing field {', '.join(repr(m) for m in missing)}")
+
+
+def _triples(obj: dict[str, Any], name: str) -> list[tuple[str, str, str]]:
+    value = obj.get(name)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _RowError(f"{name!r} is not a list of triples")
+    out = []
+    for t in value:
+        if not (isinstance(t, list) and len(t) == 3 and all(isinstance(x, str) and x.strip() for x in t)):
+            raise _RowError(f"{name!r} holds {t!r}, not a [head, Relation, tail] triple")
+        if t[1] not in EVENT_RELATIONS:
+            raise _RowError(f"unknown relation {t[1]!r} in {name}; expected one of {', '.join(EVENT_RELATIONS)}")
+        out.append((t[0], t[1], t[2]))
+    return out
+
+
+def question_row(obj: Any, file_task: str | None, file_level: str | None) -> Row:
+    """One EV² question row -> typed rows; raises _RowError with the reason when invalid."""
+    if not isinstance(obj, dict):
+        raise _RowError("expected a JSON object")
+    _need(obj, "id", "e0", "e1", "rel", "choices")
+    choices = obj["choices"]
+    if not (isinstance(choices, list) and choices and all(isinstance(c, str) for c in choices)):
+        raise _RowError("'choices' is not a list of strings")
+    level = file_level or ("instance" if "instances" in obj else "schema")
+    task = file_task or ("CRR" if tuple(choices) in CRR_CHOICES else "CEC")
+    rel = obj["rel"]
+    if rel not in EVENT_RELATIONS and not (rel == VAGUE and task == "CRR"):
+        allowed = ", ".join(EVENT_RELATIONS) + (", Vague" if task == "CRR" else "")
+        raise _RowError(f"unknown relation {rel!r}; expected one of {allowed}")
+    if task == "CRR":
+        if tuple(choices) not in CRR_CHOICES:
+            raise _RowError(f"CRR choices {choices!r} are not a relation family with Vague")
+        if rel not in choices:
+            raise _RowError(f"gold relation {rel!r} is not among the choices {choices!r}")
+    elif obj["e1"] not in choices:
+        raise _RowError(f"answer e1 {obj['e1']!r} is not among the choices")
+    context = _triples(obj, "context_tpl")
+    schema_triples = _triples(obj, "event_relation")
+
+    nodes: list[tuple[str, dict[str, Any]]] = []
+    edges: list[tuple[str, dict[str, Any]]] = []
+    names: dict[str, str] = {}  # mention in the row -> Event id (schema names or instance ids)
+
+    def schema(name: str) -> str:
+        row = event_row(name, "schema", SOURCE)
+        nodes.append(("Event", row))
+        return row["id"]
+
+    if level == "instance":
+        _need(obj, "instances", "event_type")
+        instances, types = obj["instances"], obj["event_type"]
+        if not isinstance(instances, dict) or not isinstance(types, dict):
+            raise _RowError("'instances' and 'event_type' must be objects")
+        type_ids: dict[str, str] = {}
+        for iid, text in instances.items():
+            if not isinstance(text, str) or not text.strip():
+                raise _RowError(f"instance {iid!r} has no text")
+            row = event_row(text, "instance", SOURCE)
+            nodes.append(("Event", row))
+            names[iid] = row["id"]
+        for iid, tname in types.items():
+            if not isinstance(tname, str) or not tname.strip():
+                raise _RowError(f"event_type of {iid!r} is not a name")
+            type_ids[iid] = schema(tname)
+            if iid in names:
+                edges.append(("HAS_TYPE", edge_row(names[iid], type_ids[iid], SOURCE)))
+        mentioned = [obj["e0"], obj["e1"], *(choices if task == "CEC" else [])]
+        mentioned += [x for h, _, t in context for x in (h, t)]
+        for iid in mentioned:
+            if iid not in names:
+                raise _RowError(f"instance id {iid!r} is not in 'instances'")
+        for role in ("e0", "e1"):
+            if obj[role] not in type_ids:
+                raise _RowError(f"{role} {obj[role]!r} has no event_type")
+        for h, r, t in schema_triples:
+            edges.append(event_relation_edge(schema(h), r, schema(t), SOURCE))
+        gold = [(obj["e0"], rel, obj["e1"])] if rel != VAGUE else []
+        for h, r, t in context + gold:
+            edges.append(event_relation_edge(names[h], r, names[t], SOURCE))
+            if h in type_ids and t in type_ids:
+                edges.append(event_relation_edge(type_ids[h], r, type_ids[t], SOURCE))
+    else:
+        for name in [obj["e0"], obj["e1"], *(choices if task == "CEC" else [])]:
+            names[name] = schema(name)
+        gold = [(obj["e0"], rel, obj["e1"])] if rel != VAGUE else []
+        for h, r, t in context + gold:
+            names.setdefault(h, schema(h))
+            names.setdefault(t, schema(t))
+            edges.append(event_relation_edge(names[h], r, names[t], SOURCE))
+
+    family = "|".join(choices) if task == "CRR" else ""
+    q = node_row(
+        "Question",
+        f"{SOURCE}|{task}|{level}|{obj['id']}|{rel}|{family}",
+        SOURCE,
+        qid=str(obj["id"]),
+        task=task,
+        level=level,
+        rel=rel,
+        origin="imported",
+        question=obj.get("question"),
+        e0=obj["e0"],
+        e1=obj["e1"],
+        choices=list(choices),
+        answer=obj["e1"] if task == "CEC" else rel,
+        context=obj.get("context"),
+        context_tpl=json.dumps(obj["context_tpl"], ensure_ascii=False) if "context_tpl" in obj else None,
+        payload=json.dumps(obj, ensure_ascii=False),
+    )
+    nodes.append(("Question", q))
+    qid = q["id"]
+    edges.append(("ASKS", edge_row(qid, names[obj["e0"]], SOURCE, role="e0")))
+    if names[obj["e1"]] != names[obj["e0"]]:
+        edges.append(("ASKS", edge_row(qid, names[obj["e1"]], SOURCE, role="e1")))
+    if task == "CEC":
+        for i, c in enumerate(choices):
+            edges.append(("HAS_CHOICE", edge_row(qid, names[c], SOURCE, order=i, correct=int(c == obj["e1"]))))
+    order: dict[str, int] = {}
+    for h, _, t in context:
+        for x in (h, t):
+            order.setdefault(names[x], len(order))
+    for eid, i in order.items():
+        edges.append(("HAS_CONTEXT", edge_row(qid, eid, SOURCE, order=i)))
+    return Row(nodes, edges)
+
+
+def _clustering_rows(path: Path) -> Iterator[Row | Reject]:
+    data = read_json_document(path)
+    if not isinstance(data, list):
+        raise BadRowError(str(path), None, "clustering file must be a JSON list of clusters (lists of event-type names)")
+    if not data:
+        yield Reject(str(path), 0, "empty file: no clusters")
+    for i, cluster in enumerate(data):
+        if not (isinstance(cluster, list) and cluster and all(isinstance(x, str) and x.strip() for x in cluster)):
+            yield Reject(str(path), f"cluster {i}", "a cluster must be a non-empty list of event-type names", cluster)
+            continue
+        yield Row([("Event", event_row(name, "schema", SOURCE, cluster=i)) for name in cluster], [])
+
+
+def iter_rows(files: list[Path]) -> Iterator[Row | Reject]:
+    """Every EV² source row of ``files`` as a Row or a Reject."""
+    for path in files:
+        if path.suffix == ".json":
+            yield from _clustering_rows(path)
+            continue
+        task, level = _file_kind(path)
+        for item in read_json_lines(path):
+            if isinstance(item, Reject):
+                yield item
+                continue
+            n, line, obj = item
+            try:
+                yield question_row(obj, task, level)
+            except _RowError as exc:
+                yield Reject(str(path), n, str(exc), line.rstrip("\n"))
+
+
+def load(
+    store,
+    path: str | Path,
+    *,
+    on_error: str = "fail",
+    rejects: str | Path | None = None,
+    limit: int | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    progress: Progress | None = None,
+) -> IngestReport:
+    """Ingest the EV² files at ``path`` (file or folder) into ``store``.
+
+    >>> report = load(store, "ingest/samples/ev2")  # doctest: +SKIP
+    """
+    files = find_files(path)
+    return run(store, SOURCE, files, iter_rows(files), on_error=on_error, rejects=rejects, limit=limit,
+               batch_size=batch_size, progress=progress)

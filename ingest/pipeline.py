@@ -1,0 +1,236 @@
+"""The shared ingest pipeline: parse -> validate -> normalise -> batch -> store.
+
+A loader turns its files into a stream of :class:`Row` (one per source row, already
+validated and normalised into typed node/edge rows) or :class:`Reject` (a bad source row
+and why). :func:`run` batches the rows, dedupes them inside a batch, and writes each batch
+with ``store.write_batch`` (atomic). With ``on_error="fail"`` the first reject raises a
+one-line :class:`~ingest.errors.BadRowError` *before* its batch is written, so nothing of
+that batch lands; with ``on_error="skip"`` good rows land and rejects are appended to the
+rejects file as JSON lines ``{"file", "line", "reason", "raw"}``.
+
+Re-running is idempotent because the store upserts (same ids, same rows).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from graphstore.base import Batch, GraphStore, WriteResult, merge_props
+from ingest.errors import BadRowError, EmptyInputError, IngestError, MissingFilesError
+
+ON_ERROR = ("fail", "skip")
+DEFAULT_BATCH_SIZE = 50_000
+
+NodeRows = list[tuple[str, dict[str, Any]]]
+EdgeRows = list[tuple[str, dict[str, Any]]]
+Progress = Callable[[int, int], None]  # (source rows read, rejects so far)
+
+
+@dataclass(slots=True)
+class Row:
+    """One good source row, as the typed node and edge rows it becomes."""
+
+    nodes: NodeRows
+    edges: EdgeRows
+
+
+@dataclass(slots=True)
+class Reject:
+    """One bad source row: where it is, why it was refused, and the raw text/values."""
+
+    file: str
+    line: int | str | None
+    reason: str
+    raw: Any = None
+
+
+@dataclass
+class IngestReport:
+    """What an ingest did (the CLI prints it as the summary table)."""
+
+    source: str
+    files: list[str] = field(default_factory=list)
+    rows: int = 0  # source rows read, good and rejected
+    rejected: int = 0
+    nodes: dict[str, int] = field(default_factory=dict)  # node rows written per label (deduped per batch)
+    edges: dict[str, int] = field(default_factory=dict)  # edge rows written per type
+    created: dict[str, int] = field(default_factory=dict)
+    updated: dict[str, int] = field(default_factory=dict)
+    batches: int = 0
+    seconds: float = 0.0
+    rejects_file: str | None = None
+    limited: bool = False  # stopped early because of ``limit``
+
+    @property
+    def good(self) -> int:
+        return self.rows - self.rejected
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["good"] = self.good
+        return d
+
+
+def resolve_files(path: str | Path, source: str, accept: Callable[[Path], bool], expected: str) -> list[Path]:
+    """``path`` itself if it is a file, else the accepted files under the folder (sorted).
+
+    Raises :class:`MissingFilesError` when the path is missing or the folder holds none.
+    """
+    p = Path(path)
+    if p.is_file():
+        return [p]
+    if not p.exists():
+        raise MissingFilesError(str(p), None, f"no such file or folder for {source}")
+    files = sorted(f for f in p.rglob("*") if f.is_file() and accept(f))
+    if not files:
+        raise MissingFilesError(str(p), None, f"folder holds no {source} files (expected {expected})")
+    return files
+
+
+def read_json_lines(path: Path) -> Iterator[tuple[int, str, Any] | Reject]:
+    """(line number, raw line, parsed object) per non-blank line; a broken line is a Reject.
+
+    An empty file yields one Reject (line 0) so that ``--on-error`` decides what happens.
+    """
+    seen = False
+    with path.open(encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            seen = True
+            try:
+                yield n, line, json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield Reject(str(path), n, f"broken JSON line: {exc.msg} at column {exc.colno}", line.rstrip("\n"))
+    if not seen:
+        yield Reject(str(path), 0, "empty file: no rows")
+
+
+def read_json_document(path: Path) -> Any:
+    """A whole-file JSON document; empty or broken files raise one-line errors."""
+    text = path.read_text(encoding="utf-8")
+    if not text.strip():
+        raise EmptyInputError(str(path), 0, "empty file: no rows")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BadRowError(str(path), exc.lineno, f"broken JSON: {exc.msg} at column {exc.colno}") from None
+
+
+class _Batcher:
+    """Collects typed rows, deduping by key inside the batch (later non-null values win)."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, dict[str, dict[str, Any]]] = {}
+        self.edges: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
+        self.pending = 0
+
+    def add(self, row: Row) -> None:
+        for label, r in row.nodes:
+            table = self.nodes.setdefault(label, {})
+            key = r["id"]
+            old = table.get(key)
+            table[key] = r if old is None else merge_props(old, r)
+        for rtype, r in row.edges:
+            table = self.edges.setdefault(rtype, {})
+            key = (r["src"], r["dst"])
+            old = table.get(key)
+            table[key] = r if old is None else merge_props(old, r)
+        self.pending += len(row.nodes) + len(row.edges)
+
+    def take(self) -> Batch:
+        batch = Batch(
+            nodes={k: list(v.values()) for k, v in self.nodes.items() if v},
+            edges={k: list(v.values()) for k, v in self.edges.items() if v},
+        )
+        self.nodes, self.edges, self.pending = {}, {}, 0
+        return batch
+
+
+def _raw_json(raw: Any) -> Any:
+    if isinstance(raw, bytes):
+        return raw.decode("utf-8", "replace")
+    if isinstance(raw, dict):
+        return {k: _raw_json(v) for k, v in raw.items()}
+    if isinstance(raw, list | tuple):
+        return [_raw_json(v) for v in raw]
+    return raw
+
+
+def run(
+    store: GraphStore,
+    source: str,
+    files: Sequence[Path | str],
+    items: Iterable[Row | Reject],
+    *,
+    on_error: str = "fail",
+    rejects: str | Path | None = None,
+    limit: int | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    progress: Progress | None = None,
+) -> IngestReport:
+    """Drive ``items`` into ``store`` in atomic batches; returns the :class:`IngestReport`."""
+    if on_error not in ON_ERROR:
+        raise IngestError("--on-error", None, f"unknown mode {on_error!r}; choose fail or skip")
+    if limit is not None and limit < 0:
+        raise IngestError("--limit", None, "must be >= 0")
+    report = IngestReport(source=source, files=[str(f) for f in files], rejects_file=str(rejects) if rejects else None)
+    start = time.perf_counter()
+    batcher = _Batcher()
+    reject_fh: TextIO | None = None
+    result = WriteResult()
+
+    def flush() -> None:
+        if not batcher.pending:
+            return
+        batch = batcher.take()
+        for label, rows in batch.nodes.items():
+            report.nodes[label] = report.nodes.get(label, 0) + len(rows)
+        for rtype, rows in batch.edges.items():
+            report.edges[rtype] = report.edges.get(rtype, 0) + len(rows)
+        result.add(store.write_batch(batch))
+        report.batches += 1
+
+    iterator = iter(items)
+    try:
+        if limit == 0:
+            report.limited = True
+            return report
+        for item in iterator:
+            report.rows += 1
+            if isinstance(item, Reject):
+                if on_error == "fail":
+                    raise BadRowError(item.file, item.line, item.reason)
+                report.rejected += 1
+                if rejects:
+                    if reject_fh is None:
+                        Path(rejects).parent.mkdir(parents=True, exist_ok=True)
+                        reject_fh = open(rejects, "a", encoding="utf-8")  # noqa: SIM115 - closed below
+                    rec = {"file": item.file, "line": item.line, "reason": item.reason, "raw": _raw_json(item.raw)}
+                    reject_fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            else:
+                batcher.add(item)
+                if batcher.pending >= batch_size:
+                    flush()
+            if progress is not None and report.rows % 1000 == 0:
+                progress(report.rows, report.rejected)
+            if limit is not None and report.rows >= limit:
+                report.limited = True
+                break
+        flush()
+    finally:
+        close = getattr(iterator, "close", None)
+        if close is not None:
+            close()  # lets a loader release its cursor/file at once
+        if reject_fh is not None:
+            reject_fh.close()
+        report.created, report.updated = result.created, result.updated
+        report.seconds = time.perf_counter() - start
+    if progress is not None:
+        progress(report.rows, report.rejected)
+    return report

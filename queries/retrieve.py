@@ -1,0 +1,258 @@
+"""Retrieval for prompts: text -> nearest events -> typed k-hop subgraph -> prompt text.
+
+``retrieve(store, "PersonX studies for the exam", k=5, hops=2)`` embeds the text, finds
+the k nearest Event nodes in the store's FAISS index (:mod:`queries.vector_index`),
+pulls their ``hops``-hop neighbourhood over the event relations (and ``HAS_TYPE``, so
+instance events bring their event types) with ``store.neighbourhood``, and wraps it in a
+:class:`RetrievedSubgraph`.
+
+``.to_prompt(style="direct")`` follows the "direct guidance" of seed 001 section 5.4:
+the event types of the events and the relations between event types are listed before
+the question. ``style="context"`` writes EV²'s context sentences instead
+(``"learn" is before "remember information".``).
+
+Trimming: with ``max_tokens`` the header, footer and question are always kept and the
+fact lines are added in order of relevance while they fit. Relevance of a line = the
+smallest hop distance of its events from the retrieved seeds, then the highest cosine
+similarity of its events to the query text. Tokens are counted by ``count_tokens``
+(default :func:`approx_tokens`: words and punctuation marks, each one token — close to
+what BPE tokenizers give for short English phrases; pass e.g.
+``lambda s: len(tokenizer.encode(s))`` for your model's exact count).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+import numpy as np
+
+from graphstore.base import GraphStore, StoreError
+from graphstore.model import ASER_RELATIONS, CANONICAL, NODE_TYPES, REL_TYPES, upper_snake
+from queries.vector_index import VectorIndex, open_index
+
+DEFAULT_REL_TYPES = ("CAUSES", "BEFORE", "HAS_SUBEVENT", "HAS_TYPE")
+STYLES = ("direct", "context")
+_NAMES = {"CAUSES": "Causes", "BEFORE": "Before", "HAS_SUBEVENT": "HasSubevent"} | {
+    upper_snake(a): a for a in ASER_RELATIONS
+}
+_SENTENCE = {
+    "Causes": '"{h}" causes "{t}".',
+    "Before": '"{h}" is before "{t}".',
+    "HasSubevent": '"{t}" is a subevent of "{h}".',
+}
+
+
+class RetrieveError(StoreError):
+    """A retrieval request names an unknown relation type, style or level."""
+
+
+def approx_tokens(text: str) -> int:
+    """Words and punctuation marks (each counts one token)."""
+    return len(re.findall(r"\w+|[^\w\s]", text))
+
+
+def relation_name(stored: str, props: dict[str, Any] | None = None) -> str:
+    """The paper/CLI name of a stored type (``CAUSES`` -> ``Causes``, ``NOUN_ENTAIL`` -> ``NounEntail``)."""
+    if stored == "RELATED" and props and props.get("relation"):
+        return str(props["relation"])
+    return _NAMES.get(stored) or "".join(part.capitalize() for part in stored.split("_"))
+
+
+def stored_types(rel_types: Sequence[str] | None) -> list[str]:
+    """Paper names (``IsResult``) or stored names (``CAUSES``) -> stored type names."""
+    if rel_types is None:
+        return list(DEFAULT_REL_TYPES)
+    out: list[str] = []
+    for r in rel_types:
+        t = CANONICAL[r][0] if r in CANONICAL else upper_snake(r) if upper_snake(r) in REL_TYPES else r
+        if t not in REL_TYPES:
+            raise RetrieveError(f"unknown relation type {r!r}; use e.g. Causes, Before, HasSubevent or a stored type")
+        if t not in out:
+            out.append(t)
+    return out
+
+
+def _node_text(g: nx.MultiDiGraph, nid: str) -> str:
+    attrs = g.nodes[nid]
+    label = attrs.get("label", "Event")
+    caption = NODE_TYPES[label].caption if label in NODE_TYPES else "text"
+    return str(attrs.get(caption) or attrs.get("text") or nid)
+
+
+@dataclass
+class RetrievedSubgraph:
+    """A retrieved neighbourhood, its seeds and what each node's relevance is."""
+
+    query: str
+    seeds: list[tuple[str, float]]
+    graph: nx.MultiDiGraph
+    hops: dict[str, int] = field(default_factory=dict)
+    similarity: dict[str, float] = field(default_factory=dict)
+
+    # -- facts ------------------------------------------------------------------------------
+    def _rank(self, *nodes: str) -> tuple[int, float]:
+        hop = min(self.hops.get(n, 99) for n in nodes)
+        sim = max(self.similarity.get(n, -1.0) for n in nodes)
+        return hop, -sim
+
+    def _edges(self) -> list[tuple[tuple, str, str, str, dict]]:
+        """(rank, src, dst, stored type, props) for every relation edge, most relevant first."""
+        out = []
+        for src, dst, rtype, props in self.graph.edges(keys=True, data=True):
+            if rtype == "HAS_TYPE":
+                continue
+            name = relation_name(rtype, props)
+            key = (*self._rank(src, dst), _node_text(self.graph, src), name, _node_text(self.graph, dst))
+            out.append((key, src, dst, rtype, props))
+        out.sort(key=lambda e: e[0])
+        return out
+
+    @property
+    def triples(self) -> list[tuple[str, str, str]]:
+        """(head text, relation name, tail text), most relevant first."""
+        return [(e[0][2], e[0][3], e[0][4]) for e in self._edges()]
+
+    @property
+    def event_types(self) -> list[tuple[str, str]]:
+        """(instance event text, event type text) from ``HAS_TYPE`` edges, most relevant first."""
+        rows = [
+            (self._rank(s, d), _node_text(self.graph, s), _node_text(self.graph, d))
+            for s, d, t in self.graph.edges(keys=True)
+            if t == "HAS_TYPE"
+        ]
+        return [(a, b) for _, a, b in sorted(rows)]
+
+    # -- outputs ----------------------------------------------------------------------------
+    def to_networkx(self) -> nx.MultiDiGraph:
+        """A copy of the subgraph in the store's networkx shape."""
+        return self.graph.copy()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "seeds": [{"id": i, "text": _node_text(self.graph, i), "score": round(s, 4)} for i, s in self.seeds if i in self.graph],
+            "nodes": [
+                {"id": n, "label": a.get("label"), "text": _node_text(self.graph, n), "hop": self.hops.get(n),
+                 "score": round(self.similarity[n], 4) if n in self.similarity else None}
+                for n, a in sorted(self.graph.nodes(data=True), key=lambda x: self._rank(x[0]))
+            ],
+            "event_types": [list(t) for t in self.event_types],
+            "triples": [list(t) for t in self.triples],
+        }
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+    def to_prompt(
+        self,
+        style: str = "direct",
+        max_tokens: int | None = None,
+        question: str | None = None,
+        count_tokens: Callable[[str], int] = approx_tokens,
+    ) -> str:
+        """Prompt text carrying the subgraph (see the module docstring for style and trimming)."""
+        if style not in STYLES:
+            raise RetrieveError(f"unknown prompt style {style!r}; expected one of {', '.join(STYLES)}")
+        types = [(self._type_rank(inst), f'- "{inst}" is an instance of the event type "{typ}".') for inst, typ in self.event_types]
+        if style == "direct":
+            facts = [(e[0], f'- ({e[0][2]}, {e[0][3]}, {e[0][4]})') for e in self._edges()]
+            head = [
+                "Event knowledge retrieved from an event graph. Use it when it helps to answer.",
+            ]
+            sections = [("Event types:", types), ("Relations between events (head, relation, tail):", facts)]
+        else:
+            facts = [(e[0], _SENTENCE.get(e[0][3], '"{h}" {r} "{t}".').format(h=e[0][2], r=e[0][3], t=e[0][4])) for e in self._edges()]
+            head = []
+            sections = [("Event types:", types), ("Context:", facts)]
+        tail = [f"Question: {question}"] if question else []
+        return _fit(head, sections, tail, max_tokens, count_tokens)
+
+    def _type_rank(self, inst_text: str) -> tuple:
+        for n in self.graph.nodes:
+            if _node_text(self.graph, n) == inst_text:
+                return (*self._rank(n), inst_text)
+        return (99, 0.0, inst_text)
+
+
+def _fit(
+    head: list[str],
+    sections: list[tuple[str, list[tuple[tuple, str]]]],
+    tail: list[str],
+    max_tokens: int | None,
+    count: Callable[[str], int],
+) -> str:
+    """Keep head and tail; add fact lines by relevance while the whole stays within budget."""
+    fixed = "\n".join(head + tail)
+    budget = None if max_tokens is None else max_tokens - count(fixed)
+    kept: dict[int, list[tuple[tuple, str]]] = {i: [] for i in range(len(sections))}
+    candidates = sorted(((rank, i, line) for i, (_, lines) in enumerate(sections) for rank, line in lines), key=lambda x: (x[0], x[1]))
+    for rank, i, line in candidates:
+        cost = count(line) + (count(sections[i][0]) if not kept[i] and sections[i][0] else 0)
+        if budget is not None and cost > budget:
+            continue
+        kept[i].append((rank, line))
+        if budget is not None:
+            budget -= cost
+    body: list[str] = []
+    for i, (title, _) in enumerate(sections):
+        if kept[i]:
+            if title:
+                body.append(title)
+            body.extend(line for _, line in kept[i])
+    return "\n".join(head + body + ([""] if tail and body else []) + tail)
+
+
+def retrieve(
+    store: GraphStore,
+    text: str,
+    k: int = 5,
+    hops: int = 2,
+    rel_types: Sequence[str] | None = None,
+    *,
+    level: str | None = None,
+    model_name: str | None = None,
+    limit: int | None = None,
+    index: VectorIndex | None = None,
+) -> RetrievedSubgraph:
+    """The k events nearest to ``text`` and their ``hops``-hop typed neighbourhood.
+
+    ``rel_types``: paper names (``Causes``, ``After``...) or stored types; default the
+    three event relations and ``HAS_TYPE``. ``level`` restricts the seeds to schema or
+    instance events. ``limit`` caps the nodes added per hop. ``index`` skips the
+    staleness check (for callers that hold an index they know is fresh).
+    """
+    if not text.strip():
+        raise RetrieveError("retrieve: the query text is empty")
+    types = stored_types(rel_types)
+    vi = index or open_index(store, model_name, level)
+    qvec = vi.embedder.encode([text])[0]
+    seeds = vi.search(qvec, k)[0]
+    graph = store.neighbourhood([i for i, _ in seeds], hops=hops, rel_types=types, direction="both", limit=limit)
+    hop = _hop_distances(graph, [i for i, _ in seeds])
+    vecs = vi.vectors(list(graph.nodes))
+    sims: dict[str, float] = {}
+    if vecs:
+        ids = list(vecs)
+        scores = np.stack([vecs[i] for i in ids]) @ qvec
+        sims = {i: float(s) for i, s in zip(ids, scores, strict=True)}
+    return RetrievedSubgraph(text, seeds, graph, hop, sims)
+
+
+def _hop_distances(g: nx.MultiDiGraph, seeds: list[str]) -> dict[str, int]:
+    """Hops from the nearest seed, edges taken in either direction."""
+    dist = {s: 0 for s in seeds if s in g}
+    frontier = list(dist)
+    while frontier:
+        nxt = []
+        for n in frontier:
+            for m in (*g.successors(n), *g.predecessors(n)):
+                if m not in dist:
+                    dist[m] = dist[n] + 1
+                    nxt.append(m)
+        frontier = nxt
+    return dist

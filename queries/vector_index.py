@@ -1,0 +1,401 @@
+"""A FAISS index of Event texts, persisted beside the store and reused until the graph changes.
+
+Where it lives (one folder per store, named, bounded, removable):
+
+- LadybugDB store at path ``X``: the folder ``X.faiss/``;
+- Neo4j (or any non-file store): ``$EVENTKG_CACHE`` (default ``~/.cache/eventkg``)
+  ``/indexes/<url without credentials>-<hash>/``; at most :data:`MAX_CACHED_STORES` such
+  folders are kept (least recently used ones are removed).
+
+Inside, one index per event level (``schema``, ``instance`` or ``all``): ``<level>.faiss``,
+``<level>.ids.npy`` and ``<level>.json`` (the manifest: model, dim, index kind and
+parameters, and the fingerprint of the Event nodes it covers). Building with another
+model replaces the level's index, so a folder never holds more than three.
+
+Fingerprint: the count of the level's Event nodes and a BLAKE2 hash of their sorted ids.
+An Event id is a hash of its normalised text and level, so the ids determine the texts:
+equal fingerprints mean equal indexed texts. Computing it reads only the ids (one query).
+Inside one process an index already loaded is reused while the store's total Event
+count is unchanged (one ``count(*)`` query per call, so retrieval stays fast); a
+different count triggers the full fingerprint check. ``clear_index`` (or
+``eventkg negatives --rebuild``) drops everything.
+
+Index kind: exact ``IndexFlatIP`` below :data:`IVF_THRESHOLD` vectors; above, an
+``IndexIVFFlat`` (inner product) with ``nlist = 4·sqrt(n)`` whose ``nprobe`` is
+calibrated at build time against exact search on sampled queries: twice the smallest
+power of two reaching recall@10 :data:`TARGET_RECALL`. Vectors are unit length, so inner product = cosine similarity.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import faiss
+import numpy as np
+
+from graphstore.base import GraphStore, StoreError
+from graphstore.open import NEO4J_SCHEMES
+from queries.embeddings import Embedder
+
+FORMAT = 1
+IVF_THRESHOLD = 50_000
+TARGET_RECALL = 0.95  # reached at half the nprobe we keep (see calibrate_nprobe)
+MAX_CACHED_STORES = 8
+LEVELS = ("schema", "instance")
+ENCODE_CHUNK = 4096
+
+Progress = Callable[[int, int], None]
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
+
+class IndexError_(StoreError):
+    """The vector index cannot be built or read."""
+
+
+# -- where ------------------------------------------------------------------------------------
+
+
+def cache_root() -> Path:
+    """``$EVENTKG_CACHE``, else ``$XDG_CACHE_HOME/eventkg``, else ``~/.cache/eventkg``."""
+    if os.environ.get("EVENTKG_CACHE"):
+        return Path(os.environ["EVENTKG_CACHE"]).expanduser()
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "eventkg"
+
+
+def _strip_credentials(url: str) -> str:
+    return re.sub(r"//[^/@]*@", "//", url)
+
+
+def index_dir(store: GraphStore) -> Path:
+    """The folder holding the store's vector indexes (see the module docstring)."""
+    url = str(store.url)
+    if url.startswith(NEO4J_SCHEMES) or url in ("", ":memory:"):
+        clean = _strip_credentials(url)
+        slug = re.sub(r"[^A-Za-z0-9]+", "_", clean).strip("_")[:60] or "memory"
+        return cache_root() / "indexes" / f"{slug}-{hashlib.blake2b(clean.encode(), digest_size=4).hexdigest()}"
+    return Path(url.removeprefix("ladybug://") + ".faiss")
+
+
+def _bound_cache(keep: Path) -> None:
+    """Keep at most MAX_CACHED_STORES store folders in the shared cache (LRU by mtime)."""
+    root = keep.parent
+    if root != cache_root() / "indexes" or not root.is_dir():
+        return
+    folders = sorted((p for p in root.iterdir() if p.is_dir() and p != keep), key=lambda p: p.stat().st_mtime)
+    for old in folders[: max(0, len(folders) - (MAX_CACHED_STORES - 1))]:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+# -- fingerprint ----------------------------------------------------------------------------
+
+
+def _level_filter(level: str | None) -> tuple[str, dict[str, Any]]:
+    if level is None:
+        return "", {}
+    if level not in LEVELS:
+        raise IndexError_(f"unknown event level {level!r}; expected one of {', '.join(LEVELS)}")
+    return " WHERE e.level = $level", {"level": level}
+
+
+def event_count(store: GraphStore) -> int:
+    """All Event nodes (the cheap in-process staleness check)."""
+    return int(store.query("MATCH (e:Event) RETURN count(*) AS n")[0]["n"])
+
+
+def fingerprint(store: GraphStore, level: str | None = None) -> dict[str, Any]:
+    """Count + hash of the sorted ids of the level's Event nodes."""
+    where, params = _level_filter(level)
+    ids = sorted(r["id"] for r in store.query(f"MATCH (e:Event){where} RETURN e.id AS id", params))
+    h = hashlib.blake2b(digest_size=16)
+    for i in ids:
+        h.update(i.encode())
+        h.update(b"\n")
+    return {"count": len(ids), "hash": h.hexdigest()}
+
+
+# -- building -------------------------------------------------------------------------------
+
+
+def build_faiss(vectors: np.ndarray, target_recall: float = TARGET_RECALL, seed: int = 0) -> tuple[faiss.Index, dict]:
+    """An inner-product index over unit vectors: exact when small, calibrated IVF when large."""
+    n, d = vectors.shape
+    if n < IVF_THRESHOLD:
+        index = faiss.IndexFlatIP(d)
+        index.add(vectors)
+        return index, {"kind": "flat"}
+    nlist = int(min(65536, max(64, 4 * math.sqrt(n))))
+    quantizer = faiss.IndexFlatIP(d)
+    index = faiss.IndexIVFFlat(quantizer, d, nlist, faiss.METRIC_INNER_PRODUCT)
+    index.cp.seed = seed
+    index.cp.min_points_per_centroid = 5  # small sets train on what they have, without a warning
+    rng = np.random.default_rng(seed)
+    train = vectors[rng.choice(n, size=min(n, nlist * 64), replace=False)] if n > nlist * 64 else vectors
+    index.train(train)
+    index.add(vectors)
+    nprobe, recall = calibrate_nprobe(index, vectors, target_recall, rng)
+    return index, {"kind": "ivf", "nlist": nlist, "nprobe": nprobe, "calibrated_recall@10": round(recall, 4)}
+
+
+def calibrate_nprobe(
+    index: faiss.IndexIVF, vectors: np.ndarray, target: float, rng: np.random.Generator, queries: int = 256, k: int = 10
+) -> tuple[int, float]:
+    """Twice the smallest power-of-two nprobe whose recall@k on sampled queries reaches ``target``.
+
+    Queries are indexed vectors moved by random noise as long as their distance to their
+    nearest other vector, so they sit between points as unseen texts do; the doubling is a
+    margin for queries further from the data than these.
+    """
+    n, d = vectors.shape
+    base = vectors[rng.choice(n, size=min(queries, n), replace=False)]
+    exact = faiss.IndexFlatIP(d)
+    exact.add(vectors)
+    sims, _ = exact.search(base, 2)
+    gap = np.sqrt(np.clip(2.0 - 2.0 * sims[:, 1:2], 1e-6, 4.0))
+    noise = rng.normal(size=base.shape).astype(np.float32)
+    noise *= gap / np.linalg.norm(noise, axis=1, keepdims=True)
+    noisy = base + noise
+    noisy /= np.linalg.norm(noisy, axis=1, keepdims=True)
+    _, truth = exact.search(noisy, k)
+    nprobe = 1
+    while True:
+        index.nprobe = nprobe
+        _, got = index.search(noisy, k)
+        if recall_at_k(got, truth) >= target or nprobe >= index.nlist:
+            break
+        nprobe = min(index.nlist, nprobe * 2)
+    index.nprobe = min(index.nlist, nprobe * 2)
+    _, got = index.search(noisy, k)
+    return index.nprobe, recall_at_k(got, truth)
+
+
+def recall_at_k(got: np.ndarray, truth: np.ndarray) -> float:
+    """Mean share of the true top-k found in the returned top-k."""
+    hits = sum(len(set(g[g >= 0]) & set(t)) for g, t in zip(got, truth, strict=True))
+    return hits / truth.size
+
+
+# -- the index object -----------------------------------------------------------------------
+
+
+@dataclass
+class VectorIndex:
+    """Event ids with their vectors in a FAISS index; ``built`` says whether this open encoded."""
+
+    index: faiss.Index
+    ids: np.ndarray
+    manifest: dict[str, Any]
+    embedder: Embedder
+    built: bool = False
+    _pos: dict[str, int] | None = field(default=None, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def positions(self) -> dict[str, int]:
+        if self._pos is None:
+            self._pos = {str(i): p for p, i in enumerate(self.ids)}
+        return self._pos
+
+    def __contains__(self, event_id: object) -> bool:
+        return event_id in self.positions
+
+    def vector(self, event_id: str) -> np.ndarray:
+        """The stored vector of an indexed event."""
+        pos = self.positions.get(event_id)
+        if pos is None:
+            raise IndexError_(f"event {event_id} is not in the vector index ({self.manifest.get('level') or 'all'})")
+        return self.index.reconstruct(pos)
+
+    def vectors(self, event_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Vectors of those ids that are indexed."""
+        return {i: self.index.reconstruct(self.positions[i]) for i in event_ids if i in self.positions}
+
+    def search(self, queries: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
+        """For each query vector, up to ``k`` (event id, cosine similarity), best first."""
+        q = np.ascontiguousarray(np.atleast_2d(queries), dtype=np.float32)
+        k = min(k, len(self.ids))
+        if k <= 0:
+            return [[] for _ in range(len(q))]
+        scores, pos = self.index.search(q, k)
+        return [
+            [(str(self.ids[p]), float(s)) for s, p in zip(srow, prow, strict=True) if p >= 0]
+            for srow, prow in zip(scores, pos, strict=True)
+        ]
+
+    def search_text(self, text: str, k: int) -> list[tuple[str, float]]:
+        return self.search(self.embedder.encode([text]), k)[0]
+
+
+_LOADED: dict[tuple[str, str], tuple[VectorIndex, int]] = {}
+
+
+def forget_loaded() -> None:
+    """Drop the in-process copies (the next open reads the folder again)."""
+    _LOADED.clear()
+
+
+def open_index(
+    store: GraphStore,
+    model_name: str | None = None,
+    level: str | None = None,
+    *,
+    rebuild: bool = False,
+    embedder: Embedder | None = None,
+    progress: Progress | None = None,
+) -> VectorIndex:
+    """The store's index for ``level`` (None: all events), built only when missing or stale."""
+    _level_filter(level)
+    embedder = embedder or Embedder(model_name)
+    folder = index_dir(store)
+    stem = level or "all"
+    key = (str(folder), stem)
+    count = event_count(store)
+    if not rebuild and key in _LOADED:
+        vi, seen = _LOADED[key]
+        if seen == count and vi.manifest["model"] == embedder.name:
+            return vi
+    fp = fingerprint(store, level)
+    vi = None if rebuild else _load(folder, stem, embedder, fp)
+    if vi is None:
+        vi = _build(store, folder, stem, level, embedder, fp, progress)
+    _LOADED[key] = (replace(vi, built=False), count)  # later opens report a reuse
+    return vi
+
+
+def _manifest_path(folder: Path, stem: str) -> Path:
+    return folder / f"{stem}.json"
+
+
+def _load(folder: Path, stem: str, embedder: Embedder, fp: dict[str, Any]) -> VectorIndex | None:
+    """The persisted index when its manifest matches the model and fingerprint, else None."""
+    try:
+        manifest = json.loads(_manifest_path(folder, stem).read_text())
+    except (OSError, ValueError):
+        return None
+    if (
+        manifest.get("format") != FORMAT
+        or manifest.get("model") != embedder.name
+        or manifest.get("fingerprint") != fp
+    ):
+        return None
+    try:
+        index = faiss.read_index(str(folder / f"{stem}.faiss"))
+        ids = np.load(folder / f"{stem}.ids.npy", allow_pickle=False)
+    except (OSError, RuntimeError, ValueError):
+        return None
+    if index.ntotal != len(ids):
+        return None
+    _prepare(index, manifest)
+    os.utime(folder)  # marks recent use for the shared cache's LRU bound
+    return VectorIndex(index, ids, manifest, embedder, built=False)
+
+
+def _prepare(index: faiss.Index, manifest: dict[str, Any]) -> None:
+    if manifest["params"]["kind"] == "ivf":
+        ivf = faiss.extract_index_ivf(index)
+        ivf.nprobe = manifest["params"]["nprobe"]
+        ivf.make_direct_map()  # reconstruct() by position, for negatives
+
+
+def _build(
+    store: GraphStore,
+    folder: Path,
+    stem: str,
+    level: str | None,
+    embedder: Embedder,
+    fp: dict[str, Any],
+    progress: Progress | None,
+) -> VectorIndex:
+    ids, texts = [], []
+    for row in store.iter_nodes("Event"):
+        if (level is None or row.get("level") == level) and row.get("text"):
+            ids.append(row["id"])
+            texts.append(row["text"])
+    t0 = time.perf_counter()
+    if texts:
+        chunks = []
+        for i in range(0, len(texts), ENCODE_CHUNK):
+            chunks.append(embedder.encode(texts[i : i + ENCODE_CHUNK]))
+            if progress:
+                progress(min(i + ENCODE_CHUNK, len(texts)), len(texts))
+        vectors = np.concatenate(chunks)
+        dim = vectors.shape[1]
+    else:
+        dim = embedder.dim
+        vectors = np.zeros((0, dim), dtype=np.float32)
+    encode_s = time.perf_counter() - t0
+    index, params = build_faiss(vectors)
+    manifest = {
+        "format": FORMAT,
+        "model": embedder.name,
+        "dim": int(dim),
+        "level": level,
+        "fingerprint": fp,
+        "params": params,
+        "size": len(ids),
+        "encode_seconds": round(encode_s, 3),
+        "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    id_array = np.array(ids, dtype=str) if ids else np.zeros(0, dtype="<U20")
+    _persist(folder, stem, index, id_array, manifest)
+    _prepare(index, manifest)
+    return VectorIndex(index, id_array, manifest, embedder, built=True)
+
+
+def _persist(folder: Path, stem: str, index: faiss.Index, ids: np.ndarray, manifest: dict[str, Any]) -> None:
+    """Write atomically (temp file + rename in the same folder); the manifest goes last."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise IndexError_(f"cannot create index folder {folder}: {exc.strerror}") from exc
+    _bound_cache(folder)
+    _manifest_path(folder, stem).unlink(missing_ok=True)  # a half-replaced set is never read as valid
+    for leftover in folder.glob(".tmp-*"):
+        leftover.unlink(missing_ok=True)
+
+    def atomic(target: Path, write: Callable[[str], None]) -> None:
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+        os.close(fd)
+        os.chmod(tmp, 0o666 & ~_UMASK)
+        try:
+            write(tmp)
+            os.replace(tmp, target)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+    def save_ids(tmp: str) -> None:
+        with open(tmp, "wb") as fh:
+            np.save(fh, ids, allow_pickle=False)
+
+    try:
+        atomic(folder / f"{stem}.faiss", lambda tmp: faiss.write_index(index, tmp))
+        atomic(folder / f"{stem}.ids.npy", save_ids)
+        atomic(_manifest_path(folder, stem), lambda tmp: Path(tmp).write_text(json.dumps(manifest, indent=2)))
+    except OSError as exc:
+        raise IndexError_(f"cannot write vector index in {folder}: {exc.strerror}") from exc
+
+
+def clear_index(store: GraphStore) -> Path | None:
+    """Delete the store's index folder (and in-process copies); returns the folder removed."""
+    folder = index_dir(store)
+    for key in [k for k in _LOADED if k[0] == str(folder)]:
+        del _LOADED[key]
+    if folder.is_dir():
+        shutil.rmtree(folder)
+        return folder
+    return None

@@ -1,0 +1,204 @@
+"""AbsPyramid detection and generation (seed 004, sections 5-7) from the graph's entailment edges.
+
+Documents are ``NOUN_ENTAIL``/``VERB_ENTAIL``/``EVENT_ENTAIL`` edges (head event -> tail event,
+with ``instance``, ``concept``, ``label``, ``split``). An edge without a split gets one here:
+groups of (head event, instance) are ordered by a stable hash and cut 80/10/10, so every
+tuple of a group lands in the same split, as in the paper.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from graphstore.model import ENTAIL_RELATIONS, stable_id
+from tasks import prompts
+from tasks.base import Item, Record, Task
+from tasks.errors import TaskError
+from tasks.metrics import detection_metrics, generation_metrics
+from tasks.parsing import first_line, parse_yes_no
+
+if TYPE_CHECKING:  # pragma: no cover
+    from graphstore.base import GraphStore
+
+RELATION_NAME = {"NOUN_ENTAIL": "noun", "VERB_ENTAIL": "verb", "EVENT_ENTAIL": "event"}
+_SPLIT_ALIASES = {"dev": "valid", "validation": "valid", "val": "valid"}
+
+
+def grouped_splits(keys: Sequence[str], ratios: tuple[float, float, float] = (0.8, 0.1, 0.1)) -> dict[str, str]:
+    """group key -> train/valid/test, cut 80/10/10 over groups in stable-hash order."""
+    groups = sorted(set(keys), key=lambda k: stable_id("split", k))
+    n = len(groups)
+    cut1, cut2 = round(n * ratios[0]), round(n * (ratios[0] + ratios[1]))
+    return {g: "train" if i < cut1 else "valid" if i < cut2 else "test" for i, g in enumerate(groups)}
+
+
+def load_tuples(store: GraphStore) -> list[dict[str, Any]]:
+    """Every abstraction tuple of the store with head text and a split."""
+    rows = []
+    for rtype in ENTAIL_RELATIONS:
+        for e in store.iter_edges(rtype):
+            rows.append({"head_id": e["src"], "tail_id": e["dst"], "relation": RELATION_NAME[rtype],
+                         "instance": e.get("instance") or "", "concept": e.get("concept") or "",
+                         "label": e.get("label"), "split": e.get("split")})
+    heads = {}
+    ids = sorted({r["head_id"] for r in rows})
+    for i in range(0, len(ids), 50_000):
+        heads.update(store.get_nodes("Event", ids[i : i + 50_000]))
+    missing = [r for r in rows if r["split"] in (None, "")]
+    if missing:
+        assign = grouped_splits([f"{r['head_id']}\x1f{r['instance']}" for r in missing])
+        for r in missing:
+            r["split"] = assign[f"{r['head_id']}\x1f{r['instance']}"]
+    for r in rows:
+        r["split"] = _SPLIT_ALIASES.get(str(r["split"]).lower(), str(r["split"]).lower())
+        r["head"] = (heads.get(r["head_id"]) or {}).get("text") or ""
+    return rows
+
+
+def _marked(head: str, instance: str) -> str:
+    """The head event with the instance in angle brackets, as the released files write it."""
+    if instance and instance in head:
+        return head.replace(instance, f"<{instance}>", 1)
+    return head
+
+
+class _AbsTask(Task):
+    relation_filter: str | None = None
+
+    def __init__(self, style: str = "plain", level: str | None = None, relation: str | None = None, **options: Any) -> None:
+        super().__init__(style=style, level=level, **options)
+        if relation and relation not in RELATION_NAME.values():
+            raise TaskError(f"task {self.name}: relation must be noun, verb or event, not {relation!r}")
+        self.relation = relation
+
+    def _tuples(self, store: GraphStore, split: str | None) -> list[dict[str, Any]]:
+        rows = load_tuples(store)
+        if self.relation:
+            rows = [r for r in rows if r["relation"] == self.relation]
+        if split:
+            rows = [r for r in rows if r["split"] == _SPLIT_ALIASES.get(split, split)]
+        return rows
+
+    def train_items(self, store: GraphStore) -> list[Item]:
+        return self.build(store, split="train")
+
+
+class DetectionTask(_AbsTask):
+    """Is the concept a valid abstraction of the marked instance? Acc, Macro-F1, ROC-AUC."""
+
+    name = "abspyramid-det"
+    kind = "yesno"
+    styles = ("plain", "cot")
+    description = "AbsPyramid[Det]"
+
+    def build(self, store: GraphStore, split: str | None = None, n: int | None = None, seed: int = 0) -> list[Item]:
+        items = [
+            Item(id=stable_id("absdet", r["head_id"], r["tail_id"], r["relation"], r["concept"]), gold=int(r["label"]),
+                 meta={"relation": r["relation"], "split": r["split"]}, doc=r)
+            for r in self._tuples(store, split) if r["label"] is not None
+        ]
+        from tasks.base import sample
+
+        return sample(items, n, seed)
+
+    def render(self, item: Item) -> str:
+        d = item.doc
+        return prompts.render(
+            "abspyramid_det", event=_marked(d["head"], d["instance"]), instance=d["instance"], concept=d["concept"],
+            cot="Explain briefly what the words mean first, then answer." if self.style == "cot" else "",
+        )
+
+    def parse(self, item: Item, response: str) -> Any:
+        yn = parse_yes_no(response)
+        return None if yn is None else int(yn)
+
+    def score(self, records: Sequence[Record]) -> dict[str, Any]:
+        def block(rs: Sequence[Record]) -> dict[str, float]:
+            scores = None
+            if all(r.score is not None for r in rs):
+                scores = [float(r.score) for r in rs]
+            return detection_metrics([r.gold for r in rs], [r.parsed for r in rs], scores)
+
+        out: dict[str, Any] = {**block(records), "n": len(records), "unparseable": sum(r.parsed is None for r in records)}
+        by_rel: dict[str, list[Record]] = defaultdict(list)
+        for r in records:
+            by_rel[r.meta["relation"]].append(r)
+        out["by_relation"] = {k: block(v) for k, v in sorted(by_rel.items())}
+        return out
+
+    def table_rows(self, metrics: dict[str, Any]) -> dict[str, dict[str, float]]:
+        tables = {"overall": {k: metrics[k] for k in ("acc", "macro_f1", "auc")}}
+        for rel, m in metrics.get("by_relation", {}).items():
+            tables[f"{rel}-entail"] = m
+        return tables
+
+    def oracle(self, store: GraphStore, item: Item) -> str | None:
+        return "Yes" if int(item.doc["label"]) == 1 else "No"
+
+    def embed_view(self, item: Item) -> tuple[str, list[str]]:
+        return item.doc["instance"] or item.doc["head"], [item.doc["concept"]]
+
+
+class GenerationTask(_AbsTask):
+    """Generate an abstract concept for the marked instance; every valid concept of the same
+    (head event, instance, relation) is a reference. BLEU-1/2, ROUGE-2/L, METEOR."""
+
+    name = "abspyramid-gen"
+    kind = "generate"
+    description = "AbsPyramid[Gen]"
+    max_tokens = 32
+
+    def build(self, store: GraphStore, split: str | None = None, n: int | None = None, seed: int = 0) -> list[Item]:
+        groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+        for r in self._tuples(store, split):
+            if r["label"] is not None and int(r["label"]) == 1 and r["concept"]:
+                groups[(r["head_id"], r["instance"], r["relation"])].append(r)
+        items = []
+        for (head_id, instance, relation), rows in groups.items():
+            refs = sorted({r["concept"] for r in rows})
+            items.append(Item(id=stable_id("absgen", head_id, instance, relation), gold=refs,
+                              meta={"relation": relation, "split": rows[0]["split"]}, doc=dict(rows[0], references=refs)))
+        from tasks.base import sample
+
+        return sample(items, n, seed)
+
+    def render(self, item: Item) -> str:
+        d = item.doc
+        return prompts.render("abspyramid_gen", event=_marked(d["head"], d["instance"]), instance=d["instance"],
+                              relation=d["relation"])
+
+    def parse(self, item: Item, response: str) -> Any:
+        text = first_line(response, markers=("abstract concept:", "concept:", "answer:")).strip(" .\"'`*")
+        return text.lower() or None
+
+    def is_correct(self, item: Item, parsed: Any) -> bool | None:
+        return None if parsed is None else parsed in {g.lower() for g in item.gold}
+
+    def score(self, records: Sequence[Record]) -> dict[str, Any]:
+        def block(rs: Sequence[Record]) -> dict[str, float]:
+            return generation_metrics([r.parsed or "" for r in rs], [list(r.gold) for r in rs])
+
+        out: dict[str, Any] = {**block(records), "n": len(records), "unparseable": sum(r.parsed is None for r in records),
+                               "exact_match": sum(bool(r.correct) for r in records) / max(1, len(records))}
+        by_rel: dict[str, list[Record]] = defaultdict(list)
+        for r in records:
+            by_rel[r.meta["relation"]].append(r)
+        out["by_relation"] = {k: block(v) for k, v in sorted(by_rel.items())}
+        return out
+
+    def table_rows(self, metrics: dict[str, Any]) -> dict[str, dict[str, float]]:
+        keys = ("bleu1", "bleu2", "rouge2", "rougeL", "meteor")
+        tables = {"overall": {k: metrics[k] for k in keys}}
+        for rel, m in metrics.get("by_relation", {}).items():
+            tables[f"{rel}-entail"] = m
+        return tables
+
+    def oracle(self, store: GraphStore, item: Item) -> str | None:
+        refs = item.doc["references"]
+        return random.Random(item.id).choice(refs) if refs else None
+
+    def embed_view(self, item: Item) -> tuple[str, list[str]]:
+        return f"{item.doc['instance']} ({item.doc['head']})", []

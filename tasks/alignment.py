@@ -1,0 +1,207 @@
+"""EV² schema alignment (seed 001, section 5.3, Table 5).
+
+For an instance-level question the model names the event type of every instance event —
+chosen from 20 candidates: the gold types plus negatives drawn from *other* clusters of
+event types (``Event.cluster`` from EV²'s clustering.json when stored, else faiss k-means
+over sentence embeddings) — and lists the schema triplets it used. Scores: event-type
+accuracy and relation-triplet F1 against the question's gold schema (``event_relation``).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from graphstore.model import STORED_TO_FORWARD, normalise_text
+from tasks import prompts
+from tasks.base import Item, Record, sample
+from tasks.ev2 import _EV2Task, load_question_rows
+from tasks.metrics import triplet_prf, type_accuracy
+from tasks.models.base import Completion, Request
+from tasks.parsing import parse_json_object
+
+if TYPE_CHECKING:  # pragma: no cover
+    from graphstore.base import GraphStore
+
+N_CANDIDATES = 20
+
+
+def _name(text: str) -> str:
+    """EV²'s spelling of a type name (``remember_information``) from any stored form."""
+    return normalise_text(text).replace(" ", "_")
+
+
+def type_clusters(store: GraphStore, names: Sequence[str], seed: int = 0) -> dict[str, int]:
+    """Cluster id per event-type name: stored ``Event.cluster`` if any, else faiss k-means."""
+    stored = {}
+    for e in store.iter_nodes("Event"):
+        if e.get("level") == "schema" and e.get("cluster") is not None:
+            stored[normalise_text(e["text"])] = int(e["cluster"])
+    if stored:
+        nxt = max(stored.values()) + 1
+        out = {}
+        for n in names:  # types the clustering file did not cover: each its own cluster
+            key = normalise_text(n)
+            if key not in stored:
+                stored[key] = nxt
+                nxt += 1
+            out[n] = stored[key]
+        return out
+    import faiss
+    import numpy as np
+
+    from queries.embeddings import load_model, resolve_model
+
+    names = sorted(set(names))
+    vecs = load_model(resolve_model(None)).encode([n.replace("_", " ") for n in names], normalize_embeddings=True)
+    k = max(2, min(1000, len(names) // 4))
+    km = faiss.Kmeans(vecs.shape[1], k, niter=20, seed=seed, verbose=False)
+    km.train(np.ascontiguousarray(vecs, dtype="float32"))
+    _, assign = km.index.search(np.ascontiguousarray(vecs, dtype="float32"), 1)
+    return {n: int(c) for n, c in zip(names, assign[:, 0], strict=True)}
+
+
+class AlignmentTask(_EV2Task):
+    """Generate event types (from 20 candidates) and schema triplets for instance questions."""
+
+    name = "ev2-alignment"
+    kind = "json"
+    styles = ("plain",)
+    description = "EV² schema alignment"
+
+    def __init__(self, style: str = "plain", level: str | None = None, seed: int = 0, **options: Any) -> None:
+        super().__init__(style=style, level=None, **options)
+        self.seed = seed
+        self.max_tokens = 512
+        self.type_counts: Counter[str] = Counter()
+
+    def build(self, store: GraphStore, split: str | None = None, n: int | None = None, seed: int = 0) -> list[Item]:
+        rows = [dict(r, _task=task) for task in ("CEC", "CRR") for r in load_question_rows(store, task, "instance", split, self.origin)]
+        rows = [r for r in rows if r.get("event_type") and r.get("instances")]
+        pool_names = {_name(e["text"]) for e in store.iter_nodes("Event") if e.get("level") == "schema"}
+        pool_names |= {_name(t) for r in rows for t in r["event_type"].values()}
+        clusters = type_clusters(store, sorted(pool_names), self.seed)
+        by_cluster = sorted(clusters.items())
+        items = []
+        for r in rows:
+            gold_types = {k: v for k, v in r["event_type"].items() if k in r["instances"]}
+            self.type_counts.update(gold_types.values())
+            rng = random.Random(f"{self.seed}:{r['_node']}")
+            gold_names = {_name(t) for t in gold_types.values()}
+            taken = {clusters.get(t) for t in gold_names}
+            negatives = sorted({n for n, c in by_cluster if c not in taken} - gold_names)
+            cands = sorted(gold_names)
+            cands += rng.sample(negatives, min(len(negatives), max(0, N_CANDIDATES - len(cands))))
+            rng.shuffle(cands)
+            gold = {"event_type": gold_types, "event_relation": [list(t) for t in r.get("event_relation") or []]}
+            meta = {"qid": r["_qid"], "task": r["_task"], "level": "instance", "split": r["_split"], "origin": r["_origin"]}
+            items.append(Item(id=r["_node"], gold=gold, meta=meta, doc=dict(r, candidates=cands)))
+        return sample(items, n, seed)
+
+    def render(self, item: Item) -> str:
+        d = item.doc
+        choices = ""
+        if d.get("choices"):
+            choices = "Choices: " + " ".join(f"{'ABCD'[i]}. {c}" for i, c in enumerate(d["choices"]))
+        return prompts.render(
+            "ev2_alignment", schema=", ".join(d["candidates"]), instances=self._instances(item),
+            context=d.get("context") or "(none)", question=d.get("question") or "", choices=choices,
+        )
+
+    def parse(self, item: Item, response: str) -> Any:
+        obj = parse_json_object(response)
+        if obj is None:
+            return None
+        types = obj.get("event_type") or obj.get("event type") or obj.get("event_types") or {}
+        rels = obj.get("event_relation") or obj.get("event relation") or obj.get("event_relations") or []
+        if not isinstance(types, dict) or not isinstance(rels, list):
+            return None
+        return {"event_type": {str(k): str(v) for k, v in types.items()},
+                "event_relation": [list(map(str, t)) for t in rels if isinstance(t, list | tuple) and len(t) == 3]}
+
+    def is_correct(self, item: Item, parsed: Any) -> bool | None:
+        if parsed is None:
+            return None
+        ok, total = type_accuracy(parsed["event_type"], item.gold["event_type"])
+        return ok == total and triplet_prf(parsed["event_relation"], item.gold["event_relation"])[2] == 1.0
+
+    def score(self, records: Sequence[Record]) -> dict[str, Any]:
+        def block(rs: Sequence[Record]) -> dict[str, float]:
+            ok = total = 0
+            f1s, tp_p, tp_g, tp = [], 0, 0, 0
+            for r in rs:
+                pred = r.parsed or {"event_type": {}, "event_relation": []}
+                c, t = type_accuracy(pred["event_type"], r.gold["event_type"])
+                ok, total = ok + c, total + t
+                f1s.append(triplet_prf(pred["event_relation"], r.gold["event_relation"])[2])
+                p = {tuple(x) for x in pred["event_relation"]}
+                g = {tuple(x) for x in r.gold["event_relation"]}
+                tp_p, tp_g = tp_p + len(p), tp_g + len(g)
+                tp += round(triplet_prf(list(p), list(g))[0] * len(p)) if p else 0
+            micro_p = tp / tp_p if tp_p else 0.0
+            micro_r = tp / tp_g if tp_g else 0.0
+            return {"event_type_acc": ok / total if total else 0.0,
+                    "triplet_f1": sum(f1s) / len(f1s) if f1s else 0.0,
+                    "triplet_f1_micro": 2 * micro_p * micro_r / (micro_p + micro_r) if micro_p + micro_r else 0.0}
+
+        out: dict[str, Any] = {**block(records), "n": len(records), "unparseable": sum(r.parsed is None for r in records)}
+        out["by_task"] = {t: block([r for r in records if r.meta["task"] == t]) for t in ("CEC", "CRR")
+                          if any(r.meta["task"] == t for r in records)}
+        return out
+
+    def table_rows(self, metrics: dict[str, Any]) -> dict[str, dict[str, float]]:
+        table = {f"{t} {k}": v for t, m in metrics.get("by_task", {}).items()
+                 for k, v in (("ET", m["event_type_acc"]), ("Rel", m["triplet_f1"]))}
+        return {"Table 5 (ET accuracy, relation-triplet F1)": table}
+
+    # -- baselines -----------------------------------------------------------------------
+    def _respond(self, types: dict[str, str], triples: list[list[str]]) -> Completion:
+        return Completion(json.dumps({"event_type": types, "event_relation": triples}))
+
+    def _context_triples(self, item: Item, types: dict[str, str]) -> list[list[str]]:
+        return [[types[h], r, types[t]] for h, r, t in item.doc.get("context_tpl") or [] if h in types and t in types]
+
+    def baseline_response(self, model: Any, request: Request) -> Completion | None:
+        item, name = request.item, getattr(model, "name", "")
+        ids = list(item.gold["event_type"])
+        cands = item.doc["candidates"]
+        if name == "random":
+            types = {i: model.rng.choice(cands) for i in ids}
+        elif name == "majority":
+            ranked = sorted(cands, key=lambda c: (-self.type_counts[c], c))
+            types = {i: ranked[0] for i in ids}
+        elif name == "embed-sim":
+            texts = [item.doc["instances"][i] for i in ids] + [c.replace("_", " ") for c in cands]
+            vecs = model.encode(texts)
+            sims = vecs[: len(ids)] @ vecs[len(ids):].T
+            types = {i: cands[int(sims[k].argmax())] for k, i in enumerate(ids)}
+        elif name == "kg-oracle":
+            return self._oracle_response(model.store, item)
+        else:
+            return None
+        return self._respond(types, self._context_triples(item, types))
+
+    def _oracle_response(self, store: GraphStore, item: Item) -> Completion:
+        types: dict[str, str] = {}
+        tid: dict[str, str] = {}
+        for iid in item.gold["event_type"]:
+            ids = self._type_ids(store, item, iid)
+            if ids:
+                node = store.get_nodes("Event", ids[:1]).get(ids[0])
+                if node:
+                    types[iid] = node["text"].replace(" ", "_")
+                    tid[iid] = ids[0]
+        triples = set()
+        for a in tid.values():
+            g = self._neighbours(store, a)
+            for u, v, d in g.edges(data=True):
+                if u in tid.values() and v in tid.values() and u == a:
+                    triples.add((g.nodes[u].get("text", u).replace(" ", "_"), STORED_TO_FORWARD[d["type"]],
+                                 g.nodes[v].get("text", v).replace(" ", "_")))
+        return self._respond(types, [list(t) for t in sorted(triples)])
+
+
+__all__ = ["AlignmentTask", "type_clusters"]

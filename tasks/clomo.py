@@ -1,0 +1,225 @@
+"""CLoMo counterfactual logical modification (seed 002) from the graph, scored by SES.
+
+Graph shape read here: ``Argument`` nodes (``text``, ``qtype``, ``id_string``, ``split``,
+``state`` 1 for the original, 2 for Argument'), ``Statement -PART_OF{order}-> Argument``,
+``Premise -<RELATION>{state}-> Argument`` (state 1 = Premise1, 2 = Premise2; either pointing at
+the original or at Argument'), ``Argument' -COUNTERFACTUAL_OF-> Argument``.
+
+Prompts: ``zero`` (instruction + parts), ``few`` (two worked train examples of the same
+relation first), ``cot`` (think step by step, then the ``Argument':`` line). The judge (``--judge``,
+default the evaluated model) answers SES's three yes/no questions; see :mod:`tasks.ses`.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from graphstore.model import CLOMO_RELATIONS, normalise_text
+from tasks import prompts
+from tasks.base import Item, Record, Task, sample
+from tasks.errors import TaskError
+from tasks.models.base import Completion, Model, Request
+from tasks.parsing import first_line, parse_yes_no
+from tasks.ses import JUDGEMENTS, ses_paper, ses_released, ses_summary
+
+if TYPE_CHECKING:  # pragma: no cover
+    from graphstore.base import GraphStore
+
+PHRASE = {
+    "NECESSARY_ASSUMPTION": "provides a necessary assumption for",
+    "SUFFICIENT_ASSUMPTION": "provides a sufficient assumption for",
+    "STRENGTHENS": "strengthens",
+    "WEAKENS": "weakens",
+}
+SHORT = {"NECESSARY_ASSUMPTION": "necessary_assumption", "SUFFICIENT_ASSUMPTION": "sufficient_assumption",
+         "STRENGTHENS": "strengthen", "WEAKENS": "weaken"}
+DEFINITION = {
+    "NECESSARY_ASSUMPTION": "A necessary assumption is a premise the argument depends on: were it false, the conclusion would not follow.",
+    "SUFFICIENT_ASSUMPTION": "A sufficient assumption is a premise that, added to the argument, makes its conclusion follow with certainty.",
+    "STRENGTHENS": "A premise strengthens an argument when, taken as true, it makes the conclusion more likely to hold.",
+    "WEAKENS": "A premise weakens an argument when, taken as true, it makes the conclusion less likely to hold.",
+}
+MARKERS = ("argument':", "argument' :", "modified argument:")
+
+
+def load_items(store: GraphStore) -> list[Item]:
+    """One item per original Argument that has both premises."""
+    args = {a["id"]: a for a in store.iter_nodes("Argument")}
+    statements: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    stmt_ids: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for e in store.iter_edges("PART_OF"):
+        stmt_ids[e["dst"]].append((int(e.get("order") or 0), e["src"]))
+    texts = {}
+    all_stmt = sorted({s for v in stmt_ids.values() for _, s in v})
+    for i in range(0, len(all_stmt), 50_000):
+        texts.update({k: v.get("text") or "" for k, v in store.get_nodes("Statement", all_stmt[i : i + 50_000]).items()})
+    for aid, pairs in stmt_ids.items():
+        statements[aid] = [(o, texts.get(s, "")) for o, s in sorted(pairs)]
+    counterfactual = {e["dst"]: e["src"] for e in store.iter_edges("COUNTERFACTUAL_OF")}
+    to_original = {cf: o for o, cf in counterfactual.items()}
+    premises: dict[str, dict[int, tuple[str, str]]] = defaultdict(dict)  # original arg -> state -> (rel, premise id)
+    for rtype in CLOMO_RELATIONS:
+        for e in store.iter_edges(rtype):
+            target = e["dst"]
+            original = to_original.get(target, target)
+            premises[original][int(e.get("state") or 1)] = (rtype, e["src"])
+    pids = sorted({p for d in premises.values() for _, p in d.values()})
+    ptext = {k: v.get("text") or "" for k, v in store.get_nodes("Premise", pids).items()} if pids else {}
+
+    def arg_text(aid: str) -> str:
+        node = args.get(aid) or {}
+        if node.get("text"):
+            return node["text"]
+        return " ".join(f"Statement{i + 1}: {t}" for i, (_, t) in enumerate(statements.get(aid, [])))
+
+    items = []
+    for aid, prem in premises.items():
+        if 1 not in prem or 2 not in prem or aid not in args:
+            continue
+        rel = prem[1][0]
+        node = args[aid]
+        gold = arg_text(counterfactual[aid]) if aid in counterfactual else None
+        items.append(Item(
+            id=node.get("id_string") or aid, gold=gold,
+            meta={"relation": SHORT[rel], "split": node.get("split"), "qtype": node.get("qtype")},
+            doc={"argument": arg_text(aid), "premise1": _strip(ptext.get(prem[1][1], ""), "Premise1:"),
+                 "premise2": _strip(ptext.get(prem[2][1], ""), "Premise2:"), "relation": rel, "argument_id": aid,
+                 "gold": gold},
+        ))
+    return items
+
+
+def _strip(text: str, prefix: str) -> str:
+    return text[len(prefix):].strip() if text.startswith(prefix) else text
+
+
+class ClomoTask(Task):
+    """Write Argument' so Premise2 holds the relation; judged by SES (paper and released rules)."""
+
+    name = "clomo"
+    kind = "clomo"
+    styles = ("zero", "few", "cot")
+    description = "CLoMo"
+
+    def __init__(self, style: str = "zero", level: str | None = None, judge: Any = None, seed: int = 0, **options: Any) -> None:
+        super().__init__(style=style, level=level, **options)
+        self.judge: Model | None = None
+        self.seed = seed
+        self.max_tokens = 1024 if style == "cot" else 400
+        self._examples: list[Item] = []
+
+    def set_judge(self, judge: Model | None) -> None:
+        self.judge = judge
+
+    def build(self, store: GraphStore, split: str | None = None, n: int | None = None, seed: int = 0) -> list[Item]:
+        items = load_items(store)
+        if split:
+            items = [it for it in items if it.meta["split"] == split]
+        if self.style == "few" and not self._examples:
+            self._examples = [it for it in items if it.gold] if split == "train" else [it for it in load_items(store) if it.gold]
+        return sample(items, n, seed)
+
+    def train_items(self, store: GraphStore) -> list[Item]:
+        return [it for it in load_items(store) if it.meta["split"] == "train"]
+
+    # -- prompts -----------------------------------------------------------------------
+    def _examples_for(self, item: Item) -> str:
+        if self.style != "few":
+            return ""
+        pool = [e for e in self._examples if e.id != item.id and e.doc["relation"] == item.doc["relation"]]
+        pool = pool or [e for e in self._examples if e.id != item.id]
+        chosen = random.Random(f"{self.seed}:{item.id}").sample(pool, min(2, len(pool)))
+        blocks = [f"Example {i + 1}:\nArgument: {e.doc['argument']}\nPremise1: {e.doc['premise1']}\n"
+                  f"Premise2: {e.doc['premise2']}\nArgument': {e.gold}" for i, e in enumerate(chosen)]
+        return prompts.section("Worked examples", "\n\n".join(blocks))
+
+    def render(self, item: Item) -> str:
+        d = item.doc
+        return prompts.render(
+            "clomo_task", relation=PHRASE[d["relation"]], examples=self._examples_for(item), argument=d["argument"],
+            premise1=d["premise1"], premise2=d["premise2"],
+            cot="Let's think step by step about what each premise needs from the Argument." if self.style == "cot" else "",
+        )
+
+    def judge_prompt(self, item: Item, argument: str, premise: str) -> str:
+        rel = item.doc["relation"]
+        return prompts.render("clomo_judge", definition=DEFINITION[rel], relation=PHRASE[rel].replace("provides", "provide"),
+                              argument=argument, premise=premise)
+
+    def parse(self, item: Item, response: str) -> Any:
+        text = first_line(response, MARKERS)
+        return text or None
+
+    # -- running: generation, then the three judge questions ----------------------------
+    def run_chunk(self, model: Model, items: list[Item]) -> list[Record]:
+        gen_prompts = [self.render(it) for it in items]
+        gen = model.generate([Request(prompt=p, item=it, task=self, max_tokens=self.max_tokens) for p, it in zip(gen_prompts, items, strict=True)])
+        parsed = [self.parse(it, c.text) for it, c in zip(items, gen, strict=True)]
+        judge = self.judge or model
+        reqs, index = [], []
+        for k, (it, ap) in enumerate(zip(items, parsed, strict=True)):
+            if ap is None:
+                continue
+            for name, arg, prem in (("c_p1_a", it.doc["argument"], it.doc["premise1"]),
+                                    ("c_p2_ap", ap, it.doc["premise2"]),
+                                    ("c_p2_a", it.doc["argument"], it.doc["premise2"])):
+                view = Item(id=it.id, gold=it.gold, meta=it.meta, doc=dict(it.doc, candidate=ap, judged_argument=arg))
+                reqs.append(Request(prompt=self.judge_prompt(it, arg, prem), item=view, task=self, purpose=name, max_tokens=1024))
+                index.append((k, name))
+        answers = judge.generate(reqs) if reqs else []
+        verdicts: dict[int, dict[str, Any]] = defaultdict(dict)
+        raw: dict[int, dict[str, str]] = defaultdict(dict)
+        for (k, name), c in zip(index, answers, strict=True):
+            yn = parse_yes_no(c.text)
+            verdicts[k][name] = None if yn is None else int(yn)
+            raw[k][name] = c.text
+        records = []
+        for k, (it, p, c) in enumerate(zip(items, gen_prompts, gen, strict=True)):
+            v = {name: verdicts[k].get(name) for name in JUDGEMENTS}
+            full = all(x is not None for x in v.values())
+            extra = {"judgements": v, "judge_responses": raw.get(k, {}),
+                     "ses_paper": ses_paper(v["c_p1_a"], v["c_p2_ap"], v["c_p2_a"]) if full else None,
+                     "ses_released": ses_released(v["c_p1_a"], v["c_p2_ap"], v["c_p2_a"]) if full else None}
+            records.append(Record(id=it.id, prompt=p, response=c.text, parsed=parsed[k], gold=it.gold,
+                                  correct=None if not full else bool(extra["ses_released"]), meta=it.meta,
+                                  cached=c.cached, extra=extra))
+        return records
+
+    def score(self, records: Sequence[Record]) -> dict[str, Any]:
+        rows = [{"relation": r.meta["relation"], **r.extra.get("judgements", {})} for r in records]
+        out = ses_summary(rows)
+        out.update(n=len(records), unparseable=sum(r.parsed is None for r in records),
+                   judge=self.judge.describe() if self.judge else "the evaluated model")
+        return out
+
+    def table_rows(self, metrics: dict[str, Any]) -> dict[str, dict[str, float]]:
+        tables = {"SES overall": {"paper Eq.1": metrics.get("ses_paper"), "released rule": metrics.get("ses_released")}}
+        for rule, key in (("paper Eq.1", "ses_paper"), ("released rule", "ses_released")):
+            tables[f"SES per relation ({rule})"] = {rel: m[key] for rel, m in metrics.get("per_relation", {}).items()}
+        return tables
+
+    # -- offline baselines ---------------------------------------------------------------
+    def baseline_response(self, model: Any, request: Request) -> Completion | None:
+        item, name = request.item, getattr(model, "name", "")
+        if request.purpose == "answer":
+            if name == "kg-oracle":
+                return Completion(f"Argument': {item.gold}" if item.gold else "I cannot tell.")
+            if name == "majority":  # the no-edit baseline: hand the argument back unchanged
+                return Completion(f"Argument': {item.doc['argument']}")
+            if name == "random":
+                words = item.doc["argument"].split()
+                model.rng.shuffle(words)
+                return Completion("Argument': " + " ".join(words))
+            raise TaskError(f"clomo: {name} cannot write arguments; use it only as --judge, or pick another --model")
+        if name == "kg-oracle":
+            same = normalise_text(item.doc["candidate"]) == normalise_text(item.gold or "")
+            verdict = {"c_p1_a": True, "c_p2_ap": same, "c_p2_a": False}[request.purpose]
+            return Completion("Answer: yes" if verdict else "Answer: no")
+        if name == "random":
+            return Completion("Answer: yes" if model.rng.random() < 0.5 else "Answer: no")
+        if name == "majority":
+            return Completion("Answer: yes")
+        raise TaskError(f"clomo: {name} cannot judge arguments")

@@ -1,0 +1,305 @@
+"""EV² contextual event classification (CEC) and relation reasoning (CRR), seed 001.
+
+Documents are the store's ``Question`` nodes (imported EV² rows or generated ones); the
+EV²-style row is read back from ``payload``. Prompt styles: ``plain`` (Figures 5-8),
+``direct`` (event types of every instance, plus the schema triples of the context, never
+the asked one; section 5.4) and ``cot`` (Figure 11's reason-with-types guidance).
+Metrics are Table 4's columns: accuracy per level, per relation family, forward vs
+backward, and per relation.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from graphstore.model import FAMILIES, INVERSE, STORED_TO_FORWARD, VAGUE, event_id, family_of
+from tasks import prompts
+from tasks.base import Item, Record, Task, letters, sample
+from tasks.errors import TaskError
+from tasks.metrics import direction_of, grouped_accuracy, mean
+from tasks.parsing import parse_choice
+
+if TYPE_CHECKING:  # pragma: no cover
+    from graphstore.base import GraphStore
+
+EVENT_REL_TYPES = ("CAUSES", "BEFORE", "HAS_SUBEVENT")
+LEVELS = ("schema", "instance")
+_FAMILY_WORD = {"causal": "causal", "temporal": "temporal", "hierarchical": "subordinate"}
+_PHRASE = {
+    "Causes": "causes", "IsResult": "is a result of", "Before": "is before", "After": "is after",
+    "HasSubevent": "has the subevent", "IsSubevent": "is a subevent of",
+}
+_SHORT = {
+    "Causes": ["causes", "cause"], "IsResult": ["is result of", "is the result of", "is a result of", "result"],
+    "Before": ["before"], "After": ["after"], "HasSubevent": ["has subevent", "has the subevent"],
+    "IsSubevent": ["is subevent of", "is subevent"], VAGUE: ["vague", "none", "no obvious", "no relation"],
+}
+
+
+def _show(name: str) -> str:
+    return name.replace("_", " ") if name else name
+
+
+def triple_sentence(head: str, rel: str, tail: str) -> str:
+    return f'"{head}" {_PHRASE.get(rel, rel)} "{tail}".'
+
+
+def load_question_rows(
+    store: GraphStore, task: str, level: str | None = None, split: str | None = None, origin: str | None = None
+) -> list[dict[str, Any]]:
+    """EV²-style rows of the store's Question nodes (payload first, node properties fill gaps)."""
+    rows = []
+    for q in store.iter_nodes("Question"):
+        if str(q.get("task") or "").upper() != task.upper():
+            continue
+        if level and str(q.get("level") or "").lower() != level:
+            continue
+        if split and (q.get("split") or "") != split:
+            continue
+        if origin and (q.get("origin") or "") != origin:
+            continue
+        try:
+            row = json.loads(q["payload"]) if q.get("payload") else {}
+        except json.JSONDecodeError as exc:
+            raise TaskError(f"Question {q.get('qid') or q['id']}: payload is not JSON ({exc.msg})") from None
+        for key in ("e0", "e1", "rel", "question", "choices", "context"):
+            if row.get(key) in (None, "", []) and q.get(key) not in (None, ""):
+                row[key] = q[key]
+        if not row.get("context_tpl") and q.get("context_tpl"):
+            row["context_tpl"] = json.loads(q["context_tpl"])
+        row["_node"] = q["id"]
+        row["_qid"] = q.get("qid") or row.get("id") or q["id"]
+        row["_level"] = (q.get("level") or ("instance" if row.get("instances") else "schema")).lower()
+        row["_split"] = q.get("split")
+        row["_origin"] = q.get("origin")
+        row["_answer"] = q.get("answer")
+        rows.append(row)
+    return rows
+
+
+class _EV2Task(Task):
+    """Shared by CEC and CRR: loading, prompt sections, parsing, Table-4 scoring, oracle."""
+
+    ev2_task = ""
+    styles = ("plain", "direct", "cot")
+
+    def __init__(self, style: str = "plain", level: str | None = None, origin: str | None = None, **options: Any) -> None:
+        if level is not None and level not in LEVELS:
+            raise TaskError(f"task {self.name}: level must be schema or instance, not {level!r}")
+        super().__init__(style=style, level=level, **options)
+        self.origin = origin
+        self.max_tokens = 1024 if style == "cot" else 64
+        self._nbr: dict[str, Any] = {}
+        self._types: dict[str, list[str]] = {}
+
+    # -- documents ---------------------------------------------------------------------
+    def build(self, store: GraphStore, split: str | None = None, n: int | None = None, seed: int = 0) -> list[Item]:
+        rows = load_question_rows(store, self.ev2_task, self.level, split, self.origin)
+        items = [self._item(r) for r in rows]
+        return sample(items, n, seed)
+
+    def _meta(self, row: dict[str, Any], family: str | None) -> dict[str, Any]:
+        rel = row.get("rel")
+        return {
+            "qid": row["_qid"], "level": row["_level"], "rel": rel, "family": family,
+            "direction": direction_of(rel), "split": row["_split"], "origin": row["_origin"], "task": self.ev2_task,
+        }
+
+    def _item(self, row: dict[str, Any]) -> Item:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    # -- prompts -----------------------------------------------------------------------
+    def _instances(self, item: Item) -> str:
+        inst = item.doc.get("instances") or {}
+        return prompts.section("Instances", "\n".join(f"{k}:\n{v}" for k, v in inst.items()))
+
+    def _instruction(self, item: Item) -> str:
+        n = len(item.choices or [])
+        text = f"Answer the question by choosing one of {', '.join(letters(n))}."
+        if item.meta["level"] == "instance":
+            text += (' Every event named in "Context", "Question" and "Choices" is the concrete event'
+                     ' described under "Instances".')
+        return text
+
+    def _guidance(self, item: Item) -> str:
+        if self.style != "direct" or item.meta["level"] != "instance":
+            return ""
+        types = item.doc.get("event_type") or {}
+        asked = {types.get(item.doc.get("e0")), *(types.get(c) for c in (item.choices or [])), types.get(item.doc.get("e1"))}
+        lines = [f"{k}: {_show(v)}" for k, v in types.items()]
+        triples = [
+            triple_sentence(_show(h), r, _show(t))
+            for h, r, t in item.doc.get("event_relation") or []
+            if not ({h, t} <= asked and types.get(item.doc.get("e0")) in (h, t))
+        ]
+        return prompts.section("Event types", "\n".join(lines)) + prompts.section("Schema knowledge", " ".join(triples))
+
+    def render(self, item: Item) -> str:
+        choices = "\n".join(f"{letters(len(item.choices))[i]}. {label}" for i, label in enumerate(self._labels(item)))
+        name = "ev2_cot" if self.style == "cot" else "ev2_plain"
+        return prompts.render(
+            name,
+            instruction=self._instruction(item),
+            instances=self._instances(item),
+            guidance=self._guidance(item),
+            context=item.doc.get("context") or "(none)",
+            question=item.doc.get("question") or "",
+            choices=choices,
+        )
+
+    def _labels(self, item: Item) -> list[str]:
+        return list(item.choices or [])
+
+    def parse(self, item: Item, response: str) -> Any:
+        i = parse_choice(response, item.aliases or [[c] for c in item.choices or []])
+        return None if i is None else item.choices[i]
+
+    # -- scoring -----------------------------------------------------------------------
+    def score(self, records: Sequence[Record]) -> dict[str, Any]:
+        rows = [(r.meta, r.correct) for r in records]
+        out: dict[str, Any] = {
+            "accuracy": mean(ok for _, ok in rows),
+            "n": len(rows),
+            "unparseable": sum(1 for r in records if r.parsed is None),
+        }
+        out["by_level"] = grouped_accuracy(rows, "level")
+        for key in ("family", "rel", "direction"):
+            out[f"by_{key}"] = {
+                lv: grouped_accuracy([x for x in rows if x[0]["level"] == lv], key)
+                for lv in sorted({m["level"] for m, _ in rows})
+            }
+        table4 = {}
+        for lv, short in (("schema", "S"), ("instance", "I")):
+            if lv in out["by_level"]:
+                table4[f"{short}-{self.ev2_task}"] = out["by_level"][lv]
+                for d, col in (("forward", "F"), ("backward", "B")):
+                    if d in out["by_direction"].get(lv, {}):
+                        table4[f"{short}-{col}"] = out["by_direction"][lv][d]
+        out["table4"] = table4
+        return out
+
+    def table_rows(self, metrics: dict[str, Any]) -> dict[str, dict[str, float]]:
+        tables = {"Table 4 columns (accuracy)": metrics.get("table4", {})}
+        for lv, fam in metrics.get("by_family", {}).items():
+            tables[f"{lv} level, per relation family"] = fam
+        for lv, rel in metrics.get("by_rel", {}).items():
+            tables[f"{lv} level, per relation"] = rel
+        return tables
+
+    # -- kg-oracle: read the relation between the events' types from the store --------
+    def _neighbours(self, store: GraphStore, node: str):
+        if node not in self._nbr:
+            self._nbr[node] = store.neighbourhood([node], hops=1, rel_types=list(EVENT_REL_TYPES), direction="both")
+        return self._nbr[node]
+
+    def relations(self, store: GraphStore, a: str, b: str) -> set[str]:
+        """Paper relation names r with (a r b) in the store, inverses derived (model.INVERSE)."""
+        g = self._neighbours(store, a)
+        found = set()
+        if a in g and b in g:
+            for data in g.get_edge_data(a, b, default={}).values():
+                found.add(STORED_TO_FORWARD[data["type"]])
+            for data in g.get_edge_data(b, a, default={}).values():
+                found.add(INVERSE[STORED_TO_FORWARD[data["type"]]])
+        return found
+
+    def _type_ids(self, store: GraphStore, item: Item, name: str) -> list[str]:
+        """Store ids of the event types of ``name`` (a type itself, or an instance's types)."""
+        if item.meta["level"] == "schema":
+            return [event_id(name, "schema")]
+        text = (item.doc.get("instances") or {}).get(name)
+        key = f"{text}\x1f{name}"
+        if key not in self._types:
+            ids: list[str] = []
+            if text:
+                inst = event_id(text, "instance")
+                g = store.neighbourhood([inst], hops=1, rel_types=["HAS_TYPE"], direction="out")
+                ids = [v for _, v in g.out_edges(inst)] if inst in g else []
+            if not ids and (item.doc.get("event_type") or {}).get(name):
+                ids = [event_id(item.doc["event_type"][name], "schema")]
+            self._types[key] = ids
+        return self._types[key]
+
+    def pair_relations(self, store: GraphStore, item: Item, x: str, y: str) -> set[str]:
+        rels: set[str] = set()
+        for a in self._type_ids(store, item, x):
+            for b in self._type_ids(store, item, y):
+                rels |= self.relations(store, a, b)
+        return rels
+
+    def embed_text(self, item: Item, name: str) -> str:
+        inst = item.doc.get("instances") or {}
+        return inst.get(name) or _show(name)
+
+
+class CECTask(_EV2Task):
+    """Contextual Event Classification: which of 4 events stands in the asked relation to e0."""
+
+    name = "ev2-cec"
+    ev2_task = "CEC"
+    description = "EV² CEC (4-way) at schema and instance level, from Question nodes"
+
+    def _item(self, row: dict[str, Any]) -> Item:
+        choices = list(row.get("choices") or [])
+        gold = row.get("e1") or row.get("_answer")
+        if not choices or gold not in choices or row.get("rel") not in INVERSE:
+            raise TaskError(f"CEC question {row['_qid']}: needs choices containing e1 and a relation (got {row.get('rel')!r})")
+        inst = row.get("instances") or {}
+        aliases = [[c, _show(c)] + ([inst[c]] if c in inst else []) for c in choices]
+        return Item(id=row["_node"], gold=gold, choices=choices, aliases=aliases,
+                    meta=self._meta(row, family_of(row["rel"])), doc=row)
+
+    def oracle(self, store: GraphStore, item: Item) -> str | None:
+        rel, e0 = item.meta["rel"], item.doc["e0"]
+        hits = [i for i, c in enumerate(item.choices) if rel in self.pair_relations(store, item, e0, c)]
+        return letters(len(item.choices))[hits[0]] if len(hits) == 1 else None
+
+    def embed_view(self, item: Item) -> tuple[str, list[str]]:
+        return self.embed_text(item, item.doc["e0"]), [self.embed_text(item, c) for c in item.choices]
+
+
+class CRRTask(_EV2Task):
+    """Contextual Relation Reasoning: which relation of one family (or Vague) joins e0 and e1."""
+
+    name = "ev2-crr"
+    ev2_task = "CRR"
+    description = "EV² CRR (3-way: relation, inverse, Vague) at schema and instance level"
+
+    def _item(self, row: dict[str, Any]) -> Item:
+        choices = list(row.get("choices") or [])
+        fams = [f for f, members in FAMILIES.items() if set(members) <= set(choices)]
+        gold = row.get("rel")
+        if len(choices) != 3 or not fams or gold not in choices:
+            raise TaskError(f"CRR question {row['_qid']}: choices {choices} are not a relation family with Vague, or miss {gold!r}")
+        item = Item(id=row["_node"], gold=gold, choices=choices, meta=self._meta(row, fams[0]), doc=row)
+        item.aliases = [[c, self._sentence(item, c), *_SHORT.get(c, [])] for c in choices]
+        return item
+
+    def _sentence(self, item: Item, rel: str) -> str:
+        e0, e1 = item.doc["e0"], item.doc["e1"]
+        if rel == VAGUE:
+            return f'There is no obvious {_FAMILY_WORD[item.meta["family"]]} relationship between "{e0}" and "{e1}".'
+        return triple_sentence(e0, rel, e1)
+
+    def _labels(self, item: Item) -> list[str]:
+        return [self._sentence(item, c) for c in item.choices]
+
+    def oracle(self, store: GraphStore, item: Item) -> str | None:
+        rels = self.pair_relations(store, item, item.doc["e0"], item.doc["e1"]) & set(FAMILIES[item.meta["family"]])
+        if len(rels) > 1:
+            return None
+        answer = rels.pop() if rels else VAGUE
+        return letters(3)[item.choices.index(answer)]
+
+    def embed_view(self, item: Item) -> tuple[str, list[str]]:
+        e0, e1 = (self.embed_text(item, item.doc[k]) for k in ("e0", "e1"))
+        query = f"{item.doc.get('context') or ''} {e0} {e1}"
+        texts = []
+        for c in item.choices:
+            if c == VAGUE:
+                texts.append(f"{e0}. {e1}. unrelated")
+            else:
+                texts.append(f"{e0} {_PHRASE[c]} {e1}")
+        return query, texts

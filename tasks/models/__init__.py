@@ -1,0 +1,55 @@
+"""Model adapters chosen by a ``--model`` spec.
+
+=========================  ==================================================================
+``openai:MODEL@BASE_URL``  any OpenAI-compatible chat API (key from ``OPENAI_API_KEY`` or
+                           ``EVENTKG_API_KEY``); ``openai:MODEL`` uses api.openai.com
+``hf:PATH``                a local transformers model folder (extra ``eventkg[hf]``)
+``random[:SEED]``          uniform over the choices, seeded
+``majority``               the most frequent gold answer of the train split / label prior
+``embed-sim[:PATH]``       sentence-embedding similarity (bundled all-MiniLM-L6-v2 offline)
+``kg-oracle``              answers read from the store's graph
+=========================  ==================================================================
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from tasks.errors import ModelSpecError
+from tasks.models.base import Completion, Model, Request
+
+if TYPE_CHECKING:  # pragma: no cover
+    from graphstore.base import GraphStore
+
+__all__ = ["Completion", "Model", "Request", "load_model", "SPEC_HELP"]
+
+SPEC_HELP = "openai:MODEL@BASE_URL, hf:PATH, random[:SEED], majority, embed-sim[:PATH] or kg-oracle"
+
+
+def load_model(spec: str, *, store: GraphStore | None = None, seed: int = 0, **options: Any) -> Model:
+    """The adapter for ``spec``; ``options`` go to the HTTP adapter (timeout, concurrency, cache...)."""
+    kind, _, rest = (spec or "").strip().partition(":")
+    if kind == "openai":
+        from tasks.models.openai_compat import DEFAULT_BASE_URL, OpenAICompatModel
+
+        model, _, base = rest.partition("@")
+        if not model:
+            raise ModelSpecError(f"model spec {spec!r}: expected openai:MODEL@BASE_URL")
+        return OpenAICompatModel(model, base or DEFAULT_BASE_URL, **options)
+    if kind == "hf":
+        from tasks.models.hf import HFModel
+
+        return HFModel(rest)
+    from tasks.models import baselines
+
+    if kind == "random":
+        if rest and not rest.isdigit():
+            raise ModelSpecError(f"model spec {spec!r}: the random seed must be an integer")
+        return baselines.RandomModel(int(rest) if rest else seed)
+    if kind == "majority" and not rest:
+        return baselines.MajorityModel()
+    if kind == "embed-sim":
+        return baselines.EmbedSimModel(rest or None)
+    if kind == "kg-oracle" and not rest:
+        return baselines.KGOracleModel(store)
+    raise ModelSpecError(f"unknown model spec {spec!r}: use {SPEC_HELP}")

@@ -1,0 +1,60 @@
+"""The task registry: name -> where the task lives, loaded only when asked for.
+
+Importing this module imports no task module, no model and no torch (the harness lesson:
+eager task imports made start-up slow).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+from tasks.errors import TaskError
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    name: str
+    target: str  # "module:Class"
+    source: str  # the paper / dataset it comes from
+    summary: str
+    styles: tuple[str, ...]
+
+
+TASKS: dict[str, TaskSpec] = {
+    s.name: s
+    for s in [
+        TaskSpec("ev2-cec", "tasks.ev2:CECTask", "EV² (seed 001)",
+                 "Contextual Event Classification, 4-way, schema + instance level (Question nodes)",
+                 ("plain", "direct", "cot")),
+        TaskSpec("ev2-crr", "tasks.ev2:CRRTask", "EV² (seed 001)",
+                 "Contextual Relation Reasoning, 3-way (relation / inverse / Vague), schema + instance",
+                 ("plain", "direct", "cot")),
+        TaskSpec("ev2-alignment", "tasks.alignment:AlignmentTask", "EV² (seed 001, 5.3)",
+                 "name each instance's event type (20 candidates) and the schema triplets used",
+                 ("plain",)),
+        TaskSpec("abspyramid-det", "tasks.abspyramid:DetectionTask", "AbsPyramid (seed 004)",
+                 "is the concept a valid abstraction of the instance? Acc, Macro-F1, AUC",
+                 ("plain", "cot")),
+        TaskSpec("abspyramid-gen", "tasks.abspyramid:GenerationTask", "AbsPyramid (seed 004)",
+                 "generate an abstract concept; BLEU-1/2, ROUGE-2/L, METEOR",
+                 ("plain",)),
+        TaskSpec("clomo", "tasks.clomo:ClomoTask", "CLoMo (seed 002)",
+                 "counterfactual logical modification; SES by the paper's formula and the authors' rule",
+                 ("zero", "few", "cot")),
+    ]
+}
+
+
+def list_tasks() -> list[TaskSpec]:
+    return list(TASKS.values())
+
+
+def get_task(name: str, **options: Any):
+    """An instance of task ``name`` (its module imported now, not before)."""
+    if name not in TASKS:
+        raise TaskError(f"unknown task {name!r}; known tasks: {', '.join(TASKS)} (eventkg eval --list)")
+    module, _, cls = TASKS[name].target.partition(":")
+    task_cls = getattr(importlib.import_module(module), cls)
+    return task_cls(**{k: v for k, v in options.items() if v is not None})

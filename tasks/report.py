@@ -1,0 +1,96 @@
+"""``report.md`` with the tables of every model run side by side, and PNG bar charts.
+
+Each run folder (``OUT/<model>/``) holds its metrics.json; the report reads them back, so
+it can be redrawn without re-running a model (``eventkg eval --report-only``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from tasks.registry import get_task
+
+
+def load_runs(out: Path) -> list[tuple[str, dict[str, Any]]]:
+    """(model name, metrics) of every ``*/metrics.json`` under ``out``, in folder order."""
+    runs = []
+    for path in sorted(out.glob("*/metrics.json")):
+        metrics = json.loads(path.read_text(encoding="utf-8"))
+        runs.append((metrics.get("_run", {}).get("model", {}).get("name", path.parent.name), metrics))
+    return runs
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return "n/a" if math.isnan(v) else f"{v:.4f}" if abs(v) <= 1 else f"{v:.2f}"
+    return "n/a" if v is None else str(v)
+
+
+def _bar_chart(title: str, runs: list[tuple[str, dict[str, float]]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    columns = sorted({c for _, row in runs for c in row})
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.1 * len(columns) * max(1, len(runs)) / 2 + 2), 3.6))
+    width = 0.8 / max(1, len(runs))
+    for i, (name, row) in enumerate(runs):
+        xs = [j + i * width for j in range(len(columns))]
+        ys = [row.get(c) if isinstance(row.get(c), int | float) and not math.isnan(row.get(c)) else 0.0 for c in columns]
+        ax.bar(xs, ys, width=width, label=name)
+    ax.set_xticks([j + width * (len(runs) - 1) / 2 for j in range(len(columns))])
+    ax.set_xticklabels(columns, rotation=30, ha="right", fontsize=8)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_report(out: str | Path, task_name: str | None = None) -> Path:
+    """Write ``out/report.md`` (+ ``out/plots/*.png``) from the run folders under ``out``."""
+    out = Path(out)
+    runs = load_runs(out)
+    if not runs:
+        from tasks.errors import TaskError
+
+        raise TaskError(f"{out}: no run folders with metrics.json to report on")
+    task_name = task_name or runs[0][1].get("_run", {}).get("task")
+    task = get_task(task_name)
+    plots = out / "plots"
+    plots.mkdir(exist_ok=True)
+    lines = [f"# {task_name}: evaluation report", ""]
+    run0 = runs[0][1].get("_run", {})
+    lines.append(f"Store: `{run0.get('store')}` · split: {run0.get('split') or 'all'} · items: {run0.get('n')} · "
+                 f"style: {run0.get('style')}")
+    lines.append("")
+    lines.append("| model | " + " | ".join(["n", "unparseable", "cached"]) + " |")
+    lines.append("|---|---|---|---|")
+    for name, m in runs:
+        lines.append(f"| {name} | {m.get('n', m.get('_run', {}).get('n'))} | {m.get('unparseable', 'n/a')} | "
+                     f"{m.get('_run', {}).get('cached_responses', 0)} |")
+    lines.append("")
+    titles: list[str] = []
+    for _, m in runs:
+        for t in task.table_rows(m):
+            if t not in titles:
+                titles.append(t)
+    for title in titles:
+        rows = [(name, task.table_rows(m).get(title, {})) for name, m in runs]
+        columns = sorted({c for _, r in rows for c in r})
+        if not columns:
+            continue
+        lines += [f"## {title}", "", "| model | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
+        for name, r in rows:
+            lines.append(f"| {name} | " + " | ".join(_fmt(r.get(c)) for c in columns) + " |")
+        png = plots / (re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_") + ".png")
+        _bar_chart(f"{task_name}: {title}", rows, png)
+        lines += ["", f"![{title}](plots/{png.name})", ""]
+    path = out / "report.md"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path

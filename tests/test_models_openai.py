@@ -1,0 +1,125 @@
+"""The OpenAI-compatible adapter against a real HTTP server on 127.0.0.1 (no mocks)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from graphstore import StoreError
+from ingest.ev2 import load
+from tasks.errors import ModelSpecError, ModelUnreachable
+from tasks.models import load_model
+from tasks.models.cache import ResponseCache
+from tasks.registry import get_task
+from tasks.runner import evaluate
+
+
+class FakeChatServer:
+    """An OpenAI-style chat server whose next replies follow a script (429, 500, slow, ok)."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict] = []
+        self.script: list[str] = []
+        self.lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server API
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with outer.lock:
+                    outer.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
+                    action = outer.script.pop(0) if outer.script else "ok"
+                try:
+                    if action in ("400", "429", "500"):
+                        self.send_response(int(action))
+                        self.send_header("Content-Type", "application/json")
+                        self.end_headers()
+                        self.wfile.write(b'{"error": "try again"}')
+                        return
+                    if action == "slow":
+                        time.sleep(1.5)
+                    reply = {"choices": [{"message": {"role": "assistant", "content": "The answer is A."}}]}
+                    data = json.dumps(reply).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def server():
+    s = FakeChatServer()
+    yield s
+    s.close()
+
+
+def test_end_to_end_retries_timeout_and_cache(embedded_store, samples_dir: Path, server, tmp_path: Path, monkeypatch) -> None:
+    load(embedded_store, samples_dir / "ev2")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123")
+    cache = ResponseCache(tmp_path / "cache")
+    opts = {"timeout": 0.5, "backoff": 0.01, "concurrency": 1, "cache": cache}
+    task = get_task("ev2-cec")
+    server.script = ["429", "500", "slow"]
+    model = load_model(f"openai:tiny-model@{server.url}", **opts)
+    first = evaluate(embedded_store, task, model, n=5, out_dir=tmp_path / "run1")
+    assert len(server.requests) == 5 + 3  # each failure (429, 500, timeout) was retried once
+    first_req = server.requests[0]
+    assert first_req["path"] == "/v1/chat/completions"
+    assert first_req["auth"] == "Bearer sk-test-123"
+    assert first_req["body"]["model"] == "tiny-model"
+    assert first_req["body"]["messages"][-1] == {"role": "user", "content": first.records[0].prompt}
+    items = task.build(embedded_store, n=5)
+    assert [r.parsed for r in first.records] == [it.choices[0] for it in items]  # "The answer is A."
+    assert cache.info()["entries"] == 5
+
+    seen = len(server.requests)
+    again = evaluate(embedded_store, task, load_model(f"openai:tiny-model@{server.url}", **opts), n=5, out_dir=tmp_path / "run2")
+    assert len(server.requests) == seen  # answered wholly from the cache
+    assert all(r.cached for r in again.records) and again.metrics["_run"]["cached_responses"] == 5
+    assert [r.response for r in again.records] == [r.response for r in first.records]
+    assert cache.clear() == 5 and cache.info()["entries"] == 0
+
+
+def test_unreachable_and_bad_specs_are_one_line_store_errors(tmp_path: Path, server) -> None:
+    server.close()
+    model = load_model(f"openai:m@{server.url}", timeout=0.3, backoff=0.01, max_retries=1, cache=ResponseCache(tmp_path))
+    from tasks.models.base import Request
+
+    with pytest.raises(ModelUnreachable) as err:
+        model.generate([Request(prompt="hi")])
+    assert isinstance(err.value, StoreError) and "\n" not in str(err.value) and "2 attempts" in str(err.value)
+    for spec in ("gpt4", "openai:", "random:x", "kg-oracle", "openai:m@ftp://x", "hf:/no/such/folder"):
+        with pytest.raises(StoreError):
+            load_model(spec)
+    with pytest.raises(ModelSpecError, match="unknown model spec"):
+        load_model("claude")
+
+
+def test_client_errors_are_not_retried(server, tmp_path: Path) -> None:
+    server.script = ["400"] * 3
+    from tasks.models.base import Request
+
+    model = load_model(f"openai:m@{server.url}", backoff=0.01, cache=ResponseCache(tmp_path))
+    with pytest.raises(ModelUnreachable, match="HTTP 400"):
+        model.generate([Request(prompt="hi")])
+    assert len(server.requests) == 1

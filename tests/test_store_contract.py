@@ -1,0 +1,170 @@
+"""The storage contract: every backend must pass every test here (see conftest ``store``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphstore import Batch, MissingEndpointError, StoreError, WriteRefused
+from graphstore.model import NODE_TYPES, REL_TYPES, event_id
+
+
+def ev(text: str, source: str = "test", **props) -> dict:
+    return {"id": event_id(text), "text": text, "level": "schema", "sources": [source], **props}
+
+
+def small_world(store) -> dict[str, str]:
+    texts = ["study", "learn", "pass exam", "celebrate", "fail exam", "cook dinner"]
+    b = Batch()
+    for t in texts:
+        b.add_node("Event", ev(t))
+    ids = {t: event_id(t) for t in texts}
+    b.add_edge("BEFORE", {"src": ids["study"], "dst": ids["learn"], "sources": ["test"]})
+    b.add_edge("CAUSES", {"src": ids["learn"], "dst": ids["pass exam"], "sources": ["test"], "weight": 2.0})
+    b.add_edge("CAUSES", {"src": ids["pass exam"], "dst": ids["celebrate"], "sources": ["test"]})
+    b.add_edge("HAS_SUBEVENT", {"src": ids["study"], "dst": ids["learn"], "sources": ["test"]})
+    b.add_edge("PRECEDENCE", {"src": ids["cook dinner"], "dst": ids["study"], "sources": ["aser"], "count": 3.0})
+    store.write_batch(b)
+    return ids
+
+
+def test_empty_store_counts_every_label_and_type(store):
+    counts = store.counts()
+    assert counts["nodes"] == {label: 0 for label in NODE_TYPES}
+    assert counts["edges"] == {t: 0 for t in REL_TYPES}
+
+
+def test_upsert_and_count(store):
+    small_world(store)
+    counts = store.counts()
+    assert counts["nodes"]["Event"] == 6
+    assert counts["edges"]["CAUSES"] == 2
+    assert counts["edges"]["BEFORE"] == 1
+    assert counts["edges"]["PRECEDENCE"] == 1
+    assert sum(counts["edges"].values()) == 5
+
+
+def test_same_10000_edges_twice_leaves_10000(store):
+    n_nodes, n_edges = 2_000, 10_000
+    nodes = [ev(f"event {i}") for i in range(n_nodes)]
+    # distinct (src, dst) pairs: each node points to its next 1..5 neighbours
+    pairs = [(i % n_nodes, (i % n_nodes + 1 + i // n_nodes) % n_nodes) for i in range(n_edges)]
+    assert len(set(pairs)) == n_edges
+    edges = [{"src": nodes[s]["id"], "dst": nodes[d]["id"], "sources": ["bench"], "weight": 1.0} for s, d in pairs]
+    store.upsert_nodes("Event", nodes)
+    first = store.upsert_edges("CAUSES", edges)
+    second = store.upsert_edges("CAUSES", edges)
+    assert first.created["CAUSES"] == n_edges
+    assert second.created.get("CAUSES", 0) == 0
+    assert second.updated.get("CAUSES", 0) == 0
+    assert store.counts()["edges"]["CAUSES"] == n_edges
+    assert store.counts()["nodes"]["Event"] == n_nodes
+
+
+def test_merge_properties_and_union_sources(store):
+    ids = small_world(store)
+    store.upsert_nodes("Event", [{"id": ids["learn"], "sources": ["eeckg"], "frequency": 5.0}])
+    node = store.get_nodes("Event", [ids["learn"]])[ids["learn"]]
+    assert node["sources"] == ["eeckg", "test"]
+    assert node["text"] == "learn"  # not overwritten by a row without text
+    assert node["frequency"] == 5.0
+    store.upsert_edges("CAUSES", [{"src": ids["learn"], "dst": ids["pass exam"], "sources": ["eeckg"]}])
+    edges = {(e["src"], e["dst"]): e for e in store.iter_edges("CAUSES")}
+    e = edges[(ids["learn"], ids["pass exam"])]
+    assert e["sources"] == ["eeckg", "test"]
+    assert e["weight"] == 2.0
+    assert store.counts()["edges"]["CAUSES"] == 2
+
+
+def test_duplicate_rows_in_one_batch_collapse(store):
+    store.upsert_nodes("Event", [ev("a", "s1"), ev("a", "s2"), ev("b")])
+    assert store.counts()["nodes"]["Event"] == 2
+    assert store.get_nodes("Event", [event_id("a")])[event_id("a")]["sources"] == ["s1", "s2"]
+
+
+def test_failed_batch_writes_nothing(store):
+    small_world(store)
+    before = store.counts()
+    b = Batch()
+    b.add_node("Event", ev("a brand new event"))
+    b.add_edge("CAUSES", {"src": event_id("learn"), "dst": "no-such-node", "sources": ["x"]})
+    with pytest.raises(MissingEndpointError, match="no-such-node"):
+        store.write_batch(b)
+    assert store.counts() == before
+
+
+def test_unknown_label_or_property_is_refused(store):
+    with pytest.raises(StoreError, match="unknown node label"):
+        store.upsert_nodes("Widget", [{"id": "x", "sources": []}])
+    with pytest.raises(StoreError, match="undeclared properties"):
+        store.upsert_nodes("Event", [{"id": "x", "sources": [], "colour": "red"}])
+    assert sum(store.counts()["nodes"].values()) == 0
+
+
+def test_query_rows_keyed_by_return_names(store):
+    small_world(store)
+    rows = store.query(
+        "MATCH (a:Event)-[:CAUSES]->(b:Event) RETURN a.text AS cause, b.text AS effect ORDER BY cause"
+    )
+    assert rows == [{"cause": "learn", "effect": "pass exam"}, {"cause": "pass exam", "effect": "celebrate"}]
+    rows = store.query("MATCH (a:Event {id: $id}) RETURN a.text AS t", {"id": event_id("study")})
+    assert rows == [{"t": "study"}]
+
+
+def test_read_only_passthrough_refuses_writes(store):
+    small_world(store)
+    before = store.counts()
+    with pytest.raises(WriteRefused, match="--write"):
+        store.query("CREATE (n:Event {id: 'x', text: 'x'})")
+    assert store.counts() == before
+    store.query("CREATE (n:Event {id: 'x', text: 'x'})", write=True)
+    assert store.counts()["nodes"]["Event"] == before["nodes"]["Event"] + 1
+
+
+def test_neighbourhood_hops_and_types(store):
+    ids = small_world(store)
+    g = store.neighbourhood([ids["learn"]], hops=1)
+    assert set(g.nodes) == {ids["learn"], ids["study"], ids["pass exam"]}
+    assert g.nodes[ids["learn"]]["text"] == "learn"
+    assert g.nodes[ids["learn"]]["label"] == "Event"
+    assert g.has_edge(ids["learn"], ids["pass exam"], key="CAUSES")
+    assert g.has_edge(ids["study"], ids["learn"], key="BEFORE")
+    assert g.has_edge(ids["study"], ids["learn"], key="HAS_SUBEVENT")
+    assert g.edges[ids["learn"], ids["pass exam"], "CAUSES"]["weight"] == 2.0
+
+    g2 = store.neighbourhood([ids["learn"]], hops=2)
+    assert set(g2.nodes) == set(ids.values()) - {ids["fail exam"]}
+    assert g2.has_edge(ids["cook dinner"], ids["study"], key="PRECEDENCE")
+
+    causal = store.neighbourhood([ids["learn"]], hops=3, rel_types=["CAUSES"])
+    assert set(causal.nodes) == {ids["learn"], ids["pass exam"], ids["celebrate"]}
+    assert {k for _, _, k in causal.edges(keys=True)} == {"CAUSES"}
+
+    out_only = store.neighbourhood([ids["learn"]], hops=2, direction="out")
+    assert set(out_only.nodes) == {ids["learn"], ids["pass exam"], ids["celebrate"]}
+    into = store.neighbourhood([ids["learn"]], hops=2, direction="in")
+    assert set(into.nodes) == {ids["learn"], ids["study"], ids["cook dinner"]}
+
+
+def test_neighbourhood_includes_edges_among_outer_nodes(store):
+    ids = small_world(store)
+    store.upsert_edges("BEFORE", [{"src": ids["pass exam"], "dst": ids["study"], "sources": ["t"]}])
+    g = store.neighbourhood([ids["learn"]], hops=1)
+    assert g.has_edge(ids["pass exam"], ids["study"], key="BEFORE")
+
+
+def test_get_iter_and_fetch_graph(store):
+    ids = small_world(store)
+    got = store.get_nodes("Event", [ids["study"], "missing"])
+    assert set(got) == {ids["study"]}
+    assert {n["text"] for n in store.iter_nodes("Event", batch_size=2)} == set(ids)
+    assert len(list(store.iter_edges("CAUSES", batch_size=1))) == 2
+    g = store.fetch_graph(["CAUSES", "BEFORE"])
+    assert g.number_of_edges() == 3
+    assert g.nodes[ids["celebrate"]]["text"] == "celebrate"
+
+
+def test_clear(store):
+    small_world(store)
+    store.clear()
+    counts = store.counts()
+    assert sum(counts["nodes"].values()) == 0 and sum(counts["edges"].values()) == 0
