@@ -1,0 +1,143 @@
+// eventkg exploration queries: paste into Neo4j Browser, or run `eventkg saved NAME`
+// (`eventkg cypher --saved NAME --param k=v`). Parsed by graphstore/saved_queries.py.
+//
+// Each query starts with a header of `// key: value` lines:
+//   name         the query's name (lower-case, dashes)
+//   description  one line saying what it shows
+//   params       NAME=DEFAULT, comma-separated; defaults fit the project's samples (ingest/samples)
+//   neo4j-only   REASON (the query has no LadybugDB form)
+// The Neo4j Cypher follows; a `// ladybug:` line starts the LadybugDB variant, where the two
+// dialects differ (LadybugDB: label(r) not type(r), 1-based lists, ACYCLIC walks, no
+// startNode()). Neo4j variants end with a `graph` column (paths) so that Browser draws them;
+// every other column is a plain value, identical on both backends.
+
+// name: causes-and-effects
+// description: An event's causes and effects up to two CAUSES hops out, with the event between them.
+// params: event=study for exam
+MATCH p = (c:Event)-[:CAUSES*1..2]->(e:Event {text: $event})
+WHERE c <> e
+RETURN 'cause' AS role, length(p) AS hops, c.text AS event, [n IN nodes(p)[1..-1] | n.text] AS via, p AS graph
+UNION ALL
+MATCH p = (e:Event {text: $event})-[:CAUSES*1..2]->(x:Event)
+WHERE x <> e
+RETURN 'effect' AS role, length(p) AS hops, x.text AS event, [n IN nodes(p)[1..-1] | n.text] AS via, p AS graph
+// ladybug:
+MATCH p = (c:Event)-[:CAUSES* ACYCLIC 1..2]->(e:Event {text: $event})
+RETURN 'cause' AS role, length(p) AS hops, c.text AS event, list_slice(properties(nodes(p), 'text'), 2, length(p) + 1) AS via
+UNION ALL
+MATCH p = (e:Event {text: $event})-[:CAUSES* ACYCLIC 1..2]->(x:Event)
+RETURN 'effect' AS role, length(p) AS hops, x.text AS event, list_slice(properties(nodes(p), 'text'), 2, length(p) + 1) AS via
+
+// name: ev2-question-schema
+// description: The schema graph of an EV² instance-level question: its instance events, their types, and the event relations among those types.
+// params: qid=1-2, task=CEC
+MATCH p = (q:Question {qid: $qid, task: $task, level: 'instance'})-[:ASKS|HAS_CHOICE|HAS_CONTEXT]->(i:Event)-[:HAS_TYPE]->(t:Event)
+RETURN i.text AS head, 'HAS_TYPE' AS relation, t.text AS tail, collect(p) AS graph
+UNION
+MATCH (q:Question {qid: $qid, task: $task, level: 'instance'})-[:ASKS|HAS_CHOICE|HAS_CONTEXT]->(:Event)-[:HAS_TYPE]->(a:Event)
+MATCH (q)-[:ASKS|HAS_CHOICE|HAS_CONTEXT]->(:Event)-[:HAS_TYPE]->(b:Event)
+MATCH p = (a)-[r:CAUSES|BEFORE|HAS_SUBEVENT]->(b)
+RETURN a.text AS head, type(r) AS relation, b.text AS tail, collect(DISTINCT p) AS graph
+// ladybug:
+MATCH (q:Question {qid: $qid, task: $task, level: 'instance'})-[:ASKS|HAS_CHOICE|HAS_CONTEXT]->(i:Event)-[:HAS_TYPE]->(t:Event)
+RETURN DISTINCT i.text AS head, 'HAS_TYPE' AS relation, t.text AS tail
+UNION
+MATCH (q:Question {qid: $qid, task: $task, level: 'instance'})-[:ASKS|HAS_CHOICE|HAS_CONTEXT]->(:Event)-[:HAS_TYPE]->(a:Event)
+MATCH (q)-[:ASKS|HAS_CHOICE|HAS_CONTEXT]->(:Event)-[:HAS_TYPE]->(b:Event)
+MATCH (a)-[r:CAUSES|BEFORE|HAS_SUBEVENT]->(b)
+RETURN DISTINCT a.text AS head, label(r) AS relation, b.text AS tail
+
+// name: abstractions
+// description: All AbsPyramid abstractions of an event, by relation (noun/verb/event entailment), valid ones first, with their Concept.
+// params: event=PersonX study for exam
+MATCH p = (e:Event {text: $event})-[r:NOUN_ENTAIL|VERB_ENTAIL|EVENT_ENTAIL]->(t:Event)
+OPTIONAL MATCH q = (e)-[:ABSTRACTS_TO {relation: type(r)}]->(:Concept {name: r.concept})
+RETURN type(r) AS relation, r.instance AS instance, r.concept AS concept, r.label = 1 AS valid, t.text AS abstraction,
+       [x IN [p, q] WHERE x IS NOT NULL] AS graph
+ORDER BY relation, valid DESC, concept
+// ladybug:
+MATCH (e:Event {text: $event})-[r:NOUN_ENTAIL|VERB_ENTAIL|EVENT_ENTAIL]->(t:Event)
+RETURN label(r) AS relation, r.instance AS instance, r.concept AS concept, r.label = 1 AS valid, t.text AS abstraction
+ORDER BY relation, valid DESC, concept
+
+// name: aser-neighbourhood
+// description: The ASER discourse neighbourhood of an eventuality (both directions), strongest relations first by count.
+// params: event=i study for exam
+MATCH p = (e:Event {text: $event})-[r:PRECEDENCE|SUCCESSION|SYNCHRONOUS|REASON|RESULT|CONDITION|CONTRAST|CONCESSION|CONJUNCTION|INSTANTIATION|RESTATEMENT|CHOSEN_ALTERNATIVE|ALTERNATIVE|EXCEPTION|CO_OCCURRENCE]-(x:Event)
+RETURN type(r) AS relation, CASE WHEN startNode(r) = e THEN 'out' ELSE 'in' END AS direction, x.text AS neighbour,
+       r.count AS count, p AS graph
+ORDER BY count DESC, relation, direction, neighbour
+// ladybug:
+MATCH (e:Event {text: $event})-[r:PRECEDENCE|SUCCESSION|SYNCHRONOUS|REASON|RESULT|CONDITION|CONTRAST|CONCESSION|CONJUNCTION|INSTANTIATION|RESTATEMENT|CHOSEN_ALTERNATIVE|ALTERNATIVE|EXCEPTION|CO_OCCURRENCE]->(x:Event)
+RETURN label(r) AS relation, 'out' AS direction, x.text AS neighbour, r.count AS count
+UNION ALL
+MATCH (e:Event {text: $event})<-[r:PRECEDENCE|SUCCESSION|SYNCHRONOUS|REASON|RESULT|CONDITION|CONTRAST|CONCESSION|CONJUNCTION|INSTANTIATION|RESTATEMENT|CHOSEN_ALTERNATIVE|ALTERNATIVE|EXCEPTION|CO_OCCURRENCE]-(x:Event)
+RETURN label(r) AS relation, 'in' AS direction, x.text AS neighbour, r.count AS count
+
+// name: clomo-argument
+// description: A CLoMo item: the argument with Premise1, its counterfactual Argument' with Premise2, and the logical relation asked.
+// params: item=train_9001
+MATCH pa = (p1:Premise)-[r1:NECESSARY_ASSUMPTION|SUFFICIENT_ASSUMPTION|STRENGTHENS|WEAKENS]->(a:Argument {id_string: $item, state: 1})
+MATCH pc = (p2:Premise)-[r2:NECESSARY_ASSUMPTION|SUFFICIENT_ASSUMPTION|STRENGTHENS|WEAKENS]->(cf:Argument)-[:COUNTERFACTUAL_OF]->(a)
+RETURN a.id_string AS item, a.split AS split, type(r1) AS relation, a.text AS argument, p1.text AS premise1,
+       cf.text AS counterfactual, p2.text AS premise2, [pa, pc] AS graph
+ORDER BY split
+// ladybug:
+MATCH (p1:Premise)-[r1:NECESSARY_ASSUMPTION|SUFFICIENT_ASSUMPTION|STRENGTHENS|WEAKENS]->(a:Argument {id_string: $item, state: 1})
+MATCH (p2:Premise)-[r2:NECESSARY_ASSUMPTION|SUFFICIENT_ASSUMPTION|STRENGTHENS|WEAKENS]->(cf:Argument)-[:COUNTERFACTUAL_OF]->(a)
+RETURN a.id_string AS item, a.split AS split, label(r1) AS relation, a.text AS argument, p1.text AS premise1,
+       cf.text AS counterfactual, p2.text AS premise2
+ORDER BY split
+
+// name: paths-between
+// description: Event-relation paths (up to 4 steps, either direction) between two events, with the relation Table 1 of EV² induces for each path.
+// params: head=procrastinate, tail=pass exam
+// Table 1 is encoded below as regular expressions over the step names, tried in table
+// order (queries/induce.py is the reference and the tests compare the two); one step
+// induces itself; `induced` is null when no rule matches.
+MATCH p = (a:Event {text: $head})-[:CAUSES|BEFORE|HAS_SUBEVENT*1..4]-(b:Event {text: $tail})
+WHERE all(n IN nodes(p) WHERE single(m IN nodes(p) WHERE m = n))
+WITH p, [i IN range(0, length(p) - 1) |
+          CASE type(relationships(p)[i])
+            WHEN 'CAUSES' THEN CASE WHEN startNode(relationships(p)[i]) = nodes(p)[i] THEN 'Causes' ELSE 'IsResult' END
+            WHEN 'BEFORE' THEN CASE WHEN startNode(relationships(p)[i]) = nodes(p)[i] THEN 'Before' ELSE 'After' END
+            ELSE CASE WHEN startNode(relationships(p)[i]) = nodes(p)[i] THEN 'HasSubevent' ELSE 'IsSubevent' END
+          END] AS relations
+WITH p, relations, reduce(s = '', x IN relations | s + x + ',') AS seq
+RETURN length(p) AS hops, [n IN nodes(p) | n.text] AS events, relations,
+       CASE
+         WHEN length(p) = 1 THEN relations[0]
+         WHEN seq =~ '(Before,)+' THEN 'Before'
+         WHEN seq =~ '(After,)+' THEN 'After'
+         WHEN seq =~ '(Before,)*(Causes,)+(Before,)*' THEN 'Before'
+         WHEN seq =~ '(After,)*(IsResult,)+(After,)*' THEN 'After'
+         WHEN seq =~ '(Before,)*(HasSubevent,)+(Before,)*' THEN 'Before'
+         WHEN seq =~ '(Causes,)*(HasSubevent,)+(Causes,)*' THEN 'Causes'
+         WHEN seq =~ '(After,)*(IsSubevent,)+(After,)*' THEN 'After'
+         WHEN seq =~ '(IsResult,)*(IsSubevent,)+(IsResult,)*' THEN 'IsResult'
+       END AS induced,
+       p AS graph
+ORDER BY hops, events, relations
+// ladybug:
+MATCH p = (a:Event {text: $head})-[:CAUSES|BEFORE|HAS_SUBEVENT* ACYCLIC 1..4]-(b:Event {text: $tail})
+WITH p, nodes(p) AS ns, rels(p) AS rs
+WITH p, ns, list_transform(range(1, size(rs)), i ->
+          CASE label(rs[i])
+            WHEN 'CAUSES' THEN CASE WHEN struct_extract(rs[i], '_src') = struct_extract(ns[i], '_id') THEN 'Causes' ELSE 'IsResult' END
+            WHEN 'BEFORE' THEN CASE WHEN struct_extract(rs[i], '_src') = struct_extract(ns[i], '_id') THEN 'Before' ELSE 'After' END
+            ELSE CASE WHEN struct_extract(rs[i], '_src') = struct_extract(ns[i], '_id') THEN 'HasSubevent' ELSE 'IsSubevent' END
+          END) AS relations
+WITH p, ns, relations, list_to_string(',', relations) + ',' AS seq
+RETURN length(p) AS hops, properties(ns, 'text') AS events, relations,
+       CASE
+         WHEN length(p) = 1 THEN relations[1]
+         WHEN regexp_full_match(seq, '(Before,)+') THEN 'Before'
+         WHEN regexp_full_match(seq, '(After,)+') THEN 'After'
+         WHEN regexp_full_match(seq, '(Before,)*(Causes,)+(Before,)*') THEN 'Before'
+         WHEN regexp_full_match(seq, '(After,)*(IsResult,)+(After,)*') THEN 'After'
+         WHEN regexp_full_match(seq, '(Before,)*(HasSubevent,)+(Before,)*') THEN 'Before'
+         WHEN regexp_full_match(seq, '(Causes,)*(HasSubevent,)+(Causes,)*') THEN 'Causes'
+         WHEN regexp_full_match(seq, '(After,)*(IsSubevent,)+(After,)*') THEN 'After'
+         WHEN regexp_full_match(seq, '(IsResult,)*(IsSubevent,)+(IsResult,)*') THEN 'IsResult'
+       END AS induced
+ORDER BY hops, events, relations
