@@ -37,6 +37,7 @@ COMMAND_MODULES = (
     "eventkg.cmd_queries",
     "eventkg.cmd_negatives",
     "eventkg.cmd_eval",
+    "eventkg.cmd_demo",
     "eventkg.cmd_browser",
 )
 

@@ -37,6 +37,7 @@ from graphstore.base import (
     WriteResult,
     merge_props,
     merge_rows,
+    table_rows,
     validate_batch,
 )
 from graphstore.model import NODE_TYPES, REL_TYPES
@@ -137,6 +138,23 @@ def _diff(rows: list[dict], stored: list[dict | None], keys: Sequence[str] = ())
         if merged != old:
             changed.append(merged | {k: row[k] for k in keys})
     return new, changed
+
+
+def _with_tables(rows: Mapping[str, list[dict]], tables: Mapping[str, Any]) -> dict[str, list[dict]]:
+    """A batch's rows plus its Arrow tables turned into rows (after them), per label/type.
+
+    Bolt sends Python values anyway, so tables take the row path here, typed first as in
+    the embedded store (a column that does not fit its declared type is refused alike).
+    """
+    from graphstore.tables import conform_table
+
+    out = {name: list(r) for name, r in rows.items()}
+    for name, table in tables.items():
+        kind = NODE_TYPES.get(name) or REL_TYPES[name]
+        typed = conform_table(name, table, ("id",) if name in NODE_TYPES else ("src", "dst"), kind.properties)
+        for i in range(0, typed.num_rows, LOOKUP_CHUNK):
+            out.setdefault(name, []).extend(table_rows(typed.slice(i, LOOKUP_CHUNK)))
+    return out
 
 
 def _edge_param(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -285,8 +303,9 @@ class Neo4jStore(GraphStore):
     # -- writing ---------------------------------------------------------------------------
     def write_batch(self, batch: Batch) -> WriteResult:
         validate_batch(batch)
-        nodes = {label: list(merge_rows(rows, ("id",)).values()) for label, rows in batch.nodes.items() if rows}
-        edges = {t: list(merge_rows(rows, ("src", "dst")).values()) for t, rows in batch.edges.items() if rows}
+        node_rows, edge_rows = _with_tables(batch.nodes, batch.node_tables), _with_tables(batch.edges, batch.edge_tables)
+        nodes = {label: list(merge_rows(rows, ("id",)).values()) for label, rows in node_rows.items() if rows}
+        edges = {t: list(merge_rows(rows, ("src", "dst")).values()) for t, rows in edge_rows.items() if rows}
         if not nodes and not edges:
             return WriteResult()
         try:

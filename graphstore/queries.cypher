@@ -7,26 +7,33 @@
 //   params       NAME=DEFAULT, comma-separated; defaults fit the project's samples (ingest/samples)
 //   neo4j-only   REASON (the query has no LadybugDB form)
 // The Neo4j Cypher follows; a `// ladybug:` line starts the LadybugDB variant, where the two
-// dialects differ (LadybugDB: label(r) not type(r), 1-based lists, ACYCLIC walks, no
-// startNode()). Neo4j variants end with a `graph` column (paths) so that Browser draws them;
-// every other column is a plain value, identical on both backends.
+// dialects differ (LadybugDB: label(r) not type(r), 1-based lists, variable-length matches
+// are walks so repeated nodes are filtered explicitly, no startNode(), no ORDER BY on lists).
+// Neo4j variants end with a `graph` column (paths) so that Browser draws them; every other
+// column is a plain value, the same on both backends.
 
 // name: causes-and-effects
 // description: An event's causes and effects up to two CAUSES hops out, with the event between them.
-// params: event=study for exam
+// params: event=learn
 MATCH p = (c:Event)-[:CAUSES*1..2]->(e:Event {text: $event})
 WHERE c <> e
 RETURN 'cause' AS role, length(p) AS hops, c.text AS event, [n IN nodes(p)[1..-1] | n.text] AS via, p AS graph
+ORDER BY hops, event
 UNION ALL
 MATCH p = (e:Event {text: $event})-[:CAUSES*1..2]->(x:Event)
 WHERE x <> e
 RETURN 'effect' AS role, length(p) AS hops, x.text AS event, [n IN nodes(p)[1..-1] | n.text] AS via, p AS graph
+ORDER BY hops, event
 // ladybug:
-MATCH p = (c:Event)-[:CAUSES* ACYCLIC 1..2]->(e:Event {text: $event})
-RETURN 'cause' AS role, length(p) AS hops, c.text AS event, list_slice(properties(nodes(p), 'text'), 2, length(p) + 1) AS via
+MATCH p = (c:Event)-[:CAUSES*1..2]->(e:Event {text: $event})
+WHERE size(list_distinct(properties(nodes(p), 'id'))) = length(p) + 1
+RETURN 'cause' AS role, length(p) AS hops, c.text AS event, list_slice(properties(nodes(p), 'text'), 2, length(p)) AS via
+ORDER BY hops, event
 UNION ALL
-MATCH p = (e:Event {text: $event})-[:CAUSES* ACYCLIC 1..2]->(x:Event)
-RETURN 'effect' AS role, length(p) AS hops, x.text AS event, list_slice(properties(nodes(p), 'text'), 2, length(p) + 1) AS via
+MATCH p = (e:Event {text: $event})-[:CAUSES*1..2]->(x:Event)
+WHERE size(list_distinct(properties(nodes(p), 'id'))) = length(p) + 1
+RETURN 'effect' AS role, length(p) AS hops, x.text AS event, list_slice(properties(nodes(p), 'text'), 2, length(p)) AS via
+ORDER BY hops, event
 
 // name: ev2-question-schema
 // description: The schema graph of an EV² instance-level question: its instance events, their types, and the event relations among those types.
@@ -34,17 +41,21 @@ RETURN 'effect' AS role, length(p) AS hops, x.text AS event, list_slice(properti
 MATCH p = (q:Question {qid: $qid, task: $task, level: 'instance'})-[:ASKS|HAS_CHOICE|HAS_CONTEXT]->(i:Event)-[:HAS_TYPE]->(t:Event)
 RETURN i.text AS head, 'HAS_TYPE' AS relation, t.text AS tail, collect(p) AS graph
 UNION
-MATCH (q:Question {qid: $qid, task: $task, level: 'instance'})-[:ASKS|HAS_CHOICE|HAS_CONTEXT]->(:Event)-[:HAS_TYPE]->(a:Event)
-MATCH (q)-[:ASKS|HAS_CHOICE|HAS_CONTEXT]->(:Event)-[:HAS_TYPE]->(b:Event)
-MATCH p = (a)-[r:CAUSES|BEFORE|HAS_SUBEVENT]->(b)
-RETURN a.text AS head, type(r) AS relation, b.text AS tail, collect(DISTINCT p) AS graph
+MATCH (q:Question {qid: $qid, task: $task, level: 'instance'})-[:ASKS|HAS_CHOICE|HAS_CONTEXT]->(:Event)-[:HAS_TYPE]->(t:Event)
+WITH collect(DISTINCT t.id) AS types
+UNWIND types AS tid
+MATCH p = (a:Event {id: tid})-[r:CAUSES|BEFORE|HAS_SUBEVENT]->(b:Event)
+WHERE b.id IN types
+RETURN a.text AS head, type(r) AS relation, b.text AS tail, collect(p) AS graph
 // ladybug:
 MATCH (q:Question {qid: $qid, task: $task, level: 'instance'})-[:ASKS|HAS_CHOICE|HAS_CONTEXT]->(i:Event)-[:HAS_TYPE]->(t:Event)
 RETURN DISTINCT i.text AS head, 'HAS_TYPE' AS relation, t.text AS tail
 UNION
-MATCH (q:Question {qid: $qid, task: $task, level: 'instance'})-[:ASKS|HAS_CHOICE|HAS_CONTEXT]->(:Event)-[:HAS_TYPE]->(a:Event)
-MATCH (q)-[:ASKS|HAS_CHOICE|HAS_CONTEXT]->(:Event)-[:HAS_TYPE]->(b:Event)
-MATCH (a)-[r:CAUSES|BEFORE|HAS_SUBEVENT]->(b)
+MATCH (q:Question {qid: $qid, task: $task, level: 'instance'})-[:ASKS|HAS_CHOICE|HAS_CONTEXT]->(:Event)-[:HAS_TYPE]->(t:Event)
+WITH collect(DISTINCT t.id) AS types
+UNWIND types AS tid
+MATCH (a:Event {id: tid})-[r:CAUSES|BEFORE|HAS_SUBEVENT]->(b:Event)
+WHERE b.id IN types
 RETURN DISTINCT a.text AS head, label(r) AS relation, b.text AS tail
 
 // name: abstractions
@@ -68,11 +79,10 @@ RETURN type(r) AS relation, CASE WHEN startNode(r) = e THEN 'out' ELSE 'in' END 
        r.count AS count, p AS graph
 ORDER BY count DESC, relation, direction, neighbour
 // ladybug:
-MATCH (e:Event {text: $event})-[r:PRECEDENCE|SUCCESSION|SYNCHRONOUS|REASON|RESULT|CONDITION|CONTRAST|CONCESSION|CONJUNCTION|INSTANTIATION|RESTATEMENT|CHOSEN_ALTERNATIVE|ALTERNATIVE|EXCEPTION|CO_OCCURRENCE]->(x:Event)
-RETURN label(r) AS relation, 'out' AS direction, x.text AS neighbour, r.count AS count
-UNION ALL
-MATCH (e:Event {text: $event})<-[r:PRECEDENCE|SUCCESSION|SYNCHRONOUS|REASON|RESULT|CONDITION|CONTRAST|CONCESSION|CONJUNCTION|INSTANTIATION|RESTATEMENT|CHOSEN_ALTERNATIVE|ALTERNATIVE|EXCEPTION|CO_OCCURRENCE]-(x:Event)
-RETURN label(r) AS relation, 'in' AS direction, x.text AS neighbour, r.count AS count
+MATCH (e:Event {text: $event})-[r:PRECEDENCE|SUCCESSION|SYNCHRONOUS|REASON|RESULT|CONDITION|CONTRAST|CONCESSION|CONJUNCTION|INSTANTIATION|RESTATEMENT|CHOSEN_ALTERNATIVE|ALTERNATIVE|EXCEPTION|CO_OCCURRENCE]-(x:Event)
+RETURN label(r) AS relation, CASE WHEN struct_extract(r, '_src') = id(e) THEN 'out' ELSE 'in' END AS direction,
+       x.text AS neighbour, r.count AS count
+ORDER BY count DESC, relation, direction, neighbour
 
 // name: clomo-argument
 // description: A CLoMo item: the argument with Premise1, its counterfactual Argument' with Premise2, and the logical relation asked.
@@ -91,7 +101,7 @@ ORDER BY split
 
 // name: paths-between
 // description: Event-relation paths (up to 4 steps, either direction) between two events, with the relation Table 1 of EV² induces for each path.
-// params: head=procrastinate, tail=pass exam
+// params: head=cram, tail=fail exam
 // Table 1 is encoded below as regular expressions over the step names, tried in table
 // order (queries/induce.py is the reference and the tests compare the two); one step
 // induces itself; `induced` is null when no rule matches.
@@ -119,18 +129,19 @@ RETURN length(p) AS hops, [n IN nodes(p) | n.text] AS events, relations,
        p AS graph
 ORDER BY hops, events, relations
 // ladybug:
-MATCH p = (a:Event {text: $head})-[:CAUSES|BEFORE|HAS_SUBEVENT* ACYCLIC 1..4]-(b:Event {text: $tail})
-WITH p, nodes(p) AS ns, rels(p) AS rs
-WITH p, ns, list_transform(range(1, size(rs)), i ->
+MATCH p = (a:Event {text: $head})-[:CAUSES|BEFORE|HAS_SUBEVENT*1..4]-(b:Event {text: $tail})
+WITH length(p) AS hops, nodes(p) AS ns, rels(p) AS rs
+WHERE size(list_distinct(properties(ns, 'id'))) = size(ns)
+WITH hops, ns, list_transform(range(1, size(rs)), i ->
           CASE label(rs[i])
             WHEN 'CAUSES' THEN CASE WHEN struct_extract(rs[i], '_src') = struct_extract(ns[i], '_id') THEN 'Causes' ELSE 'IsResult' END
             WHEN 'BEFORE' THEN CASE WHEN struct_extract(rs[i], '_src') = struct_extract(ns[i], '_id') THEN 'Before' ELSE 'After' END
             ELSE CASE WHEN struct_extract(rs[i], '_src') = struct_extract(ns[i], '_id') THEN 'HasSubevent' ELSE 'IsSubevent' END
           END) AS relations
-WITH p, ns, relations, list_to_string(',', relations) + ',' AS seq
-RETURN length(p) AS hops, properties(ns, 'text') AS events, relations,
+WITH hops, ns, relations, list_to_string(',', relations) + ',' AS seq
+RETURN hops, properties(ns, 'text') AS events, relations,
        CASE
-         WHEN length(p) = 1 THEN relations[1]
+         WHEN hops = 1 THEN relations[1]
          WHEN regexp_full_match(seq, '(Before,)+') THEN 'Before'
          WHEN regexp_full_match(seq, '(After,)+') THEN 'After'
          WHEN regexp_full_match(seq, '(Before,)*(Causes,)+(Before,)*') THEN 'Before'
@@ -140,4 +151,10 @@ RETURN length(p) AS hops, properties(ns, 'text') AS events, relations,
          WHEN regexp_full_match(seq, '(After,)*(IsSubevent,)+(After,)*') THEN 'After'
          WHEN regexp_full_match(seq, '(IsResult,)*(IsSubevent,)+(IsResult,)*') THEN 'IsResult'
        END AS induced
-ORDER BY hops, events, relations
+ORDER BY hops, list_to_string('|', events), list_to_string(',', relations)
+
+// name: data-model
+// description: The stored data model as Browser draws it: every label with the relationship types joining them, and their indexes.
+// neo4j-only: db.schema.visualization() is a Neo4j procedure; on LadybugDB, `eventkg stats` lists labels and types
+CALL db.schema.visualization() YIELD nodes, relationships
+RETURN [n IN nodes | labels(n)[0]] AS labels, size(relationships) AS relationship_types, nodes + relationships AS graph

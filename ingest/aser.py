@@ -43,19 +43,28 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from hashlib import blake2b
 from pathlib import Path
 from typing import Any
 
-from graphstore.model import ASER_RELATIONS, upper_snake
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from graphstore.keyset import fingerprints
+from graphstore.model import ASER_RELATIONS, normalise_text, upper_snake
 from ingest.errors import MissingFilesError, WrongSchemaError
-from ingest.nodes import edge_row, event_row, fast_event_id, node_row
-from ingest.pipeline import DEFAULT_BATCH_SIZE, IngestReport, Progress, Reject, Row, run
+from ingest.nodes import edge_row, fast_event_id, node_row
+from ingest.pipeline import DEFAULT_BATCH_SIZE, Chunk, IngestReport, Progress, Reject, Row, run
 
 SOURCE = "aser"
 LEVEL = "schema"
-CHUNK = 10_000  # rows fetched from SQLite at a time
-MAP_CACHE_KIB = 131_072  # page cache of the temporary eid -> id table (bounded; the rest stays on disk)
+CHUNK = 500_000  # most source rows read from SQLite per chunk (fewer when --batch-size is smaller)
+CONCEPT_CHUNK = 10_000  # concept rows fetched at a time (row path: concept files are small)
+EID_MAP_MAX = 20_000_000  # eventualities whose ids are kept in memory (~90 bytes each)
+# texts that normalise_text could change (the rest are already normal; checked in Arrow)
+_NEEDS_NORMALISING = r"[A-Z_\t\n\r\x0b\x0c\x1c-\x1f]|  |^ | $|person"
 REL_TYPES = tuple(upper_snake(s) for s in ASER_RELATIONS)
 # sense -> (stored type, forward?) for --map-events; see the table in the module docstring.
 EVENT_MAPPING: dict[str, tuple[str, bool]] = {
@@ -117,75 +126,232 @@ def check_tables(conn: sqlite3.Connection, path: Path, tables: dict[str, tuple[s
 def _stream(conn: sqlite3.Connection, sql: str) -> Iterator[tuple]:
     cur = conn.execute(sql)
     try:
-        while chunk := cur.fetchmany(CHUNK):
+        while chunk := cur.fetchmany(CONCEPT_CHUNK):
             yield from chunk
     finally:
         cur.close()
 
 
-def _number(value: Any) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, int | float):
-        return float(value)
-    raise ValueError(value)
+def _chunks(conn: sqlite3.Connection, sql: str, size: int, budget: list[int | None]) -> Iterator[list[tuple]]:
+    """Lists of at most ``size`` rows, never more in all than ``budget[0]`` (the --limit left)."""
+    cur = conn.execute(sql)
+    try:
+        while True:
+            n = size if budget[0] is None else min(size, budget[0])
+            rows = cur.fetchmany(n) if n > 0 else []
+            if not rows:
+                return
+            if budget[0] is not None:
+                budget[0] -= len(rows)
+            yield rows
+    finally:
+        cur.close()
 
 
-def _eventualities(conn: sqlite3.Connection, file: str) -> Iterator[Row | Reject]:
-    """Event nodes; also fills the temporary ``m.Map(eid -> our id)`` the relation join uses."""
+def _strings(values: Sequence[Any]) -> pa.Array:
+    """Text values as an Arrow string array (ids stored as numbers become their text)."""
+    try:
+        return pa.array(values, pa.string())
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+        return pa.array([v if v is None or isinstance(v, str) else _text(v) for v in values], pa.string())
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def normal_texts(words: Sequence[str]) -> list[str]:
+    """``normalise_text`` of each string, running the regexes only where they can change it."""
+    arr = pa.array(words, pa.string())
+    slow = pc.or_(pc.invert(pc.string_is_ascii(arr)), pc.match_substring_regex(arr, _NEEDS_NORMALISING))
+    out = list(words)
+    for i in np.flatnonzero(slow.to_numpy(zero_copy_only=False)):
+        out[i] = normalise_text(words[i])
+    return out
+
+
+def event_ids(texts: Sequence[str]) -> list[str]:
+    """``model.event_id(text, LEVEL)`` of already normalised texts (no second normalisation)."""
+    prefix = f"Event\x1f{LEVEL}\x1f"
+    return [blake2b((prefix + t).encode("utf-8"), digest_size=10).hexdigest() for t in texts]
+
+
+class EidMap:
+    """ASER eid -> our event id, for every valid eventuality read.
+
+    Kept as sorted 64-bit fingerprints beside the eid and id strings (~90 bytes per
+    eventuality, no Python object per entry); a lookup is a vectorised binary search plus a
+    string comparison, so a relation chunk resolves in milliseconds where an SQL join
+    costs ~10 µs per relation. Past ``EID_MAP_MAX`` eventualities (or on a rare
+    fingerprint clash) ids are looked up in SQLite instead: slower, never wrong.
+    """
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._parts: list[tuple[np.ndarray, pa.Array, pa.Array]] = []
+        self.size = 0
+        self.full = False
+        self._fp = np.empty(0, np.uint64)
+        self._eids = self._oids = pa.array([], pa.string())
+
+    def add(self, eids: pa.Array, oids: pa.Array) -> None:
+        keep = pc.is_valid(eids)
+        eids, oids = eids.filter(keep), oids.filter(keep)
+        if self.size + len(eids) > EID_MAP_MAX:
+            self.full = True
+            return
+        self._parts.append((fingerprints(eids)[0], eids, oids))
+        self.size += len(eids)
+
+    def freeze(self) -> None:
+        if not self._parts:
+            return
+        fp = np.concatenate([p[0] for p in self._parts])
+        order = np.argsort(fp, kind="stable")
+        self._fp = fp[order]
+        take = pa.array(order)
+        self._eids = pa.concat_arrays([p[1] for p in self._parts]).take(take)
+        self._oids = pa.concat_arrays([p[2] for p in self._parts]).take(take)
+        self._parts = []
+
+    def resolve(self, eids: pa.Array) -> pa.Array:
+        """Our id for each eid (null where it is not a valid eventuality)."""
+        out = pa.nulls(len(eids), pa.string())
+        if len(self._fp):
+            filled = pc.fill_null(eids, "")
+            pos = np.minimum(np.searchsorted(self._fp, fingerprints(filled)[0]), len(self._fp) - 1)
+            at = pa.array(pos)
+            hit = pc.and_(pc.equal(self._eids.take(at), filled), pc.is_valid(eids))
+            out = pc.if_else(hit, self._oids.take(at), out)
+        if out.null_count:
+            out = self._from_sqlite(eids, out)
+        return out
+
+    def _from_sqlite(self, eids: pa.Array, out: pa.Array) -> pa.Array:
+        """Ids the arrays do not hold: read the eventuality, apply the same checks as when loading."""
+        miss = pc.and_(pc.is_null(out), pc.is_valid(eids))
+        wanted = pc.unique(eids.filter(miss)).to_pylist()
+        found: dict[str, str] = {}
+        for i in range(0, len(wanted), 500):
+            part = wanted[i : i + 500]
+            sql = f"SELECT _id, words, frequency FROM Eventualities WHERE _id IN ({','.join('?' * len(part))})"
+            for eid, words, freq in self._conn.execute(sql, part):
+                if isinstance(words, str) and words.strip() and (freq is None or isinstance(freq, int | float)):
+                    found[_text(eid)] = event_ids(normal_texts([words]))[0]
+        if not found:
+            return out
+        values = out.to_pylist()
+        for i, (eid, have) in enumerate(zip(eids.to_pylist(), values, strict=True)):
+            if have is None and eid in found:
+                values[i] = found[eid]
+        return pa.array(values, pa.string())
+
+
+def _eventualities(conn: sqlite3.Connection, file: str, size: int, budget: list[int | None],
+                   eid_map: EidMap) -> Iterator[Chunk]:
+    """Event nodes, a chunk at a time; fills ``eid_map`` for the relations."""
     empty = True
-    pending: list[tuple[str, str]] = []
-    for eid, freq, pattern, words in _stream(conn, "SELECT _id, frequency, pattern, words FROM Eventualities"):
+    sql = "SELECT _id, frequency, pattern, words FROM Eventualities"
+    for rows in _chunks(conn, sql, size, budget):
         empty = False
-        if not isinstance(words, str) or not words.strip():
-            yield Reject(file, f"Eventualities _id={eid}", "missing field 'words'", {"_id": eid, "words": words})
-            continue
+        eids, freqs, patterns, words = (list(c) for c in zip(*rows, strict=True))
+        rejects: list[Reject] = []
+        bad = {i for i, w in enumerate(words) if type(w) is not str or not w.strip()}
+        for i in sorted(bad):
+            rejects.append(Reject(file, f"Eventualities _id={eids[i]}", "missing field 'words'",
+                                  {"_id": eids[i], "words": words[i]}))
         try:
-            f = _number(freq)
-        except ValueError:
-            yield Reject(file, f"Eventualities _id={eid}", f"frequency {freq!r} is not a number", {"_id": eid})
-            continue
-        row = event_row(words, LEVEL, SOURCE, frequency=f, pattern=pattern)
-        pending.append((eid, row["id"]))
-        if len(pending) >= CHUNK:
-            conn.executemany("INSERT OR REPLACE INTO m.Map VALUES (?, ?)", pending)
-            pending.clear()
-        yield Row([("Event", row)], [])
-    if pending:
-        conn.executemany("INSERT OR REPLACE INTO m.Map VALUES (?, ?)", pending)
+            freq = pa.array(freqs, pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+            for i, f in enumerate(freqs):
+                if i not in bad and f is not None and not isinstance(f, int | float):
+                    rejects.append(Reject(file, f"Eventualities _id={eids[i]}", f"frequency {f!r} is not a number",
+                                          {"_id": eids[i]}))
+                    bad.add(i)
+            freq = pa.array([f if isinstance(f, int | float) else None for f in freqs], pa.float64())
+        keep = None
+        if bad:
+            keep = pa.array([i not in bad for i in range(len(rows))])
+            words = [w for i, w in enumerate(words) if i not in bad]
+        texts = normal_texts(words)
+        ids = pa.array(event_ids(texts), pa.string())
+        n = len(texts)
+        table = pa.table({
+            "id": ids,
+            "sources": pa.repeat(SOURCE, n),
+            "text": pa.array(texts, pa.string()),
+            "level": pa.repeat(LEVEL, n),
+            "frequency": _kept(freq, keep),
+            "pattern": _kept(_strings(patterns), keep),
+        })
+        eid_map.add(_kept(_strings(eids), keep), ids)
+        yield Chunk(len(rows), {"Event": table}, {}, rejects)
     if empty:
-        yield Reject(file, "Eventualities", "empty table: no eventualities")
+        yield Chunk(0, rejects=[Reject(file, "Eventualities", "empty table: no eventualities")])
 
 
-def _relations(conn: sqlite3.Connection, file: str, map_events: bool) -> Iterator[Row | Reject]:
-    """One Row per relation, its ends resolved through ``m.Map`` (a keyed temp table on disk)."""
-    senses = ", ".join(f"r.{s}" for s in ASER_RELATIONS)
-    sql = (
-        f"SELECT h.oid, t.oid, r._id, r.hid, r.tid, {senses} FROM Relations r "
-        "LEFT JOIN m.Map h ON h.eid = r.hid LEFT JOIN m.Map t ON t.eid = r.tid"
-    )
-    mapping = [(i, *EVENT_MAPPING[s]) for i, s in enumerate(ASER_RELATIONS) if s in EVENT_MAPPING] if map_events else []
-    sources = [SOURCE]
-    types = REL_TYPES
-    for src, dst, rid, hid, tid, *counts in _stream(conn, sql):
-        if src is None or dst is None:
-            end, eid = ("hid", hid) if src is None else ("tid", tid)
-            yield Reject(file, f"Relations _id={rid}", f"{end} {eid!r} is not a (valid) row of Eventualities",
-                         {"_id": rid, "hid": hid, "tid": tid})
-            continue
-        try:
-            edges = [(types[i], {"src": src, "dst": dst, "sources": sources, "count": float(c)})
-                     for i, c in enumerate(counts) if c]
-            for i, rtype, forward in mapping:
-                c = counts[i]
-                if c:
-                    a, b = (src, dst) if forward else (dst, src)
-                    edges.append((rtype, {"src": a, "dst": b, "sources": sources, "weight": float(c)}))
-        except (TypeError, ValueError):
-            bad = next(c for c in counts if c and not isinstance(c, int | float))
-            yield Reject(file, f"Relations _id={rid}", f"count {bad!r} is not a number", {"_id": rid})
-            continue
-        yield Row([], edges)
+def _kept(values: pa.Array, keep: pa.Array | None) -> pa.Array:
+    return values if keep is None else values.filter(keep)
+
+
+def _edge_table(a: pa.Array, b: pa.Array, values: np.ndarray, valid: np.ndarray, prop: str) -> pa.Table | None:
+    """Edges a -> b of the valid rows whose count is non-zero, with ``prop`` = the count."""
+    pick = np.flatnonzero(valid & (values != 0) & ~np.isnan(values))
+    if not len(pick):
+        return None
+    at = pa.array(pick)
+    return pa.table({"src": a.take(at), "dst": b.take(at), "sources": pa.repeat(SOURCE, len(pick)),
+                     prop: pa.array(values[pick], pa.float64())})
+
+
+def _counts(column: Sequence[Any]) -> tuple[np.ndarray, list[int]]:
+    """One sense column as float64 (null -> NaN) and the positions of non-numbers."""
+    try:
+        return np.array(column, dtype=np.float64), []
+    except (TypeError, ValueError):
+        bad = [i for i, c in enumerate(column) if c and not isinstance(c, int | float)]
+        return np.array([c if isinstance(c, int | float) else np.nan for c in column], dtype=np.float64), bad
+
+
+def _relations(conn: sqlite3.Connection, file: str, map_events: bool, size: int, budget: list[int | None],
+               eid_map: EidMap) -> Iterator[Chunk]:
+    """Edge tables per sense, a chunk of Relations rows at a time, ends resolved by ``eid_map``."""
+    sql = f"SELECT _id, hid, tid, {', '.join(ASER_RELATIONS)} FROM Relations"
+    mapping = [(s, *EVENT_MAPPING[s]) for s in ASER_RELATIONS if s in EVENT_MAPPING] if map_events else []
+    for rows in _chunks(conn, sql, size, budget):
+        cols = list(zip(*rows, strict=True))
+        rids, hids, tids = cols[0], _strings(cols[1]), _strings(cols[2])
+        src, dst = eid_map.resolve(hids), eid_map.resolve(tids)
+        valid = np.ones(len(rows), bool)
+        rejects: list[Reject] = []
+        for end, ids, eids in (("hid", src, cols[1]), ("tid", dst, cols[2])):
+            if ids.null_count:
+                for i in np.flatnonzero(pc.is_null(ids).to_numpy(zero_copy_only=False)):
+                    if valid[i]:
+                        valid[i] = False
+                        rejects.append(Reject(file, f"Relations _id={rids[i]}",
+                                              f"{end} {eids[i]!r} is not a (valid) row of Eventualities",
+                                              {"_id": rids[i], "hid": cols[1][i], "tid": cols[2][i]}))
+        counts = {}
+        for sense, column in zip(ASER_RELATIONS, cols[3:], strict=True):
+            values, bad = _counts(column)
+            for i in bad:
+                if valid[i]:
+                    valid[i] = False
+                    rejects.append(Reject(file, f"Relations _id={rids[i]}", f"count {column[i]!r} is not a number",
+                                          {"_id": rids[i]}))
+            counts[sense] = values
+        rejects.sort(key=lambda r: r.line)  # stable order whatever column found the problem
+        edges: dict[str, list[pa.Table]] = {}
+        parts = [(rtype, src, dst, counts[sense], "count") for sense, rtype in zip(ASER_RELATIONS, REL_TYPES, strict=True)]
+        parts += [(rtype, *((src, dst) if forward else (dst, src)), counts[sense], "weight")
+                  for sense, rtype, forward in mapping]
+        for rtype, a, b, values, prop in parts:
+            table = _edge_table(a, b, values, valid, prop)
+            if table is not None:
+                edges.setdefault(rtype, []).append(table)
+        tables = {t: parts[0] if len(parts) == 1 else pa.concat_tables(parts) for t, parts in edges.items()}
+        yield Chunk(len(rows), {}, tables, rejects)
 
 
 def concept_name(info: Any) -> str | None:
@@ -233,8 +399,12 @@ def _concepts(conn: sqlite3.Connection, file: str) -> Iterator[Row | Reject]:
         )
 
 
-def iter_rows(kg: Path, *, map_events: bool = False, concepts: Path | None = None) -> Iterator[Row | Reject]:
-    """Rows of one KG.db (and its concept db): checks the tables first, then streams."""
+def iter_rows(kg: Path, *, map_events: bool = False, concepts: Path | None = None, limit: int | None = None,
+              chunk_size: int = CHUNK) -> Iterator[Row | Reject | Chunk]:
+    """Chunks of one KG.db (and rows of its concept db): checks the tables first, then streams.
+
+    ``limit`` caps the source rows read (eventualities, then relations, then concepts).
+    """
     conn = _connect(kg)
     try:
         check_tables(conn, kg, KG_TABLES)
@@ -244,11 +414,11 @@ def iter_rows(kg: Path, *, map_events: bool = False, concepts: Path | None = Non
             _connect(concepts).close()
             conn.execute("ATTACH DATABASE ? AS c", (f"file:{concepts}?mode=ro",))
             check_tables(conn, concepts, CONCEPT_TABLES, schema="c")
-        conn.execute("ATTACH DATABASE '' AS m")  # private temp db: SQLite deletes it on close
-        conn.execute(f"PRAGMA m.cache_size = -{MAP_CACHE_KIB}")
-        conn.execute("CREATE TABLE m.Map (eid TEXT PRIMARY KEY, oid TEXT NOT NULL) WITHOUT ROWID")
-        yield from _eventualities(conn, str(kg))
-        yield from _relations(conn, str(kg), map_events)
+        budget: list[int | None] = [limit]
+        eid_map = EidMap(conn)
+        yield from _eventualities(conn, str(kg), chunk_size, budget, eid_map)
+        eid_map.freeze()
+        yield from _relations(conn, str(kg), map_events, chunk_size, budget, eid_map)
         if concepts is not None:
             yield from _concepts(conn, str(concepts))
     finally:
@@ -267,18 +437,22 @@ def load(
     map_events: bool = False,
     concepts: str | Path | None = None,
 ) -> IngestReport:
-    """Ingest an ASER ``KG.db`` (file or its folder) into ``store``, streaming it."""
+    """Ingest an ASER ``KG.db`` (file or its folder) into ``store``, streaming it.
+
+    SQLite rows are read ``min(batch_size, CHUNK)`` at a time and written as Arrow tables.
+    """
     files = find_files(path)
     kg = files[0]
     cpath = Path(concepts) if concepts else None
-    items = iter_rows(kg, map_events=map_events, concepts=cpath)
+    size = max(1, min(CHUNK, batch_size))
+    items = iter_rows(kg, map_events=map_events, concepts=cpath, limit=limit, chunk_size=size)
     # Open and check the database now, so a wrong file fails before anything else happens.
-    first = next(items, None)
+    first = next(items, None) if limit != 0 else None
     return run(store, SOURCE, files + ([cpath] if cpath else []), _prepend(first, items), on_error=on_error,
                rejects=rejects, limit=limit, batch_size=batch_size, progress=progress)
 
 
-def _prepend(first: Row | Reject | None, rest: Iterator[Row | Reject]) -> Iterator[Row | Reject]:
+def _prepend(first: Row | Reject | Chunk | None, rest: Iterator[Row | Reject | Chunk]) -> Iterator[Row | Reject | Chunk]:
     if first is not None:
         yield first
     yield from rest

@@ -2,7 +2,8 @@
 
 A loader turns its files into a stream of :class:`Row` (one per source row, already
 validated and normalised into typed node/edge rows) or :class:`Reject` (a bad source row
-and why). :func:`run` batches the rows, dedupes them inside a batch, and writes each batch
+and why). Loaders of very big files may instead yield :class:`Chunk` items: many source
+rows at once as Arrow tables (``Batch.node_tables``), so no Python object is made per row. :func:`run` batches the rows, dedupes them inside a batch, and writes each batch
 with ``store.write_batch`` (atomic). With ``on_error="fail"`` the first reject raises a
 one-line :class:`~ingest.errors.BadRowError` *before* its batch is written, so nothing of
 that batch lands; with ``on_error="skip"`` good rows land and rejects are appended to the
@@ -47,6 +48,21 @@ class Reject:
     line: int | str | None
     reason: str
     raw: Any = None
+
+
+@dataclass(slots=True)
+class Chunk:
+    """``rows`` consecutive source rows (good and rejected) as node/edge Arrow tables plus rejects.
+
+    The loader sizes chunks itself (and honours ``limit`` by reading no further); the
+    pipeline batches chunks until ``batch_size`` table rows are pending. Rejects are handled
+    before the chunk's tables join a batch, so in fail mode nothing of that batch lands.
+    """
+
+    rows: int
+    nodes: dict[str, Any] = field(default_factory=dict)  # label -> pyarrow.Table
+    edges: dict[str, Any] = field(default_factory=dict)  # TYPE -> pyarrow.Table
+    rejects: list[Reject] = field(default_factory=list)
 
 
 @dataclass
@@ -128,6 +144,8 @@ class _Batcher:
     def __init__(self) -> None:
         self.nodes: dict[str, dict[str, dict[str, Any]]] = {}
         self.edges: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
+        self.node_tables: dict[str, list[Any]] = {}  # Arrow tables from Chunk items
+        self.edge_tables: dict[str, list[Any]] = {}
         self.pending = 0
 
     def add(self, row: Row) -> None:
@@ -143,12 +161,27 @@ class _Batcher:
             table[key] = r if old is None else merge_props(old, r)
         self.pending += len(row.nodes) + len(row.edges)
 
+    def add_chunk(self, chunk: Chunk) -> None:
+        for label, table in chunk.nodes.items():
+            self.node_tables.setdefault(label, []).append(table)
+            self.pending += table.num_rows
+        for rtype, table in chunk.edges.items():
+            self.edge_tables.setdefault(rtype, []).append(table)
+            self.pending += table.num_rows
+
     def take(self) -> Batch:
         batch = Batch(
             nodes={k: list(v.values()) for k, v in self.nodes.items() if v},
             edges={k: list(v.values()) for k, v in self.edges.items() if v},
         )
+        for label, tables in self.node_tables.items():
+            for t in tables:
+                batch.add_node_table(label, t)
+        for rtype, tables in self.edge_tables.items():
+            for t in tables:
+                batch.add_edge_table(rtype, t)
         self.nodes, self.edges, self.pending = {}, {}, 0
+        self.node_tables, self.edge_tables = {}, {}
         return batch
 
 
@@ -166,7 +199,7 @@ def run(
     store: GraphStore,
     source: str,
     files: Sequence[Path | str],
-    items: Iterable[Row | Reject],
+    items: Iterable[Row | Reject | Chunk],
     *,
     on_error: str = "fail",
     rejects: str | Path | None = None,
@@ -193,6 +226,10 @@ def run(
             report.nodes[label] = report.nodes.get(label, 0) + len(rows)
         for rtype, rows in batch.edges.items():
             report.edges[rtype] = report.edges.get(rtype, 0) + len(rows)
+        for label, table in batch.node_tables.items():
+            report.nodes[label] = report.nodes.get(label, 0) + table.num_rows
+        for rtype, table in batch.edge_tables.items():
+            report.edges[rtype] = report.edges.get(rtype, 0) + table.num_rows
         result.add(store.write_batch(batch))
         report.batches += 1
 
@@ -201,18 +238,35 @@ def run(
         if limit == 0:
             report.limited = True
             return report
+        def refuse(item: Reject) -> None:
+            nonlocal reject_fh
+            if on_error == "fail":
+                raise BadRowError(item.file, item.line, item.reason)
+            report.rejected += 1
+            if rejects:
+                if reject_fh is None:
+                    Path(rejects).parent.mkdir(parents=True, exist_ok=True)
+                    reject_fh = open(rejects, "a", encoding="utf-8")  # noqa: SIM115 - closed below
+                rec = {"file": item.file, "line": item.line, "reason": item.reason, "raw": _raw_json(item.raw)}
+                reject_fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+
         for item in iterator:
+            if isinstance(item, Chunk):
+                report.rows += item.rows
+                for bad in item.rejects:
+                    refuse(bad)
+                batcher.add_chunk(item)
+                if batcher.pending >= batch_size:
+                    flush()
+                if progress is not None:
+                    progress(report.rows, report.rejected)
+                if limit is not None and report.rows >= limit:
+                    report.limited = True
+                    break
+                continue
             report.rows += 1
             if isinstance(item, Reject):
-                if on_error == "fail":
-                    raise BadRowError(item.file, item.line, item.reason)
-                report.rejected += 1
-                if rejects:
-                    if reject_fh is None:
-                        Path(rejects).parent.mkdir(parents=True, exist_ok=True)
-                        reject_fh = open(rejects, "a", encoding="utf-8")  # noqa: SIM115 - closed below
-                    rec = {"file": item.file, "line": item.line, "reason": item.reason, "raw": _raw_json(item.raw)}
-                    reject_fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+                refuse(item)
             else:
                 batcher.add(item)
                 if batcher.pending >= batch_size:

@@ -54,6 +54,7 @@ TARGET_RECALL = 0.95  # reached at half the nprobe we keep (see calibrate_nprobe
 MAX_CACHED_STORES = 8
 LEVELS = ("schema", "instance")
 ENCODE_CHUNK = 4096
+SMALL_QUERY = 8
 
 Progress = Callable[[int, int], None]
 _UMASK = os.umask(0o022)
@@ -230,7 +231,15 @@ class VectorIndex:
         k = min(k, len(self.ids))
         if k <= 0:
             return [[] for _ in range(len(q))]
-        scores, pos = self.index.search(q, k)
+        if len(q) <= SMALL_QUERY:  # one thread: OpenMP's spinning threads cost more than they save
+            threads = faiss.omp_get_max_threads()
+            faiss.omp_set_num_threads(1)
+            try:
+                scores, pos = self.index.search(q, k)
+            finally:
+                faiss.omp_set_num_threads(threads)
+        else:
+            scores, pos = self.index.search(q, k)
         return [
             [(str(self.ids[p]), float(s)) for s, p in zip(srow, prow, strict=True) if p >= 0]
             for srow, prow in zip(scores, pos, strict=True)

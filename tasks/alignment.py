@@ -15,11 +15,12 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from graphstore.model import STORED_TO_FORWARD, normalise_text
+from graphstore.model import STORED_TO_FORWARD, event_id, normalise_text
+from queries.event_graph import EventIndex, UnknownEventError
 from tasks import prompts
 from tasks.base import Item, Record, sample
 from tasks.ev2 import _EV2Task, load_question_rows
-from tasks.metrics import triplet_prf, type_accuracy
+from tasks.metrics import schema_scores, triplet_prf, type_accuracy
 from tasks.models.base import Completion, Request
 from tasks.parsing import parse_json_object
 
@@ -27,6 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from graphstore.base import GraphStore
 
 N_CANDIDATES = 20
+_STORED_FORWARD = frozenset(STORED_TO_FORWARD.values())  # one spelling per stored edge
 
 
 def _name(text: str) -> str:
@@ -130,22 +132,11 @@ class AlignmentTask(_EV2Task):
 
     def score(self, records: Sequence[Record]) -> dict[str, Any]:
         def block(rs: Sequence[Record]) -> dict[str, float]:
-            ok = total = 0
-            f1s, tp_p, tp_g, tp = [], 0, 0, 0
-            for r in rs:
-                pred = r.parsed or {"event_type": {}, "event_relation": []}
-                c, t = type_accuracy(pred["event_type"], r.gold["event_type"])
-                ok, total = ok + c, total + t
-                f1s.append(triplet_prf(pred["event_relation"], r.gold["event_relation"])[2])
-                p = {tuple(x) for x in pred["event_relation"]}
-                g = {tuple(x) for x in r.gold["event_relation"]}
-                tp_p, tp_g = tp_p + len(p), tp_g + len(g)
-                tp += round(triplet_prf(list(p), list(g))[0] * len(p)) if p else 0
-            micro_p = tp / tp_p if tp_p else 0.0
-            micro_r = tp / tp_g if tp_g else 0.0
-            return {"event_type_acc": ok / total if total else 0.0,
+            micro = schema_scores([r.parsed for r in rs], [r.gold for r in rs])
+            f1s = [triplet_prf((r.parsed or {}).get("event_relation") or [], r.gold["event_relation"])[2] for r in rs]
+            return {"event_type_acc": micro.type_accuracy,
                     "triplet_f1": sum(f1s) / len(f1s) if f1s else 0.0,
-                    "triplet_f1_micro": 2 * micro_p * micro_r / (micro_p + micro_r) if micro_p + micro_r else 0.0}
+                    "triplet_f1_micro": micro.f1}
 
         out: dict[str, Any] = {**block(records), "n": len(records), "unparseable": sum(r.parsed is None for r in records)}
         out["by_task"] = {t: block([r for r in records if r.meta["task"] == t]) for t in ("CEC", "CRR")
@@ -185,23 +176,26 @@ class AlignmentTask(_EV2Task):
         return self._respond(types, self._context_triples(item, types))
 
     def _oracle_response(self, store: GraphStore, item: Item) -> Completion:
-        types: dict[str, str] = {}
-        tid: dict[str, str] = {}
-        for iid in item.gold["event_type"]:
-            ids = self._type_ids(store, item, iid)
-            if ids:
-                node = store.get_nodes("Event", ids[:1]).get(ids[0])
-                if node:
-                    types[iid] = node["text"].replace(" ", "_")
-                    tid[iid] = ids[0]
-        triples = set()
-        for a in tid.values():
-            g = self._neighbours(store, a)
-            for u, v, d in g.edges(data=True):
-                if u in tid.values() and v in tid.values() and u == a:
-                    triples.add((g.nodes[u].get("text", u).replace(" ", "_"), STORED_TO_FORWARD[d["type"]],
-                                 g.nodes[v].get("text", v).replace(" ", "_")))
-        return self._respond(types, [list(t) for t in sorted(triples)])
+        """Types through the instances' HAS_TYPE links, triplets as the stored edges among them,
+        both read from :class:`queries.questions.KGOracle`'s event index."""
+        idx = self.kg_oracle(store).index
+        found = {iid: p for iid in item.gold["event_type"] if (p := self._type_position(idx, item, iid)) is not None}
+        triples = sorted({(idx.name(a), r, idx.name(b)) for a in found.values() for b in found.values()
+                          for r in idx.relations(a, b) if r in _STORED_FORWARD})
+        return self._respond({iid: idx.name(p) for iid, p in found.items()}, [list(t) for t in triples])
+
+    @staticmethod
+    def _type_position(idx: EventIndex, item: Item, iid: str) -> int | None:
+        """The index position of instance ``iid``'s event type (its HAS_TYPE, else the row's type)."""
+        text = (item.doc.get("instances") or {}).get(iid)
+        inst = idx.pos.get(event_id(text, "instance")) if text else None
+        if inst is not None and inst in idx.type_of:
+            return idx.type_of[inst]
+        name = (item.doc.get("event_type") or {}).get(iid)
+        try:
+            return idx.lookup(name, "schema") if name else None
+        except UnknownEventError:
+            return None
 
 
 __all__ = ["AlignmentTask", "type_clusters"]

@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from graphstore.model import FAMILIES, INVERSE, STORED_TO_FORWARD, VAGUE, event_id, family_of
+from graphstore.model import FAMILIES, INVERSE, VAGUE, family_of
 from tasks import prompts
 from tasks.base import Item, Record, Task, letters, sample
 from tasks.errors import TaskError
@@ -23,9 +23,13 @@ from tasks.parsing import parse_choice
 
 if TYPE_CHECKING:  # pragma: no cover
     from graphstore.base import GraphStore
+    from queries.questions import KGOracle
 
-EVENT_REL_TYPES = ("CAUSES", "BEFORE", "HAS_SUBEVENT")
 LEVELS = ("schema", "instance")
+#: walk length of the kg-oracle per question origin. The EV² loader stores every imported
+#: answer as an edge (and none for Vague), so imported questions are read off direct edges;
+#: generated ones were induced over walks of up to 4 edges (``generate_questions``' max_len).
+ORACLE_MAX_LEN = {"imported": 1, "generated": 4}
 _FAMILY_WORD = {"causal": "causal", "temporal": "temporal", "hierarchical": "subordinate"}
 _PHRASE = {
     "Causes": "causes", "IsResult": "is a result of", "Before": "is before", "After": "is after",
@@ -91,8 +95,8 @@ class _EV2Task(Task):
         super().__init__(style=style, level=level, **options)
         self.origin = origin
         self.max_tokens = 1024 if style == "cot" else 64
-        self._nbr: dict[str, Any] = {}
-        self._types: dict[str, list[str]] = {}
+        self._oracle_store: GraphStore | None = None
+        self._oracles: dict[int, KGOracle] = {}
 
     # -- documents ---------------------------------------------------------------------
     def build(self, store: GraphStore, split: str | None = None, n: int | None = None, seed: int = 0) -> list[Item]:
@@ -188,46 +192,31 @@ class _EV2Task(Task):
             tables[f"{lv} level, per relation"] = rel
         return tables
 
-    # -- kg-oracle: read the relation between the events' types from the store --------
-    def _neighbours(self, store: GraphStore, node: str):
-        if node not in self._nbr:
-            self._nbr[node] = store.neighbourhood([node], hops=1, rel_types=list(EVENT_REL_TYPES), direction="both")
-        return self._nbr[node]
+    # -- kg-oracle: queries.questions.KGOracle over the store's event graph ----------------
+    def kg_oracle(self, store: GraphStore, origin: str | None = None) -> KGOracle:
+        """The graph oracle of ``store`` for questions of ``origin`` (event graph read once per store)."""
+        from queries.questions import KGOracle
 
-    def relations(self, store: GraphStore, a: str, b: str) -> set[str]:
-        """Paper relation names r with (a r b) in the store, inverses derived (model.INVERSE)."""
-        g = self._neighbours(store, a)
-        found = set()
-        if a in g and b in g:
-            for data in g.get_edge_data(a, b, default={}).values():
-                found.add(STORED_TO_FORWARD[data["type"]])
-            for data in g.get_edge_data(b, a, default={}).values():
-                found.add(INVERSE[STORED_TO_FORWARD[data["type"]]])
-        return found
+        if self._oracle_store is not store:
+            self._oracle_store, self._oracles = store, {}
+        max_len = ORACLE_MAX_LEN.get(origin or "", ORACLE_MAX_LEN["generated"])
+        if max_len not in self._oracles:
+            first = next(iter(self._oracles.values()), None)
+            self._oracles[max_len] = KGOracle(first.index if first else store, max_len=max_len)
+        return self._oracles[max_len]
 
-    def _type_ids(self, store: GraphStore, item: Item, name: str) -> list[str]:
-        """Store ids of the event types of ``name`` (a type itself, or an instance's types)."""
-        if item.meta["level"] == "schema":
-            return [event_id(name, "schema")]
-        text = (item.doc.get("instances") or {}).get(name)
-        key = f"{text}\x1f{name}"
-        if key not in self._types:
-            ids: list[str] = []
-            if text:
-                inst = event_id(text, "instance")
-                g = store.neighbourhood([inst], hops=1, rel_types=["HAS_TYPE"], direction="out")
-                ids = [v for _, v in g.out_edges(inst)] if inst in g else []
-            if not ids and (item.doc.get("event_type") or {}).get(name):
-                ids = [event_id(item.doc["event_type"][name], "schema")]
-            self._types[key] = ids
-        return self._types[key]
+    def oracle(self, store: GraphStore, item: Item) -> str | None:
+        """The letter of the one choice the graph singles out; ``None`` - scored unparseable, so
+        wrong - when the graph gives none or several (another source may make a negative true)."""
+        from queries.questions import QuestionError
 
-    def pair_relations(self, store: GraphStore, item: Item, x: str, y: str) -> set[str]:
-        rels: set[str] = set()
-        for a in self._type_ids(store, item, x):
-            for b in self._type_ids(store, item, y):
-                rels |= self.relations(store, a, b)
-        return rels
+        try:
+            answer = self.kg_oracle(store, item.meta.get("origin")).answer(item.doc)
+        except QuestionError:  # a row the graph cannot read (an instance without its type)
+            return None
+        if answer is None or answer not in (item.choices or []):
+            return None
+        return letters(len(item.choices))[item.choices.index(answer)]
 
     def embed_text(self, item: Item, name: str) -> str:
         inst = item.doc.get("instances") or {}
@@ -250,11 +239,6 @@ class CECTask(_EV2Task):
         aliases = [[c, _show(c)] + ([inst[c]] if c in inst else []) for c in choices]
         return Item(id=row["_node"], gold=gold, choices=choices, aliases=aliases,
                     meta=self._meta(row, family_of(row["rel"])), doc=row)
-
-    def oracle(self, store: GraphStore, item: Item) -> str | None:
-        rel, e0 = item.meta["rel"], item.doc["e0"]
-        hits = [i for i, c in enumerate(item.choices) if rel in self.pair_relations(store, item, e0, c)]
-        return letters(len(item.choices))[hits[0]] if len(hits) == 1 else None
 
     def embed_view(self, item: Item) -> tuple[str, list[str]]:
         return self.embed_text(item, item.doc["e0"]), [self.embed_text(item, c) for c in item.choices]
@@ -285,13 +269,6 @@ class CRRTask(_EV2Task):
 
     def _labels(self, item: Item) -> list[str]:
         return [self._sentence(item, c) for c in item.choices]
-
-    def oracle(self, store: GraphStore, item: Item) -> str | None:
-        rels = self.pair_relations(store, item, item.doc["e0"], item.doc["e1"]) & set(FAMILIES[item.meta["family"]])
-        if len(rels) > 1:
-            return None
-        answer = rels.pop() if rels else VAGUE
-        return letters(3)[item.choices.index(answer)]
 
     def embed_view(self, item: Item) -> tuple[str, list[str]]:
         e0, e1 = (self.embed_text(item, item.doc[k]) for k in ("e0", "e1"))

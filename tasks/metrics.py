@@ -9,10 +9,10 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from graphstore.model import normalise_text
+from graphstore.model import EVENT_RELATIONS
 
 #: EV² section 5.1 calls After/IsResult "forward" and Before/Causes "backward" (Table 4).
 FORWARD = ("After", "IsResult")
@@ -45,30 +45,53 @@ def grouped_accuracy(rows: Sequence[tuple[dict[str, Any], bool | None]], key: st
 # --- schema alignment (EV² 5.3) ---------------------------------------------------------
 
 
-def _triple(t: Sequence[str]) -> tuple[str, str, str] | None:
-    if not isinstance(t, list | tuple) or len(t) != 3:
-        return None
-    return (normalise_text(str(t[0])), str(t[1]).strip().replace(" ", "").lower(), normalise_text(str(t[2])))
+# One implementation of the scoring: queries.subgraphs (score_schema / score_many). These
+# wrappers only add what a model's free-form output needs: relation names in any case or
+# spacing ("is result" -> IsResult), and "nothing predicted, nothing asked" as a perfect 1.
+
+_RELATION_SPELLINGS = {r.lower(): r for r in EVENT_RELATIONS}
+
+
+def _triples(triples: Iterable[Sequence[str]]) -> list[list[str]]:
+    out = []
+    for t in triples:
+        if isinstance(t, list | tuple) and len(t) == 3:
+            rel = str(t[1]).strip().replace(" ", "").replace("_", "")
+            out.append([str(t[0]), _RELATION_SPELLINGS.get(rel.lower(), rel), str(t[2])])
+    return out
+
+
+def _gold_subgraph(types: Mapping[str, str], triples: Iterable[Sequence[str]]):
+    from queries.subgraphs import EvalSubgraph
+
+    return EvalSubgraph("", "instance", [tuple(t) for t in _triples(triples)], event_types=dict(types))
+
+
+def schema_scores(predicted: Sequence[Mapping[str, Any] | None], gold: Sequence[Mapping[str, Any]]):
+    """Micro-averaged :class:`queries.subgraphs.SchemaScore` of ``{event_type, event_relation}``
+    predictions (``None``: nothing predicted) against gold ones; inverse spellings of a fact match."""
+    from queries.subgraphs import score_many
+
+    preds = [{"event_type": dict((p or {}).get("event_type") or {}),
+              "event_relation": _triples((p or {}).get("event_relation") or [])} for p in predicted]
+    golds = [_gold_subgraph(g.get("event_type") or {}, g.get("event_relation") or []) for g in gold]
+    return score_many(preds, golds)
 
 
 def triplet_prf(predicted: Iterable[Sequence[str]], gold: Iterable[Sequence[str]]) -> tuple[float, float, float]:
-    """Precision, recall, F1 of predicted relation triplets; a triplet counts when head type,
-    relation and tail type all match (after text normalisation). Empty vs empty is a perfect 1."""
-    p = {t for t in map(_triple, predicted) if t}
-    g = {t for t in map(_triple, gold) if t}
-    if not p and not g:
+    """Precision, recall, F1 of predicted relation triplets (:func:`queries.subgraphs.score_schema`):
+    head type, relation and tail type must match after text normalisation. Empty vs empty is 1."""
+    pred, gold = _triples(predicted), _triples(gold)
+    if not pred and not gold:
         return 1.0, 1.0, 1.0
-    tp = len(p & g)
-    prec = tp / len(p) if p else 0.0
-    rec = tp / len(g) if g else 0.0
-    f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
-    return prec, rec, f1
+    s = schema_scores([{"event_relation": pred}], [{"event_relation": gold}])
+    return s.precision, s.recall, s.f1
 
 
-def type_accuracy(predicted: dict[str, str], gold: dict[str, str]) -> tuple[int, int]:
+def type_accuracy(predicted: Mapping[str, str], gold: Mapping[str, str]) -> tuple[int, int]:
     """(correct, total) event types over the gold instance events."""
-    correct = sum(1 for k, v in gold.items() if k in predicted and normalise_text(str(predicted[k])) == normalise_text(v))
-    return correct, len(gold)
+    s = schema_scores([{"event_type": predicted}], [{"event_type": gold}])
+    return round(s.type_accuracy * s.n_types), s.n_types
 
 
 # --- AbsPyramid detection ---------------------------------------------------------------

@@ -1,0 +1,126 @@
+"""``eventkg saved`` and ``eventkg browser style``: the shipped exploration queries and Browser style.
+
+Thin skins over :mod:`graphstore.saved_queries`: ``eventkg saved`` lists the queries,
+runs one with its sample defaults (``--param`` overrides them), or ``--show``s the text
+to paste into Neo4j Browser; ``eventkg browser style`` prints the GraSS file's path or text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from graphstore.base import StoreError
+from graphstore.saved_queries import (
+    GRAPH_COLUMN,
+    QUERIES_FILE,
+    get_saved_query,
+    load_saved_queries,
+    run_saved_query,
+)
+
+STYLE_FILE = QUERIES_FILE.with_name("browser_style.grass")
+console = Console()
+browser_app = typer.Typer(help="Neo4j Browser helpers (see docs/browser.md).", no_args_is_help=True)
+
+_DECL = re.compile(r"\s*([\w-]+)\s*:\s*(\"[^\"]*\"|[^;]*);?")
+
+
+def parse_grass(text: str) -> dict[str, dict[str, str]]:
+    """GraSS -> ``{selector: {property: value}}`` (quotes removed), to check a style file."""
+    rules: dict[str, dict[str, str]] = {}
+    selector, body, in_body, in_string = "", "", False, False
+    for ch in text:  # braces inside quoted captions ("{text}") are not rule delimiters
+        if ch == '"':
+            in_string = not in_string
+        if ch == "{" and not in_string:
+            in_body = True
+        elif ch == "}" and not in_string:
+            props = {}
+            for decl in _DECL.findall(body):
+                props[decl[0]] = decl[1].strip().strip('"')
+            rules[selector.strip()] = props
+            selector, body, in_body = "", "", False
+        elif in_body:
+            body += ch
+        else:
+            selector += ch
+    return rules
+
+
+def _params(pairs: list[str]) -> dict:
+    out = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep:
+            raise StoreError(f"--param {pair!r}: expected NAME=VALUE")
+        try:
+            out[name] = json.loads(value)
+        except json.JSONDecodeError:
+            out[name] = value
+    return out
+
+
+def saved_cmd(
+    ctx: typer.Context,
+    name: Annotated[str | None, typer.Argument(help="Saved query to run; omit to list them.")] = None,
+    param: Annotated[list[str] | None, typer.Option("--param", "-p", help="Override a parameter: NAME=VALUE.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of row objects.")] = False,
+    show: Annotated[bool, typer.Option("--show", help="Print the :params line and Cypher for Neo4j Browser.")] = False,
+) -> None:
+    """List the shipped exploration queries, or run one (defaults fit the project's samples).
+
+    Example:  eventkg --store neo4j://localhost:7687 saved paths-between -p head=cram -p "tail=fail exam"
+    """
+    from eventkg.cli import state
+
+    if name is None:
+        table = Table(title="saved queries (graphstore/queries.cypher)")
+        for col in ("name", "description", "params", "backends"):
+            table.add_column(col)
+        for q in load_saved_queries().values():
+            backends = "neo4j only: " + q.neo4j_only if q.neo4j_only else "neo4j, ladybug"
+            table.add_row(q.name, q.description, ", ".join(f"{k}={v}" for k, v in q.params.items()), backends)
+        console.print(table)
+        return
+    overrides = _params(param or [])
+    if show:
+        print(get_saved_query(name, backend="neo4j").browser_text(overrides))
+        return
+    with state(ctx).open(read_only=True) as store:
+        rows = run_saved_query(store, name, overrides, graph=as_json)
+    if as_json:
+        print(json.dumps(rows, indent=2, default=str))
+        return
+    if not rows:
+        console.print("(no rows)")
+        return
+    table = Table()
+    cols = [c for c in rows[0] if c != GRAPH_COLUMN]
+    for col in cols:
+        table.add_column(col)
+    for row in rows:
+        table.add_row(*(v if isinstance(v, str) else json.dumps(v, default=str) for v in (row[c] for c in cols)))
+    console.print(table)
+
+
+@browser_app.command("style")
+def style_cmd(
+    path_only: Annotated[bool, typer.Option("--path", help="Print only the file's path.")] = False,
+) -> None:
+    """Print the Neo4j Browser style (GraSS): in Browser run :style and drop this file on it.
+
+    Example:  eventkg browser style --path
+    """
+    print(STYLE_FILE if path_only else STYLE_FILE.read_text(encoding="utf-8"), end="\n" if path_only else "")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``saved`` and ``browser`` to the ``eventkg`` app."""
+    app.command("saved")(saved_cmd)
+    app.add_typer(browser_app, name="browser")
