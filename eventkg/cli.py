@@ -39,6 +39,7 @@ COMMAND_MODULES = (
     "eventkg.cmd_eval",
     "eventkg.cmd_demo",
     "eventkg.cmd_browser",
+    "eventkg.cmd_demo",
 )
 
 
@@ -116,7 +117,8 @@ def cypher(
     if saved:
         from graphstore.saved_queries import get_saved_query
 
-        query = get_saved_query(saved, backend=state(ctx).store_url).cypher
+        saved_query = get_saved_query(saved, backend=state(ctx).store_url)
+        query, params = saved_query.cypher, saved_query.with_params(params)
     if not query:
         raise StoreError("give a QUERY or --saved NAME")
     with state(ctx).open(read_only=not write) as store:

@@ -482,7 +482,7 @@ class LadybugStore(GraphStore):
             if not frontier:
                 break
         # edges among the outermost nodes, and drop edges to nodes cut by the limit
-        self._adjacent(frontier, types, "out", g, closing=True)
+        self._adjacent(frontier, types, "both", g, closing=True)
         g.remove_nodes_from([n for n in list(g.nodes) if n not in labels])
         by_label: dict[str, list[str]] = {}
         for nid, label in labels.items():
@@ -517,20 +517,22 @@ class LadybugStore(GraphStore):
         by_label: dict[str, list[str]] = {}
         for nid, label in frontier.items():
             by_label.setdefault(label, []).append(nid)
+        arrow = {"out": "-[e:{t}]->", "in": "<-[e:{t}]-", "both": "-[e:{t}]-"}[direction]
         for label, ids in by_label.items():
-            for outgoing in (True,) if direction == "out" else (False,) if direction == "in" else (True, False):
-                group = [t for t in types if (REL_TYPES[t].source if outgoing else REL_TYPES[t].target) == label]
-                if not group:
-                    continue
-                pattern = "(a)-[e:{t}]->(b)" if outgoing else "(a)<-[e:{t}]-(b)"
-                pattern = pattern.format(t="|".join(group)).replace("(a)", f"(a:{label} {{id: i}})", 1)
-                for a, b, blabel, e in self._tuples(
-                    f"UNWIND $ids AS i MATCH {pattern} RETURN a.id, b.id, label(b), e", {"ids": ids}
-                ):
+            group = [t for t in types if label in (REL_TYPES[t].source, REL_TYPES[t].target)]
+            if not group:
+                continue
+            # one keyed query per node: ~0.1 ms each, where an UNWIND over the ids is planned
+            # as a scan of the rel tables (~300 ms on a 1M-edge store)
+            query = f"MATCH (a:{label} {{id: $id}}){arrow.format(t='|'.join(group))}(b) RETURN ID(a), b.id, label(b), e"
+            for nid in ids:
+                for a_internal, b, blabel, e in self._tuples(query, {"id": nid}):
                     etype = e["_LABEL"]
+                    if etype not in group:
+                        continue
                     declared = REL_TYPES[etype].properties.keys() | {"sources"}
                     props = decoded({k: v for k, v in e.items() if k in declared and v is not None})
-                    src, dst = (a, b) if outgoing else (b, a)
+                    src, dst = (nid, b) if e["_SRC"] == a_internal else (b, nid)
                     if closing and b not in g:
                         continue  # the closing pass only keeps edges among held nodes
                     g.add_edge(src, dst, key=etype, type=etype, **props)

@@ -54,7 +54,7 @@ CONNECT_TIMEOUT = 5.0  # seconds to wait for a TCP connection
 INDEXED = {
     "Event": ["text"],
     "Concept": ["name"],
-    "Argument": ["text"],
+    "Argument": ["text", "id_string"],
     "Statement": ["text"],
     "Premise": ["text"],
     "Question": ["qid"],

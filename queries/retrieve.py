@@ -207,6 +207,10 @@ def _fit(
     return "\n".join(head + body + ([""] if tail and body else []) + tail)
 
 
+#: Nodes added per hop unless the caller says otherwise (the prompt is trimmed later anyway).
+DEFAULT_HOP_LIMIT = 50
+
+
 def retrieve(
     store: GraphStore,
     text: str,
@@ -216,14 +220,16 @@ def retrieve(
     *,
     level: str | None = None,
     model_name: str | None = None,
-    limit: int | None = None,
+    limit: int | None = DEFAULT_HOP_LIMIT,
     index: VectorIndex | None = None,
 ) -> RetrievedSubgraph:
     """The k events nearest to ``text`` and their ``hops``-hop typed neighbourhood.
 
     ``rel_types``: paper names (``Causes``, ``After``...) or stored types; default the
     three event relations and ``HAS_TYPE``. ``level`` restricts the seeds to schema or
-    instance events. ``limit`` caps the nodes added per hop. ``index`` skips the
+    instance events. ``limit`` caps the nodes added per hop (default
+    :data:`DEFAULT_HOP_LIMIT`, so a hub in a big graph cannot turn one prompt into
+    thousands of triples and the latency stays bounded; ``None`` for all). ``index`` skips the
     staleness check (for callers that hold an index they know is fresh).
     """
     if not text.strip():

@@ -145,8 +145,7 @@ def generate_and_store(store: GraphStore, n: int, seed: int, negatives: str = "f
     from queries.event_graph import EventIndex
     from queries.questions import generate_questions, store_questions
 
-    if negatives not in NEGATIVES:
-        raise TaskError(f"negatives {negatives!r}: expected one of {', '.join(NEGATIVES)}")
+    check_options(n, negatives)
     progress("read the event graph", 0, None)
     idx = EventIndex.from_store(store)
     sampler = None
@@ -308,11 +307,18 @@ def write_demo_report(result: DemoResult, all_metrics: dict[str, dict[str, dict[
 # --- the whole demo --------------------------------------------------------------------------------
 
 
+def check_options(n: int, negatives: str) -> None:
+    """Refuse bad options before anything is opened or written."""
+    if n < 1:
+        raise TaskError(f"--n {n}: need at least one question per task and level")
+    if negatives not in NEGATIVES:
+        raise TaskError(f"--negatives {negatives!r}: expected one of {', '.join(NEGATIVES)}")
+
+
 def run_demo(store: GraphStore, out: str | Path, *, n: int = DEFAULT_N, seed: int = 0, negatives: str = "faiss",
              samples: Path = SAMPLES, progress: Progress = _silent) -> DemoResult:
     """Ingest the samples, generate questions, score the baselines and write the report into ``out``."""
-    if n < 1:
-        raise TaskError(f"--n {n}: need at least one question per task and level")
+    check_options(n, negatives)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     result = DemoResult(out=out, report=out / "report.md", metrics_file=out / "metrics.json",

@@ -26,6 +26,7 @@ import pytest
 from graphstore import neo4j_server as server_mod
 from graphstore import open_store
 from graphstore.saved_queries import get_saved_query
+from tests.conftest import selected_backends
 from tests.test_saved_queries import ingest_samples
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.slow]
@@ -51,8 +52,10 @@ def _missing() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def browser_server() -> Iterator[server_mod.Neo4jServer]:
+def browser_server(request: pytest.FixtureRequest) -> Iterator[server_mod.Neo4jServer]:
     """A Neo4j server with Browser on its HTTP port, holding every project sample."""
+    if "neo4j" not in selected_backends(request.config):
+        pytest.skip("the neo4j backend is not selected (--backends / EVENTKG_TEST_BACKENDS)")
     missing = _missing()
     if missing:
         reason = f"Browser end-to-end test needs {', '.join(missing)}"
