@@ -58,7 +58,7 @@ def bench_ladybug(nodes: list[dict], edges: list[dict], batch: int, workdir: Pat
     raw_store = open_store(str(workdir / "raw.lbug"))
     raw_store.upsert_nodes("Event", nodes)
     conn = raw_store._conn
-    arrow = pa.table(
+    arrow = pa.table(  # noqa: F841 - read by name from this frame by ladybug's COPY
         {
             "src": pa.array([e["src"] for e in edges]),
             "dst": pa.array([e["dst"] for e in edges]),

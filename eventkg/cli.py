@@ -39,7 +39,6 @@ COMMAND_MODULES = (
     "eventkg.cmd_eval",
     "eventkg.cmd_demo",
     "eventkg.cmd_browser",
-    "eventkg.cmd_demo",
 )
 
 
