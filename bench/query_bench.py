@@ -1,0 +1,36 @@
+"""The query layer's benchmark: question generation, then embeddings / FAISS / negatives / retrieval.
+
+    .venv/bin/python bench/query_bench.py               # full size (1,000,000-edge stores)
+    .venv/bin/python bench/query_bench.py --scale 0.05  # a quick look
+
+Runs ``bench/query_bench_questions.py`` (schema CEC questions/s vs a path-enumerating
+baseline, target >= 2,000/s) and ``bench/query_bench_retrieval.py`` (retrieve p50/p95,
+target p95 < 50 ms at k=5, hops=2; FAISS recall@10 >= 0.95 and speed-up >= 10x over exact
+search on 200,000 vectors; embedding throughput vs raw ``encode`` >= 0.9; a second
+``negatives`` run < 10% of the first) one after another, each in its own process so one
+part's memory does not distort the other's timings. Extra arguments go to both.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def main() -> int:
+    args = sys.argv[1:]
+    if {"-h", "--help"} & set(args):
+        print(__doc__)
+        return 0
+    status = 0
+    for part in ("query_bench_questions.py", "query_bench_retrieval.py"):
+        print(f"== {part} {' '.join(args)}", flush=True)
+        status |= subprocess.call([sys.executable, str(HERE / part), *args])
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
