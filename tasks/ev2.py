@@ -26,10 +26,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from queries.questions import KGOracle
 
 LEVELS = ("schema", "instance")
-#: walk length of the kg-oracle per question origin. The EV² loader stores every imported
-#: answer as an edge (and none for Vague), so imported questions are read off direct edges;
-#: generated ones were induced over walks of up to 4 edges (``generate_questions``' max_len).
-ORACLE_MAX_LEN = {"imported": 1, "generated": 4}
+#: walk length of the kg-oracle, for imported and generated questions alike: generated ones
+#: were induced over walks of up to 4 edges (``generate_questions``' max_len), and the bundled
+#: samples are one coherent world in which every imported question has exactly one right
+#: answer at that length (``ingest/samples/make_samples.py``, ``tests/test_samples_consistent.py``).
+ORACLE_MAX_LEN = 4
 _FAMILY_WORD = {"causal": "causal", "temporal": "temporal", "hierarchical": "subordinate"}
 _PHRASE = {
     "Causes": "causes", "IsResult": "is a result of", "Before": "is before", "After": "is after",
@@ -96,7 +97,7 @@ class _EV2Task(Task):
         self.origin = origin
         self.max_tokens = 1024 if style == "cot" else 64
         self._oracle_store: GraphStore | None = None
-        self._oracles: dict[int, KGOracle] = {}
+        self._oracle: KGOracle | None = None
 
     # -- documents ---------------------------------------------------------------------
     def build(self, store: GraphStore, split: str | None = None, n: int | None = None, seed: int = 0) -> list[Item]:
@@ -193,17 +194,13 @@ class _EV2Task(Task):
         return tables
 
     # -- kg-oracle: queries.questions.KGOracle over the store's event graph ----------------
-    def kg_oracle(self, store: GraphStore, origin: str | None = None) -> KGOracle:
-        """The graph oracle of ``store`` for questions of ``origin`` (event graph read once per store)."""
+    def kg_oracle(self, store: GraphStore) -> KGOracle:
+        """The graph oracle of ``store`` (event graph read once per store)."""
         from queries.questions import KGOracle
 
-        if self._oracle_store is not store:
-            self._oracle_store, self._oracles = store, {}
-        max_len = ORACLE_MAX_LEN.get(origin or "", ORACLE_MAX_LEN["generated"])
-        if max_len not in self._oracles:
-            first = next(iter(self._oracles.values()), None)
-            self._oracles[max_len] = KGOracle(first.index if first else store, max_len=max_len)
-        return self._oracles[max_len]
+        if self._oracle_store is not store or self._oracle is None:
+            self._oracle_store, self._oracle = store, KGOracle(store, max_len=ORACLE_MAX_LEN)
+        return self._oracle
 
     def oracle(self, store: GraphStore, item: Item) -> str | None:
         """The letter of the one choice the graph singles out; ``None`` - scored unparseable, so
@@ -211,7 +208,7 @@ class _EV2Task(Task):
         from queries.questions import QuestionError
 
         try:
-            answer = self.kg_oracle(store, item.meta.get("origin")).answer(item.doc)
+            answer = self.kg_oracle(store).answer(item.doc)
         except QuestionError:  # a row the graph cannot read (an instance without its type)
             return None
         if answer is None or answer not in (item.choices or []):

@@ -123,3 +123,19 @@ def test_client_errors_are_not_retried(server, tmp_path: Path) -> None:
     with pytest.raises(ModelUnreachable, match="HTTP 400"):
         model.generate([Request(prompt="hi")])
     assert len(server.requests) == 1
+
+
+def test_refused_connection_fails_fast_with_default_retries(embedded_store, samples_dir: Path, server,
+                                                            tmp_path: Path) -> None:
+    """Nothing listening: one quick retry, then the one-line error - not ~18 s of backoff (the
+    default options back off 1+2+4+8 s on 429/5xx and timeouts), even with many items queued."""
+    load(embedded_store, samples_dir / "ev2")
+    server.close()
+    model = load_model(f"openai:m@{server.url}", cache=ResponseCache(tmp_path))  # default retries and backoff
+    assert model.max_retries >= 3 and model.backoff >= 1
+    started = time.perf_counter()
+    with pytest.raises(ModelUnreachable, match="cannot connect") as err:
+        evaluate(embedded_store, get_task("ev2-cec"), model, n=20, out_dir=tmp_path / "run")
+    assert time.perf_counter() - started < 5
+    assert "after 2 attempts" in str(err.value) and "\n" not in str(err.value)
+    assert model.sent <= 2 * model.concurrency  # queued requests were dropped, not each tried in turn

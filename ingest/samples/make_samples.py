@@ -2,11 +2,16 @@
 
     python ingest/samples/make_samples.py            # rewrites ingest/samples/{ev2,eeckg,aser,abspyramid,clomo}
 
-The formats are the real ones (``docs/formats.md``, ``../shared/data/samples``). The EV² sample
-is consistent with its own schema graph: every gold relation of a question is an edge of the
-graph between the (types of the) two events, and a Vague question's pair has no edge of the
-asked family. Every graph edge is the gold edge of some question, so the union of the files'
-schema triples is the whole graph.
+The formats are the real ones (``docs/formats.md``, ``../shared/data/samples``). The samples
+describe one coherent world: every EV² question has exactly one right answer in the union
+graph of *all* the samples as ``eventkg demo`` ingests them (EV²'s schema triples, EECKG's
+mapped relations and ASER's ``--map-events`` senses), read the way the kg-oracle reads it:
+Table 1 induction over walks of at most ``MAX_LEN`` edges (:class:`UnionGraph`). So no CEC
+negative stands in the asked relation to ``e0``, directly or by induction, and a CRR gold
+relation is the only member of its family that holds (none for Vague). Questions are drawn
+under these rules and :func:`check_questions` re-checks every row before anything is written.
+Every EV² graph edge is the gold edge of some question, so the union of the files' schema
+triples is the whole world graph.
 """
 
 from __future__ import annotations
@@ -20,8 +25,14 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(1, str(HERE.parent.parent))  # the project root: the loaders' relation tables
 
 import world  # noqa: E402
+
+from graphstore.model import STORED_TO_FORWARD, normalise_text  # noqa: E402
+from ingest.aser import EVENT_MAPPING as ASER_EVENT_MAPPING  # noqa: E402
+from ingest.eeckg import EVENT_MAP as EECKG_EVENT_MAP  # noqa: E402
+from queries.induce import AUTOMATON, CODE, DEAD  # noqa: E402
 
 REL = {"C": "Causes", "B": "Before", "S": "HasSubevent"}
 INVERSE = {"Causes": "IsResult", "Before": "After", "HasSubevent": "IsSubevent"}
@@ -44,6 +55,7 @@ CEC_QUESTION = {
     "HasSubevent": 'Which is subevent of "{e}"?',
     "IsSubevent": 'Which has subevent "{e}"?',
 }
+MAX_LEN = 4  # the kg-oracle's walk length (tasks/ev2.py, queries.questions.KGOracle)
 OPENERS = ["{who} had to {p} {where}.", "{who} decided to {p} {where}.", "That week {who} began to {p} {where}.",
            "{who} managed to {p} {where}."]
 
@@ -67,10 +79,100 @@ def schema_graph() -> tuple[list[tuple[str, str, str, str]], dict[str, str]]:
     return edges, scen
 
 
+def eeckg_relations() -> list[tuple[str, str, str]]:
+    """EECKG's sample rows that the loader stores as event relations (its ``EVENT_MAP``), head -> tail."""
+    rows = [(start, rel, end) for rel, start, end, _ in world.EECKG_ASSERTIONS]
+    rows += [(h, rel, t) for h, rel, t, _ in world.EECKG_TRIPLES]
+    return [(h, EECKG_EVENT_MAP[rel], t) for h, rel, t in rows if rel in EECKG_EVENT_MAP]
+
+
+def aser_relations() -> list[tuple[str, str, str]]:
+    """ASER's sample senses that ``--map-events`` stores as event relations (its ``EVENT_MAPPING``)."""
+    out = []
+    for h, t, senses in world.ASER_RELATIONS:
+        for sense, count in senses.items():
+            if sense in ASER_EVENT_MAPPING and count:
+                stored, forward = ASER_EVENT_MAPPING[sense]
+                out.append((h, STORED_TO_FORWARD[stored], t) if forward else (t, STORED_TO_FORWARD[stored], h))
+    return out
+
+
+class UnionGraph:
+    """The event relations of every sample as the demo stores them, one node per normalised text.
+
+    ``held(a, b)`` is what the kg-oracle reads between two events: the relations Table 1
+    induces over some walk of at most ``MAX_LEN`` edges (edges read both ways, a backward
+    step reading the inverse relation; one edge induces itself).
+    """
+
+    def __init__(self, triples: list[tuple[str, str, str]]) -> None:
+        self.adj: dict[str, set[tuple[str, int]]] = {}
+        for h, r, t in triples:
+            h, t = normalise_text(h), normalise_text(t)
+            if h != t:
+                self.adj.setdefault(h, set()).add((t, CODE[r]))
+                self.adj.setdefault(t, set()).add((h, CODE[INVERSE[r]]))
+        self._reach: dict[str, dict[str, set[str]]] = {}
+
+    def direct(self, a: str, b: str) -> set[str]:
+        b = normalise_text(b)
+        names = {v: k for k, v in CODE.items()}
+        return {names[c] for n, c in self.adj.get(normalise_text(a), ()) if n == b}
+
+    def held(self, a: str, b: str) -> set[str]:
+        a = normalise_text(a)
+        if a not in self._reach:
+            self._reach[a] = self._walk(a)
+        return self._reach[a].get(normalise_text(b), set())
+
+    def _walk(self, a: str) -> dict[str, set[str]]:
+        names = {v: k for k, v in CODE.items()}
+        out: dict[str, set[str]] = {}
+        frontier = [(a, AUTOMATON.start)]
+        seen = set(frontier)
+        for _ in range(MAX_LEN):
+            nxt = []
+            for node, state in frontier:
+                for nb, code in sorted(self.adj.get(node, ())):
+                    ns = AUTOMATON.trans[state][code]
+                    if ns == DEAD or (nb, ns) in seen:
+                        continue
+                    seen.add((nb, ns))
+                    nxt.append((nb, ns))
+                    if AUTOMATON.output[ns] != DEAD:
+                        out.setdefault(nb, set()).add(names[AUTOMATON.output[ns]])
+            frontier = nxt
+        return out
+
+
+def union_graph() -> UnionGraph:
+    """World edges (EV²) + EECKG's and ASER's event relations: the graph the demo's oracle reads."""
+    edges, _ = schema_graph()
+    return UnionGraph([(h, r, t) for h, r, t, _ in edges] + eeckg_relations() + aser_relations())
+
+
+def check_questions(files: dict[str, list[dict]], graph: UnionGraph) -> None:
+    """Every row has exactly one right answer in ``graph`` (see the module docstring), else fail loudly."""
+    for name, rows in files.items():
+        for row in rows:
+            types = row.get("event_type") or {}  # instance rows are read on their event types
+            e0 = types.get(row["e0"], row["e0"])
+            where = f"{name} {row['id']} {row['e0']} {row['rel']} {row['e1']}"
+            if "negative_chosen" in row:
+                right = [c for c in row["choices"] if row["rel"] in graph.held(e0, types.get(c, c))]
+                assert right == [row["e1"]], f"{where}: right answers {right}"
+            else:
+                family = [r for r in row["choices"] if r != "Vague"]
+                holding = [r for r in family if r in graph.held(e0, types.get(row["e1"], row["e1"]))]
+                assert holding == ([] if row["rel"] == "Vague" else [row["rel"]]), f"{where}: {holding} hold"
+
+
 class EV2:
     def __init__(self, seed: int = 2024) -> None:
         self.rng = random.Random(seed)
+        self.qid_rng = random.Random(seed + 1)  # ids of their own stream: stable when question rules change
         self.edges, self.scenario = schema_graph()
+        self.union = union_graph()
         self.by_family = {(h, t, FAMILY[r]) for h, r, t, _ in self.edges}
         self.adjacent: dict[str, list[tuple[str, str, str]]] = {}
         for h, r, t, _ in self.edges:
@@ -79,8 +181,13 @@ class EV2:
         self.next_comp = 1
 
     def linked(self, a: str, b: str, family: int | None = None) -> bool:
+        """A direct edge of ``family`` (any, if None) between a and b in the union graph."""
         fams = [family] if family is not None else [0, 1, 2]
-        return any((a, b, f) in self.by_family or (b, a, f) in self.by_family for f in fams)
+        return any(FAMILY[r] in fams for r in self.union.direct(a, b))
+
+    def holding(self, a: str, b: str, family: int) -> list[str]:
+        """Members of ``family`` the union graph holds from a to b (walks of <= MAX_LEN)."""
+        return [r for r in FAMILIES[family][:2] if r in self.union.held(a, b)]
 
     def oriented(self, edge: tuple[str, str, str]) -> list[str]:
         h, r, t = edge
@@ -98,19 +205,22 @@ class EV2:
                 picked.append(self.rng.choice(more))
         return [self.oriented(e) for e in picked]
 
-    def negatives(self, e0: str, e1: str) -> list[str]:
+    def negatives(self, e0: str, rel: str, e1: str) -> list[str]:
+        """3 events of e0's scenario, not directly linked to e0 or e1, none of which ``rel`` reaches from e0."""
         same = sorted(t for t, s in self.scenario.items() if s == self.scenario[e0] and t not in (e0, e1))
-        cands = [t for t in same if not self.linked(e0, t) and not self.linked(e1, t)]
+        cands = [t for t in same if not self.linked(e0, t) and not self.linked(e1, t)
+                 and rel not in self.union.held(e0, t)]
         self.rng.shuffle(cands)
         return cands[:3]
 
     def vague_partner(self, e0: str, family: int) -> str | None:
+        """An event of e0's scenario that no member of ``family`` links to e0 (walks of <= MAX_LEN)."""
         same = sorted(t for t, s in self.scenario.items() if s == self.scenario[e0] and t != e0)
-        cands = [t for t in same if not self.linked(e0, t, family)]
+        cands = [t for t in same if not self.holding(e0, t, family)]
         return self.rng.choice(cands) if cands else None
 
     def qid(self) -> str:
-        qid = f"{self.next_comp}-{self.rng.randint(0, 2)}"
+        qid = f"{self.next_comp}-{self.qid_rng.randint(0, 2)}"
         self.next_comp += 1
         return qid
 
@@ -118,7 +228,7 @@ class EV2:
                    ctx: list[list[str]]) -> dict:
         row: dict = {"id": qid, "e0": e0, "rel": rel, "e1": e1}
         if task == "CEC":
-            row["negative_chosen"] = self.negatives(e0, e1)
+            row["negative_chosen"] = self.negatives(e0, rel, e1)
         row["context"] = " ".join(VERBAL[r].format(h=h, t=t) for h, r, t in ctx)
         if task == "CEC" or rel != "Vague":
             row["context_tpl"] = ctx
@@ -170,17 +280,21 @@ class EV2:
             level, task = target.split("_")
             oriented = self.oriented((h, r, t))
             e0, rel, e1 = oriented
-            if task == "CEC" and len(self.negatives(e0, e1)) < 3:
+            if task == "CEC" and len(self.negatives(e0, rel, e1)) < 3:
                 task, target = "CRR", f"{level}_CRR"
+            if task == "CRR":  # the world is coherent: no walk makes the inverse hold too
+                assert self.holding(e0, e1, FAMILY[rel]) == [rel], f"world.py: {e0} {rel} {e1} and its inverse hold"
             ctx = self.context(e0, e1, (h, r, t))
             qid = self.qid()
             row = self.schema_row(task, qid, e0, rel, e1, FAMILIES[FAMILY[rel]], ctx)
             rows = [(row, ctx)]
             if task == "CRR" and self.rng.random() < 0.3:  # the same pair asked in another family
                 fam = self.rng.choice([f for f in range(3) if f != FAMILY[rel]])
-                other = next((g for g in self.edges if {g[0], g[2]} == {e0, e1} and FAMILY[g[1]] == fam), None)
-                rel2 = "Vague" if other is None else (other[1] if other[0] == e0 else INVERSE[other[1]])
-                rows.append((self.schema_row("CRR", qid, e0, rel2, e1, FAMILIES[fam], ctx), ctx))
+                held = self.holding(e0, e1, fam)
+                # one answer only, and a non-Vague gold must be an edge already: the loader stores it
+                if not held or (len(held) == 1 and held[0] in self.union.direct(e0, e1)):
+                    rel2 = held[0] if held else "Vague"
+                    rows.append((self.schema_row("CRR", qid, e0, rel2, e1, FAMILIES[fam], ctx), ctx))
             if task == "CRR" and self.rng.random() < 0.35:  # a Vague pair around the same event
                 fam = self.rng.randrange(3)
                 partner = self.vague_partner(e0, fam)
@@ -190,6 +304,7 @@ class EV2:
             for r2, c2 in rows:
                 gold = None if r2["rel"] == "Vague" else [r2["e0"], r2["rel"], r2["e1"]]
                 files[target].append(self.instance_row(r2, c2, gold) if level == "I" else r2)
+        check_questions(files, self.union)
         return files
 
     def clustering(self) -> list[list[str]]:

@@ -100,7 +100,7 @@ present_evidence C find_guilty
 reach_verdict B sentence_defendant
 find_guilty C sentence_defendant
 find_guilty B appeal_verdict
-appeal_verdict C hold_hearing
+appeal_verdict C review_case
 hire_lawyer C find_innocent
 find_innocent C release_defendant
 find_innocent C feel_relief

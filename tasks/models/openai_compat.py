@@ -1,13 +1,16 @@
 """Any OpenAI-compatible chat API (OpenAI, vLLM, Ollama, llama.cpp server, TGI...).
 
 Plain ``urllib`` (no SDK): POST ``{base}/chat/completions`` with a bearer key from
-``OPENAI_API_KEY`` or ``EVENTKG_API_KEY``; exponential backoff on 429/5xx, timeouts and
-refused connections; a thread pool bounds concurrency; every answer is cached on disk by
-request hash, so a rerun sends nothing.
+``OPENAI_API_KEY`` or ``EVENTKG_API_KEY``; exponential backoff on 429/5xx and timeouts (a busy
+server recovers); a connection the host turns away at once (refused: nothing listens; no
+route) is retried once, quickly, then reported, since backing off for ~20 s would not bring
+a server up. A thread pool bounds concurrency, and the first error cancels the requests not
+yet sent; every answer is cached on disk by request hash, so a rerun sends nothing.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import socket
@@ -25,6 +28,13 @@ from tasks.models.cache import ResponseCache, request_key
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+REFUSED_RETRY_WAIT = 0.25  # seconds before the one retry of a refused connection
+_UNREACHABLE = {errno.ECONNREFUSED, errno.ENETUNREACH, errno.EHOSTUNREACH}
+
+
+def refused(reason: object) -> bool:
+    """Whether a connection error means nobody answers at that address (not a slow or busy server)."""
+    return isinstance(reason, ConnectionRefusedError) or (isinstance(reason, OSError) and reason.errno in _UNREACHABLE)
 
 
 def chat_url(base_url: str) -> str:
@@ -72,6 +82,7 @@ class OpenAICompatModel(Model):
         self.use_cache = use_cache
         self.name = f"openai:{model}"
         self.sent = 0  # HTTP requests actually sent (cache hits send none)
+        self._failed: ModelUnreachable | None = None  # the error that ends the current generate()
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "base_url": self.base_url, "temperature": self.temperature}
@@ -85,15 +96,25 @@ class OpenAICompatModel(Model):
     def generate(self, requests: Sequence[Request]) -> list[Completion]:
         if not requests:
             return []
-        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+        self._failed = None
+        pool = ThreadPoolExecutor(max_workers=self.concurrency)
+        try:
             return list(pool.map(self._one, requests))
+        finally:  # after an error, requests not yet sent are dropped, not tried one by one
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def _one(self, req: Request) -> Completion:
         body = self._body(req)
         key = request_key({"url": self.url, **body})
         if self.use_cache and (hit := self.cache.get(key)) is not None:
             return Completion(text=hit["text"], cached=True)
-        text = self._post(body)
+        if self._failed is not None:  # another request already found the server failing
+            raise self._failed
+        try:
+            text = self._post(body)
+        except ModelUnreachable as exc:
+            self._failed = exc
+            raise
         if self.use_cache:
             self.cache.put(key, {"text": text, "model": self.model, "url": self.url})
         return Completion(text=text)
@@ -103,9 +124,11 @@ class OpenAICompatModel(Model):
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        last = ""
+        last, tries = "", 0
         for attempt in range(self.max_retries + 1):
+            tries = attempt + 1
             wait = min(self.max_backoff, self.backoff * (2**attempt))
+            turned_away = False
             try:
                 self.sent += 1
                 request = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
@@ -125,11 +148,17 @@ class OpenAICompatModel(Model):
             except urllib.error.URLError as exc:
                 reason = exc.reason
                 last = f"no answer within {self.timeout:g}s" if isinstance(reason, TimeoutError | socket.timeout) else f"cannot connect ({reason})"
+                turned_away = refused(reason)
             except (ConnectionError, json.JSONDecodeError) as exc:
                 last = f"bad response ({exc})"
+                turned_away = refused(exc)
+            if turned_away:
+                if attempt >= 1:  # the quick retry was turned away too: the server is not there
+                    break
+                wait = min(wait, REFUSED_RETRY_WAIT)
             if attempt < self.max_retries:
                 time.sleep(wait)
-        raise ModelUnreachable(f"model server {self.url}: {last} after {self.max_retries + 1} attempts")
+        raise ModelUnreachable(f"model server {self.url}: {last} after {tries} attempt{'s' if tries != 1 else ''}")
 
 
 def _content(payload: dict[str, Any], url: str) -> str:
