@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 SIZES = [(1_000_000, 1_000_000), (1_000_000, 3_000_000)]
 
 
-def child(mode: str, kg: str, store_path: str) -> None:
+def child(mode: str, kg: str, store_path: str, batch_size: int | None = None) -> None:
     """Runs inside the measured process; prints one JSON line."""
     from graphstore.base import WriteResult
     from ingest import aser
@@ -57,7 +57,7 @@ def child(mode: str, kg: str, store_path: str) -> None:
             from graphstore import open_store
 
             store = open_store(store_path)
-        report = aser.load(store, kg)
+        report = aser.load(store, kg, **({"batch_size": batch_size} if batch_size else {}))
         if mode == "ingest":
             out["counts"] = {k: sum(v.values()) for k, v in store.counts().items()}
             store.close()
@@ -66,8 +66,9 @@ def child(mode: str, kg: str, store_path: str) -> None:
     print(json.dumps(out))
 
 
-def measure(mode: str, kg: Path, store: Path) -> dict:
-    proc = subprocess.Popen([sys.executable, __file__, "--child", mode, str(kg), str(store)],
+def measure(mode: str, kg: Path, store: Path, batch_size: int | None) -> dict:
+    extra = ["--batch-size", str(batch_size)] if batch_size else []
+    proc = subprocess.Popen([sys.executable, __file__, "--child", mode, str(kg), str(store), *extra],
                             stdout=subprocess.PIPE, cwd=ROOT)
     stdout = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -84,16 +85,18 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0, help="multiply the sizes (e.g. 0.1 for a quick run)")
     parser.add_argument("--modes", default="scan,loader,ingest", help="comma-separated subset of scan,loader,ingest")
     parser.add_argument("--workdir", default=None, help="where to put the generated files (default: a temp folder)")
+    parser.add_argument("--batch-size", type=int, default=None, help="rows per store write (default: the loader's)")
     parser.add_argument("--child", nargs=3, metavar=("MODE", "KG", "STORE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(*args.child)
+        child(*args.child, batch_size=args.batch_size)
         return
     from ingest.synthetic import make_aser_kg
 
     work = Path(args.workdir or tempfile.mkdtemp(prefix="eventkg-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
+        print(f"# load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
         print(f"{'eventualities':>13} {'relations':>10} {'mode':>7} {'seconds':>8} {'relations/s':>12} {'peak RSS MB':>12}")
         for n_ev, n_rel in SIZES:
             n_ev, n_rel = int(n_ev * args.scale), int(n_rel * args.scale)
@@ -107,14 +110,14 @@ def main() -> None:
                 shutil.rmtree(store, ignore_errors=True)
                 if store.exists():
                     store.unlink()
-                r = measure(mode, kg, store)
+                r = measure(mode, kg, store, args.batch_size)
                 rate = n_rel / r["seconds"]
                 base = base or rate
                 extra = f"  ({rate / base:.2f}x the sqlite scan)" if mode != "scan" and "scan" in args.modes else ""
                 if "counts" in r:
                     extra += f"  store: {r['counts']['nodes']:,} nodes, {r['counts']['edges']:,} edges"
-                print(f"{n_ev:>13,} {n_rel:>10,} {mode:>7} {r['seconds']:>8.1f} {rate:>12,.0f} {r['peak_rss_mb']:>12,.0f}{extra}",
-                      flush=True)
+                print(f"{n_ev:>13,} {n_rel:>10,} {mode:>7} {r['seconds']:>8.1f} {rate:>12,.0f} {r['peak_rss_mb']:>12,.0f}{extra}"
+                      f"  [load {os.getloadavg()[0]:.1f}]", flush=True)
     finally:
         if not args.workdir:
             shutil.rmtree(work, ignore_errors=True)

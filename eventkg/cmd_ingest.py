@@ -30,7 +30,7 @@ ingest_app = typer.Typer(
 OnError = Annotated[str, typer.Option("--on-error", help="fail: stop at the first bad row (default); skip: keep going.")]
 Rejects = Annotated[Path | None, typer.Option("--rejects", help="Append bad rows here as JSON lines (file, line, reason, raw).")]
 Limit = Annotated[int | None, typer.Option("--limit", help="Stop after N source rows.")]
-BatchSize = Annotated[int, typer.Option("--batch-size", help="Rows per atomic store write.")]
+BatchSize = Annotated[int | None, typer.Option("--batch-size", help="Rows per atomic store write (default: the loader's own).")]
 AsJson = Annotated[bool, typer.Option("--json", help="Print the report as JSON.")]
 PathArg = Annotated[Path, typer.Argument(help="A file of the source, or a folder of its files.")]
 
@@ -109,14 +109,17 @@ def print_report(report: IngestReport) -> None:
     console.print(f"{report.rows:,} rows in {report.seconds:.2f} s ({rate:,.0f} rows/s)")
 
 
-def _common(on_error: str, rejects: Path | None, limit: int | None, batch_size: int) -> dict[str, Any]:
-    return {"on_error": on_error, "rejects": rejects, "limit": limit, "batch_size": batch_size}
+def _common(on_error: str, rejects: Path | None, limit: int | None, batch_size: int | None) -> dict[str, Any]:
+    opts: dict[str, Any] = {"on_error": on_error, "rejects": rejects, "limit": limit}
+    if batch_size is not None:  # otherwise each loader's measured default applies
+        opts["batch_size"] = batch_size
+    return opts
 
 
 @ingest_app.command("ev2")
 def ingest_ev2(
     ctx: typer.Context, path: PathArg, on_error: OnError = "fail", rejects: Rejects = None, limit: Limit = None,
-    batch_size: BatchSize = DEFAULT_BATCH_SIZE, as_json: AsJson = False,
+    batch_size: BatchSize = None, as_json: AsJson = False,
 ) -> None:
     """EV²: S_CEC/S_CRR/I_CEC/I_CRR .jsonl and clustering.json.
 
@@ -128,7 +131,7 @@ def ingest_ev2(
 @ingest_app.command("eeckg")
 def ingest_eeckg(
     ctx: typer.Context, path: PathArg, on_error: OnError = "fail", rejects: Rejects = None, limit: Limit = None,
-    batch_size: BatchSize = DEFAULT_BATCH_SIZE, as_json: AsJson = False,
+    batch_size: BatchSize = None, as_json: AsJson = False,
 ) -> None:
     """EECKG: ConceptNet assertion CSV or head,relation,tail TSV/CSV.
 
@@ -140,7 +143,7 @@ def ingest_eeckg(
 @ingest_app.command("aser")
 def ingest_aser(
     ctx: typer.Context, path: PathArg, on_error: OnError = "fail", rejects: Rejects = None, limit: Limit = None,
-    batch_size: BatchSize = DEFAULT_BATCH_SIZE, as_json: AsJson = False,
+    batch_size: BatchSize = None, as_json: AsJson = False,
     map_events: Annotated[bool, typer.Option("--map-events", help="Also add CAUSES/BEFORE from Result/Reason/Precedence/Succession.")] = False,
     concepts: Annotated[Path | None, typer.Option("--concepts", help="An ASER concept.db to add Concept nodes + ABSTRACTS_TO.")] = None,
 ) -> None:
@@ -155,7 +158,7 @@ def ingest_aser(
 @ingest_app.command("abspyramid")
 def ingest_abspyramid(
     ctx: typer.Context, path: PathArg, on_error: OnError = "fail", rejects: Rejects = None, limit: Limit = None,
-    batch_size: BatchSize = DEFAULT_BATCH_SIZE, as_json: AsJson = False,
+    batch_size: BatchSize = None, as_json: AsJson = False,
 ) -> None:
     """AbsPyramid: Detection/Generation JSON-lines (train/valid/test.json).
 
@@ -167,7 +170,7 @@ def ingest_abspyramid(
 @ingest_app.command("clomo")
 def ingest_clomo(
     ctx: typer.Context, path: PathArg, on_error: OnError = "fail", rejects: Rejects = None, limit: Limit = None,
-    batch_size: BatchSize = DEFAULT_BATCH_SIZE, as_json: AsJson = False,
+    batch_size: BatchSize = None, as_json: AsJson = False,
 ) -> None:
     """CLoMo: zero_/few_/cot_<split>.json.
 

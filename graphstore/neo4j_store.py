@@ -9,6 +9,9 @@ Why it looks the way it does:
   the new ones with their properties inline, and replace only the rows whose merge
   (``base.merge_props``, as in the embedded backend) changes something, so re-ingesting a
   file writes and counts nothing. Neo4j has no null properties: nulls are stripped.
+* Arrow tables in a batch (``Batch.node_tables``/``edge_tables``) are typed as the
+  embedded store types them (``graphstore.tables.conform_table``), then take the row path:
+  Bolt sends Python values either way.
 * Read-only Cypher runs in a READ access-mode session, so Neo4j itself refuses writes.
 * Install ``neo4j-rust-ext`` beside the driver: it packs Bolt messages several times
   faster than the pure-Python code, which dominates bulk writes.
