@@ -12,7 +12,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 
 from graphstore import StoreError
-from ingest.pipeline import DEFAULT_BATCH_SIZE, IngestReport
+from ingest.pipeline import IngestReport
 from ingest.registry import LOADERS
 
 console = Console()
