@@ -256,11 +256,15 @@ class GraphStore(ABC):
         rel_types: Sequence[str] | None = None,
         direction: str = "both",
         limit: int | None = None,
+        induced: bool = True,
     ) -> nx.MultiDiGraph:
         """The k-hop neighbourhood of the seed ids over the given types (default: all).
 
         ``direction`` is ``out``, ``in`` or ``both``; ``limit`` caps the nodes fetched per hop.
-        The result includes every edge of those types between the nodes it holds.
+        With ``induced`` the result includes every edge of those types between the nodes it
+        holds; without, only the edges a walk of at most ``hops`` steps from a seed can
+        traverse (at least one endpoint nearer than ``hops``), which spares a pass over the
+        outermost ring of nodes (retrieval uses this).
         """
 
     def fetch_graph(self, rel_types: Sequence[str]) -> nx.MultiDiGraph:

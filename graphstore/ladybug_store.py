@@ -458,6 +458,7 @@ class LadybugStore(GraphStore):
         rel_types: Sequence[str] | None = None,
         direction: str = "both",
         limit: int | None = None,
+        induced: bool = True,
     ) -> nx.MultiDiGraph:
         if direction not in ("out", "in", "both"):
             raise ValueError("direction must be out, in or both")
@@ -482,7 +483,8 @@ class LadybugStore(GraphStore):
             if not frontier:
                 break
         # edges among the outermost nodes, and drop edges to nodes cut by the limit
-        self._adjacent(frontier, types, "both", g, closing=True)
+        if induced:
+            self._adjacent(frontier, types, "both", g, closing=True)
         g.remove_nodes_from([n for n in list(g.nodes) if n not in labels])
         by_label: dict[str, list[str]] = {}
         for nid, label in labels.items():

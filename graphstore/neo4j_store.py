@@ -498,6 +498,7 @@ class Neo4jStore(GraphStore):
         rel_types: Sequence[str] | None = None,
         direction: str = "both",
         limit: int | None = None,
+        induced: bool = True,
     ) -> nx.MultiDiGraph:
         if direction not in ("out", "in", "both"):
             raise ValueError("direction must be out, in or both")
@@ -521,6 +522,9 @@ class Neo4jStore(GraphStore):
             for nid, row in self.get_nodes(label, ids).items():
                 g.add_node(nid, label=label, **{k: v for k, v in row.items() if v is not None})
         self._add_edges_among(g, by_label, types)
+        if not induced:  # keep the edges a walk of <= hops steps traverses
+            outer = set(frontier)
+            g.remove_edges_from([(u, v, k) for u, v, k in g.edges(keys=True) if u in outer and v in outer])
         return g
 
     def _labels_of(self, ids: Sequence[str]) -> dict[str, str]:

@@ -238,7 +238,9 @@ def retrieve(
     vi = index or open_index(store, model_name, level)
     qvec = vi.embedder.encode([text])[0]
     seeds = vi.search(qvec, k)[0]
-    graph = store.neighbourhood([i for i, _ in seeds], hops=hops, rel_types=types, direction="both", limit=limit)
+    graph = store.neighbourhood(
+        [i for i, _ in seeds], hops=hops, rel_types=types, direction="both", limit=limit, induced=False
+    )
     hop = _hop_distances(graph, [i for i, _ in seeds])
     vecs = vi.vectors(list(graph.nodes))
     sims: dict[str, float] = {}

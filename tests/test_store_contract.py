@@ -168,3 +168,16 @@ def test_clear(store):
     store.clear()
     counts = store.counts()
     assert sum(counts["nodes"].values()) == 0 and sum(counts["edges"].values()) == 0
+
+
+def test_neighbourhood_without_induced_edges_keeps_only_walkable_ones(store):
+    ids = small_world(store)
+    store.upsert_edges("BEFORE", [{"src": ids["pass exam"], "dst": ids["study"], "sources": ["t"]}])
+    g = store.neighbourhood([ids["learn"]], hops=1, induced=False)
+    # pass exam and study are both one hop out: the edge between them needs a second step
+    assert set(g.nodes) == {ids["learn"], ids["study"], ids["pass exam"]}
+    assert not g.has_edge(ids["pass exam"], ids["study"], key="BEFORE")
+    assert g.has_edge(ids["learn"], ids["pass exam"], key="CAUSES")
+    assert g.has_edge(ids["study"], ids["learn"], key="HAS_SUBEVENT")
+    g2 = store.neighbourhood([ids["learn"]], hops=2, induced=False)
+    assert g2.has_edge(ids["pass exam"], ids["study"], key="BEFORE")
