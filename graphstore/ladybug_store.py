@@ -163,8 +163,9 @@ class LadybugStore(GraphStore):
         if self.read_only:
             raise WriteRefused(f"store {self.url} was opened read-only")
         validate_batch(batch)
-        nodes = self._tables(NODE_TYPES, ("id",), batch.nodes, batch.node_tables)
-        edges = self._tables(REL_TYPES, ("src", "dst"), batch.edges, batch.edge_tables)
+        fps: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        nodes = self._tables(NODE_TYPES, ("id",), batch.nodes, batch.node_tables, fps)
+        edges = self._tables(REL_TYPES, ("src", "dst"), batch.edges, batch.edge_tables, fps)
         for name in [*nodes, *edges, *(REL_TYPES[t].source for t in edges), *(REL_TYPES[t].target for t in edges)]:
             self._keyset(name)  # built before the transaction, from committed state
         self._check_endpoints(nodes, edges)
@@ -173,10 +174,10 @@ class LadybugStore(GraphStore):
         self._conn.execute("BEGIN TRANSACTION")
         try:
             for name, table in [*nodes.items(), *edges.items()]:
-                created, updated, fps = self._upsert(name, table)
+                created, updated, new_fps = self._upsert(name, table, fps[name])
                 result.created[name] = result.created.get(name, 0) + created
                 result.updated[name] = result.updated.get(name, 0) + updated
-                written.append((name, *fps))
+                written.append((name, *new_fps))
         except BaseException:
             self._rollback()
             self._engine_failed = True
@@ -203,8 +204,15 @@ class LadybugStore(GraphStore):
                 raise
 
     @staticmethod
-    def _tables(kinds: Mapping[str, Any], keys: tuple[str, ...], rows: Mapping[str, list], tables: Mapping[str, pa.Table]) -> dict[str, pa.Table]:
-        """Rows and tables of each label/type as one typed, key-deduplicated Arrow table."""
+    def _tables(
+        kinds: Mapping[str, Any],
+        keys: tuple[str, ...],
+        rows: Mapping[str, list],
+        tables: Mapping[str, pa.Table],
+        fps: dict[str, tuple[np.ndarray, np.ndarray]],
+    ) -> dict[str, pa.Table]:
+        """Rows and tables of each label/type as one typed, key-deduplicated Arrow table
+        (their key fingerprints go into ``fps``)."""
         out = {}
         for name in [*rows, *(t for t in tables if t not in rows)]:
             props = kinds[name].properties
@@ -214,7 +222,7 @@ class LadybugStore(GraphStore):
             if name in tables and tables[name].num_rows:
                 parts.append(conform_table(name, tables[name], keys, props))
             if parts:
-                out[name] = dedupe(pa.concat_tables(parts) if len(parts) > 1 else parts[0], keys, props)
+                out[name], fps[name] = dedupe(pa.concat_tables(parts) if len(parts) > 1 else parts[0], keys, props)
         return out
 
     # -- which keys exist --------------------------------------------------------------------
@@ -318,14 +326,16 @@ class LadybugStore(GraphStore):
         return conform_table(rtype, found, ("src", "dst"), rel.properties)
 
     # -- upserts -----------------------------------------------------------------------------
-    def _upsert(self, name: str, table: pa.Table) -> tuple[int, int, tuple[np.ndarray, np.ndarray]]:
+    def _upsert(
+        self, name: str, table: pa.Table, fps: tuple[np.ndarray, np.ndarray]
+    ) -> tuple[int, int, tuple[np.ndarray, np.ndarray]]:
         """COPY the rows not stored yet; update the stored ones the batch changes.
 
         Returns (created, updated, fingerprints of the created keys).
         """
         is_node = name in NODE_TYPES
         keys = ("id",) if is_node else ("src", "dst")
-        h1, h2 = fingerprints(table.column("id")) if is_node else edge_fingerprints(table.column("src"), table.column("dst"))
+        h1, h2 = fps
         known = self._keysets.get(name)
         if known is not None:
             present, unsure = known.lookup(h1, h2)

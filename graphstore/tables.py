@@ -12,10 +12,12 @@ from collections.abc import Mapping, Sequence
 from operator import itemgetter
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from graphstore.base import StoreError, merge_props
+from graphstore.keyset import edge_fingerprints, fingerprints
 from graphstore.model import DOUBLE, INT64, STRING, STRING_LIST
 
 ARROW_TYPES = {STRING: pa.string(), DOUBLE: pa.float64(), INT64: pa.int64(), STRING_LIST: pa.list_(pa.string())}
@@ -110,13 +112,31 @@ def decoded_rows(table: pa.Table) -> list[dict[str, Any]]:
     return rows
 
 
-def dedupe(table: pa.Table, keys: Sequence[str], props: Mapping[str, str]) -> pa.Table:
-    """One row per key; repeated keys merge as rows do (later non-null values win, sources unioned)."""
+def key_fingerprints(table: pa.Table) -> tuple[np.ndarray, np.ndarray]:
+    """The two 64-bit fingerprints of each row's key (``id``, or ``src`` + ``dst``)."""
+    if "id" in table.column_names:
+        return fingerprints(table.column("id"))
+    return edge_fingerprints(table.column("src"), table.column("dst"))
+
+
+def dedupe(
+    table: pa.Table, keys: Sequence[str], props: Mapping[str, str]
+) -> tuple[pa.Table, tuple[np.ndarray, np.ndarray]]:
+    """One row per key, and the keys' fingerprints (reused by the caller's existence check).
+
+    Repeated keys merge as rows do (later non-null values win, sources unioned). Distinct
+    first fingerprints prove distinct keys; hashing with numpy and sorting is ~3x cheaper
+    than Arrow's count_distinct over joined src/dst strings.
+    """
+    h1, h2 = key_fingerprints(table)
+    ordered = np.sort(h1)
+    if not bool((ordered[1:] == ordered[:-1]).any()):
+        return table, (h1, h2)
     key = key_column(table)
-    if pc.count_distinct(key).as_py() == table.num_rows:
-        return table
     counts = pc.value_counts(key)
     repeated = counts.field("values").filter(pc.greater(counts.field("counts"), 1))
+    if not len(repeated):  # a fingerprint clash, not a repeated key
+        return table, (h1, h2)
     mask = pc.is_in(key, value_set=repeated)
     merged: dict[Any, dict[str, Any]] = {}
     getkey = itemgetter(*keys)
@@ -124,7 +144,8 @@ def dedupe(table: pa.Table, keys: Sequence[str], props: Mapping[str, str]) -> pa
         k = getkey(row)
         merged[k] = row if k not in merged else merge_props(merged[k], row)
     fixed = rows_table("", list(merged.values()), keys, props)
-    return pa.concat_tables([table.filter(pc.invert(mask)), fixed.cast(table.schema)])
+    out = pa.concat_tables([table.filter(pc.invert(mask)), fixed.cast(table.schema)])
+    return out, key_fingerprints(out)
 
 
 def changed_rows(batch: pa.Table, stored: pa.Table, keys: Sequence[str]) -> list[dict[str, Any]]:
