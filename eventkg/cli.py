@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from eventkg.output import parse_params, print_rows
 from graphstore import StoreError, open_store, resolve_store_url
 
 app = typer.Typer(
@@ -112,7 +113,7 @@ def cypher(
 
     Example:  eventkg cypher "MATCH (e:Event) RETURN e.text AS text LIMIT 5" --json
     """
-    params = _parse_params(param or [])
+    params = parse_params(param or [])
     if saved:
         from graphstore.saved_queries import get_saved_query
 
@@ -122,31 +123,7 @@ def cypher(
         raise StoreError("give a QUERY or --saved NAME")
     with state(ctx).open(read_only=not write) as store:
         rows = store.query(query, params, write=write)
-    if as_json:
-        print(json.dumps(rows, indent=2, default=str))
-        return
-    if not rows:
-        console.print("(no rows)")
-        return
-    table = Table()
-    for col in rows[0]:
-        table.add_column(col)
-    for row in rows:
-        table.add_row(*(json.dumps(v, default=str) if not isinstance(v, str) else v for v in row.values()))
-    console.print(table)
-
-
-def _parse_params(pairs: list[str]) -> dict:
-    params = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep:
-            raise StoreError(f"--param {pair!r}: expected NAME=VALUE")
-        try:
-            params[name] = json.loads(value)
-        except json.JSONDecodeError:
-            params[name] = value
-    return params
+    print_rows(console, rows, as_json)
 
 
 def _register_commands() -> None:

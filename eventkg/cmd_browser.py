@@ -7,7 +7,6 @@ to paste into Neo4j Browser; ``eventkg browser style`` prints the GraSS file's p
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Annotated
 
@@ -15,7 +14,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from graphstore.base import StoreError
+from eventkg.output import parse_params, print_rows
 from graphstore.saved_queries import (
     GRAPH_COLUMN,
     QUERIES_FILE,
@@ -53,19 +52,6 @@ def parse_grass(text: str) -> dict[str, dict[str, str]]:
     return rules
 
 
-def _params(pairs: list[str]) -> dict:
-    out = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep:
-            raise StoreError(f"--param {pair!r}: expected NAME=VALUE")
-        try:
-            out[name] = json.loads(value)
-        except json.JSONDecodeError:
-            out[name] = value
-    return out
-
-
 def saved_cmd(
     ctx: typer.Context,
     name: Annotated[str | None, typer.Argument(help="Saved query to run; omit to list them.")] = None,
@@ -88,25 +74,13 @@ def saved_cmd(
             table.add_row(q.name, q.description, ", ".join(f"{k}={v}" for k, v in q.params.items()), backends)
         console.print(table)
         return
-    overrides = _params(param or [])
+    overrides = parse_params(param or [])
     if show:
         print(get_saved_query(name, backend="neo4j").browser_text(overrides))
         return
     with state(ctx).open(read_only=True) as store:
         rows = run_saved_query(store, name, overrides, graph=as_json)
-    if as_json:
-        print(json.dumps(rows, indent=2, default=str))
-        return
-    if not rows:
-        console.print("(no rows)")
-        return
-    table = Table()
-    cols = [c for c in rows[0] if c != GRAPH_COLUMN]
-    for col in cols:
-        table.add_column(col)
-    for row in rows:
-        table.add_row(*(v if isinstance(v, str) else json.dumps(v, default=str) for v in (row[c] for c in cols)))
-    console.print(table)
+    print_rows(console, rows, as_json, hide=(GRAPH_COLUMN,))
 
 
 @browser_app.command("style")
