@@ -205,6 +205,17 @@ def merge_props(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any
     return out
 
 
+def neighbourhood_types(rel_types: Sequence[str] | None, direction: str) -> list[str]:
+    """Check ``neighbourhood``'s arguments; the stored types to follow (default: all)."""
+    if direction not in ("out", "in", "both"):
+        raise ValueError("direction must be out, in or both")
+    types = list(rel_types or REL_TYPES)
+    for t in types:
+        if t not in REL_TYPES:
+            raise StoreError(f"unknown relationship type {t!r}")
+    return types
+
+
 class GraphStore(ABC):
     """One typed graph, whatever engine holds it."""
 

@@ -49,6 +49,7 @@ from graphstore.base import (
     StoreError,
     WriteRefused,
     WriteResult,
+    neighbourhood_types,
     validate_batch,
 )
 from graphstore.keyset import KeySet, edge_fingerprints, fingerprints
@@ -470,12 +471,7 @@ class LadybugStore(GraphStore):
         limit: int | None = None,
         induced: bool = True,
     ) -> nx.MultiDiGraph:
-        if direction not in ("out", "in", "both"):
-            raise ValueError("direction must be out, in or both")
-        types = list(rel_types or REL_TYPES)
-        for t in types:
-            if t not in REL_TYPES:
-                raise StoreError(f"unknown relationship type {t!r}")
+        types = neighbourhood_types(rel_types, direction)
         g = nx.MultiDiGraph()
         labels = self._labels_of(seeds)
         for nid, label in labels.items():

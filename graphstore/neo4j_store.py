@@ -40,6 +40,7 @@ from graphstore.base import (
     WriteResult,
     merge_props,
     merge_rows,
+    neighbourhood_types,
     table_rows,
     validate_batch,
 )
@@ -500,12 +501,7 @@ class Neo4jStore(GraphStore):
         limit: int | None = None,
         induced: bool = True,
     ) -> nx.MultiDiGraph:
-        if direction not in ("out", "in", "both"):
-            raise ValueError("direction must be out, in or both")
-        types = list(rel_types or REL_TYPES)
-        for t in types:
-            if t not in REL_TYPES:
-                raise StoreError(f"unknown relationship type {t!r}")
+        types = neighbourhood_types(rel_types, direction)
         held = self._labels_of(list(dict.fromkeys(seeds)))  # id -> label
         frontier = dict(held)
         for _ in range(hops):
