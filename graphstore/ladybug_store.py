@@ -171,6 +171,20 @@ class LadybugStore(GraphStore):
             self._keyset(name)  # built before the transaction, from committed state
         self._check_endpoints(nodes, edges)
         result = WriteResult()
+        only = self._only_new_rows(nodes, edges, fps)
+        if only is not None:
+            # one COPY of new rows is atomic by itself; outside a transaction it skips the
+            # WAL, which makes a bulk load ~0.4 s per million rows cheaper at checkpoint
+            try:
+                self._copy_arrow(only, {**nodes, **edges}[only])
+            except RuntimeError as exc:
+                self._engine_failed = True
+                raise StoreError(f"writing {only}: {_short(exc)}") from exc
+            result.created[only] = len(fps[only][0])
+            result.updated[only] = 0
+            self._add_keys(only, *fps[only])
+            self._unflushed_rows += len(batch)
+            return result
         written: list[tuple[str, np.ndarray, np.ndarray]] = []
         self._conn.execute("BEGIN TRANSACTION")
         try:
@@ -190,6 +204,19 @@ class LadybugStore(GraphStore):
         if self._unflushed_rows >= CHECKPOINT_ROWS:
             self.checkpoint()
         return result
+
+    def _only_new_rows(
+        self, nodes: Mapping[str, pa.Table], edges: Mapping[str, pa.Table], fps: Mapping[str, tuple[np.ndarray, np.ndarray]]
+    ) -> str | None:
+        """The batch's one table when it has exactly one and none of its keys can be stored yet."""
+        if len(nodes) + len(edges) != 1:
+            return None
+        name = next(iter([*nodes, *edges]))
+        known = self._keysets.get(name)
+        if known is None:  # too many keys to remember: ask the engine in the general path
+            return None
+        present, unsure = known.lookup(*fps[name])
+        return None if (present | unsure).any() else name
 
     def checkpoint(self) -> None:
         """Fold the write-ahead log into the database file."""
