@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 _SEEDS = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xD1B54A32D192ED03))
 _M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
@@ -116,7 +115,3 @@ class KeySet:
         self.h1 = np.insert(self.h1, pos, h1)
         self.h2 = np.insert(self.h2, pos, h2)
 
-
-def unique_strings(values) -> pa.Array:
-    """Distinct values of an Arrow string array/column (order of first occurrence)."""
-    return pc.unique(_as_string_array(values))

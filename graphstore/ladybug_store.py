@@ -57,7 +57,7 @@ from graphstore.base import (
 )
 from graphstore.keyset import KeySet, edge_fingerprints, fingerprints
 from graphstore.model import NODE_TYPES, REL_TYPES
-from graphstore.tables import changed_rows, conform_table, dedupe, encode_sources, rows_table
+from graphstore.tables import changed_rows, conform_table, decoded, dedupe, encode_sources, rows_table
 from graphstore.tables import key_column as _edge_key
 
 __all__ = ["LadybugStore", "encode_sources", "decoded", "schema_statements"]
@@ -174,33 +174,31 @@ class LadybugStore(GraphStore):
             self._keyset(name)  # built before the transaction, from committed state
         self._check_endpoints(nodes, edges)
         result = WriteResult()
+        written: list[tuple[str, np.ndarray, np.ndarray]] = []
         only = self._only_new_rows(nodes, edges, fps)
         if only is not None:
             # one COPY of new rows is atomic by itself; outside a transaction it skips the
             # WAL, which makes a bulk load ~0.4 s per million rows cheaper at checkpoint
             try:
                 self._copy_arrow(only, {**nodes, **edges}[only])
-            except RuntimeError as exc:
+            except StoreError:
                 self._engine_failed = True
-                raise StoreError(f"writing {only}: {_short(exc)}") from exc
-            result.created[only] = len(fps[only][0])
-            result.updated[only] = 0
-            self._add_keys(only, *fps[only])
-            self._unflushed_rows += len(batch)
-            return result
-        written: list[tuple[str, np.ndarray, np.ndarray]] = []
-        self._conn.execute("BEGIN TRANSACTION")
-        try:
-            for name, table in [*nodes.items(), *edges.items()]:
-                created, updated, new_fps = self._upsert(name, table, fps[name])
-                result.created[name] = result.created.get(name, 0) + created
-                result.updated[name] = result.updated.get(name, 0) + updated
-                written.append((name, *new_fps))
-        except BaseException:
-            self._rollback()
-            self._engine_failed = True
-            raise
-        self._conn.execute("COMMIT")
+                raise
+            result.created[only], result.updated[only] = len(fps[only][0]), 0
+            written.append((only, *fps[only]))
+        else:
+            self._conn.execute("BEGIN TRANSACTION")
+            try:
+                for name, table in [*nodes.items(), *edges.items()]:
+                    created, updated, new_fps = self._upsert(name, table, fps[name])
+                    result.created[name] = result.created.get(name, 0) + created
+                    result.updated[name] = result.updated.get(name, 0) + updated
+                    written.append((name, *new_fps))
+            except BaseException:
+                self._rollback()
+                self._engine_failed = True
+                raise
+            self._conn.execute("COMMIT")
         for name, h1, h2 in written:
             self._add_keys(name, h1, h2)
         self._unflushed_rows += len(batch)
@@ -392,10 +390,7 @@ class LadybugStore(GraphStore):
                 updated = len(changed)
         new = table if is_new.all() else table.filter(pa.array(is_new))
         if new.num_rows:
-            try:
-                self._copy_arrow(name, new)
-            except RuntimeError as exc:
-                raise StoreError(f"writing {name}: {_short(exc)}") from exc
+            self._copy_arrow(name, new)
         return new.num_rows, updated, (h1[is_new], h2[is_new])
 
     def _update(self, name: str, rows: list[dict[str, Any]]) -> None:
@@ -419,7 +414,10 @@ class LadybugStore(GraphStore):
     def _copy_arrow(self, table: str, arrow: pa.Table) -> None:
         # ladybug binds Python variables named in COPY ... FROM <name> from the caller's scope
         eventkg_copy_rows = arrow  # noqa: F841
-        self._conn.execute(f"COPY {table} FROM eventkg_copy_rows")
+        try:
+            self._conn.execute(f"COPY {table} FROM eventkg_copy_rows")
+        except RuntimeError as exc:
+            raise StoreError(f"writing {table}: {_short(exc)}") from exc
 
     def clear(self) -> None:
         if self.read_only:
@@ -586,13 +584,6 @@ class LadybugStore(GraphStore):
             conn.close()
         if db is not None:
             db.close()
-
-
-def decoded(row: dict[str, Any]) -> dict[str, Any]:
-    """A row read from storage with ``sources`` turned back into a list."""
-    if "sources" in row:
-        row["sources"] = row["sources"].split(",") if row["sources"] else []
-    return row
 
 
 def _short(exc: BaseException) -> str:

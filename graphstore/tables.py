@@ -105,11 +105,16 @@ def key_column(table: pa.Table) -> pa.ChunkedArray | pa.Array:
     return pc.binary_join_element_wise(table.column("src"), table.column("dst"), "\x1f")
 
 
+def decoded(row: dict[str, Any]) -> dict[str, Any]:
+    """A row read from storage with ``sources`` turned back into a list."""
+    if "sources" in row:
+        row["sources"] = row["sources"].split(",") if row["sources"] else []
+    return row
+
+
 def decoded_rows(table: pa.Table) -> list[dict[str, Any]]:
-    rows = table.to_pylist()
-    for r in rows:
-        r["sources"] = r["sources"].split(",") if r.get("sources") else []
-    return rows
+    """An Arrow table of stored rows as dicts, ``sources`` as lists."""
+    return [decoded(r) for r in table.to_pylist()]
 
 
 def key_fingerprints(table: pa.Table) -> tuple[np.ndarray, np.ndarray]:

@@ -190,12 +190,6 @@ def induce(relations: Sequence[str]) -> str | None:
     return None if out == DEAD else EVENT_RELATIONS[out]
 
 
-def induce_codes(codes: Sequence[int]) -> int:
-    """:func:`induce` on relation codes; returns a code or :data:`DEAD` (for hot loops)."""
-    state = AUTOMATON.run(codes)
-    return DEAD if state == DEAD else AUTOMATON.output[state]
-
-
 # --- paths between two events -------------------------------------------------------------
 
 
