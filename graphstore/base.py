@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
@@ -225,6 +226,15 @@ class GraphStore(ABC):
     @abstractmethod
     def write_batch(self, batch: Batch) -> WriteResult:
         """Upsert the batch's nodes, then its edges, in one transaction."""
+
+    @contextmanager
+    def bulk_load(self) -> Iterator[GraphStore]:
+        """A bulk-load session: the store may hold the new rows of the batches written inside
+        it and write them when it ends, table by table (an embedded-store speed-up; see
+        ``graphstore.spool``). Batches are still validated and checked when handed over.
+        Rows are written at the end even when the block raises, unless the store itself
+        failed. The default writes every batch at once."""
+        yield self
 
     def upsert_nodes(self, label: str, rows: Iterable[dict[str, Any]]) -> WriteResult:
         return self.write_batch(Batch(nodes={label: list(rows)}))

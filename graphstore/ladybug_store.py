@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,7 @@ from graphstore.base import (
 )
 from graphstore.keyset import KeySet, edge_fingerprints, fingerprints
 from graphstore.model import NODE_TYPES, REL_TYPES
+from graphstore.spool import TableSpool
 from graphstore.tables import changed_rows, conform_table, decoded, dedupe, encode_sources, rows_table
 from graphstore.tables import key_column as _edge_key
 
@@ -66,6 +68,8 @@ LADYBUG_VERSION = "0.22"
 LOOKUP_CHUNK = 20_000  # ids per keyed lookup statement
 CHECKPOINT_ROWS = 5_000_000  # rows written between checkpoints
 KEYSET_MAX = 20_000_000  # keys remembered per store object, all tables together (16 bytes each)
+SPOOL_COPY_ROWS = 20_000_000  # most rows per COPY when a bulk session writes a held table
+EARLY_CHECKPOINT_ROWS = 100_000  # a bulk session checkpoints held nodes once they are written, past this many rows
 SCAN_RATIO = 8  # scan a rel table's keys when it holds fewer than SCAN_RATIO x batch rows
 
 
@@ -119,6 +123,7 @@ class LadybugStore(GraphStore):
         self._unflushed_rows = 0
         self._engine_failed = False
         self._keysets: dict[str, KeySet | None] = {}  # see _keyset
+        self._spool: TableSpool | None = None  # new rows held back during bulk_load()
         if not read_only:
             for stmt in schema_statements():
                 self._conn.execute(stmt)
@@ -174,6 +179,13 @@ class LadybugStore(GraphStore):
             self._keyset(name)  # built before the transaction, from committed state
         self._check_endpoints(nodes, edges)
         result = WriteResult()
+        if self._spool is not None:
+            if self._all_new(nodes, edges, fps):
+                self._hold({**nodes, **edges}, fps, result)
+                if edges:  # the node phase of a loader is over: write its nodes while it reads on
+                    self._flush_spool(list(NODE_TYPES))
+                return result
+            self._flush_spool()  # some keys may be stored: write what is held, then upsert as usual
         written: list[tuple[str, np.ndarray, np.ndarray]] = []
         only = self._only_new_rows(nodes, edges, fps)
         if only is not None:
@@ -205,6 +217,69 @@ class LadybugStore(GraphStore):
         if self._unflushed_rows >= CHECKPOINT_ROWS:
             self.checkpoint()
         return result
+
+    @contextmanager
+    def bulk_load(self) -> Iterator[LadybugStore]:
+        """Hold new rows in a :class:`~graphstore.spool.TableSpool` and write them table by
+        table (one COPY each): the nodes when the first batch with edges comes (while the
+        loader reads on), the edges at the end, each rel table checkpointed at once.
+
+        Inside the session a batch whose keys are all new is validated and its endpoints
+        checked, then held. Any other batch first writes what is held. A crash loses what is held, or leaves a prefix of its tables written:
+        running the ingest again completes it.
+        """
+        if self._spool is not None or self.read_only:
+            yield self
+            return
+        self._spool = TableSpool(Path(self.url))
+        try:
+            yield self
+        finally:
+            try:
+                if not self._engine_failed:
+                    self._flush_spool()
+            finally:
+                spool, self._spool = self._spool, None
+                if spool is not None:  # None when close() already wrote it
+                    spool.close()
+
+    def _all_new(self, nodes: Mapping[str, pa.Table], edges: Mapping[str, pa.Table],
+                 fps: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> bool:
+        """True when no key of the batch can be stored (or held) yet."""
+        for name in [*nodes, *edges]:
+            known = self._keysets.get(name)
+            if known is None or any(m.any() for m in known.lookup(*fps[name])):
+                return False
+        return True
+
+    def _hold(self, tables: Mapping[str, pa.Table], fps: Mapping[str, tuple[np.ndarray, np.ndarray]],
+              result: WriteResult) -> None:
+        """Spool new rows (they count as created, and their keys as stored, from now on)."""
+        for name, table in tables.items():
+            self._spool.add(name, table)
+            self._add_keys(name, *fps[name])
+            result.created[name], result.updated[name] = table.num_rows, 0
+
+    def _flush_spool(self, names: Sequence[str] | None = None) -> None:
+        """Write the held tables (``names``, default all; nodes first), each as one COPY.
+
+        A rel table is checkpointed at once (see ``graphstore.spool``), node tables once
+        ``EARLY_CHECKPOINT_ROWS`` rows wait for it.
+        """
+        if not self._spool:
+            return
+        try:
+            for name, table in self._spool.drain(names or [*NODE_TYPES, *REL_TYPES]):
+                for start in range(0, table.num_rows, SPOOL_COPY_ROWS):
+                    part = table.slice(start, SPOOL_COPY_ROWS)
+                    self._copy_arrow(name, part)
+                    self._unflushed_rows += part.num_rows
+                    if name in REL_TYPES or self._unflushed_rows >= EARLY_CHECKPOINT_ROWS:
+                        self.checkpoint()
+        except BaseException:
+            self._engine_failed = True
+            self._keysets.clear()  # they hold keys that were never written
+            raise
 
     def _only_new_rows(
         self, nodes: Mapping[str, pa.Table], edges: Mapping[str, pa.Table], fps: Mapping[str, tuple[np.ndarray, np.ndarray]]
@@ -422,6 +497,7 @@ class LadybugStore(GraphStore):
     def clear(self) -> None:
         if self.read_only:
             raise WriteRefused(f"store {self.url} was opened read-only")
+        self._flush_spool()
         for rel in REL_TYPES.values():
             self._conn.execute(f"MATCH ()-[e:{rel.name}]->() DELETE e")
         for label in NODE_TYPES:
@@ -434,6 +510,7 @@ class LadybugStore(GraphStore):
     ) -> list[dict[str, Any]]:
         if write and self.read_only:
             raise WriteRefused(f"store {self.url} was opened read-only")
+        self._flush_spool()
         try:
             if write:
                 self._keysets.clear()  # the query may create or delete nodes and edges
@@ -452,11 +529,13 @@ class LadybugStore(GraphStore):
             raise StoreError(f"Cypher error: {msg}") from exc
 
     def counts(self) -> dict[str, dict[str, int]]:
+        self._flush_spool()
         nodes = {label: self._tuples(f"MATCH (n:{label}) RETURN count(*)")[0][0] for label in NODE_TYPES}
         edges = {t: self._tuples(f"MATCH ()-[e:{t}]->() RETURN count(*)")[0][0] for t in REL_TYPES}
         return {"nodes": nodes, "edges": edges}
 
     def get_nodes(self, label: str, ids: Sequence[str], *, props: bool = True) -> dict[str, dict[str, Any]]:
+        self._flush_spool()
         cols = ["id", "sources", *NODE_TYPES[label].properties] if props else ["id"]
         ret = ", ".join(f"n.`{c}`" for c in cols)
         out: dict[str, dict[str, Any]] = {}
@@ -469,11 +548,13 @@ class LadybugStore(GraphStore):
         return out
 
     def iter_nodes(self, label: str, batch_size: int = 50_000) -> Iterator[dict[str, Any]]:
+        self._flush_spool()
         cols = ["id", "sources", *NODE_TYPES[label].properties]
         ret = ", ".join(f"n.`{c}` AS `{c}`" for c in cols)
         yield from self._stream(f"MATCH (n:{label}) RETURN {ret}", batch_size)
 
     def iter_edges(self, rel_type: str, batch_size: int = 50_000) -> Iterator[dict[str, Any]]:
+        self._flush_spool()
         rel = REL_TYPES[rel_type]
         ret = ", ".join(f"e.`{c}` AS `{c}`" for c in ["sources", *rel.properties])
         yield from self._stream(
@@ -500,6 +581,7 @@ class LadybugStore(GraphStore):
         induced: bool = True,
     ) -> nx.MultiDiGraph:
         types = neighbourhood_types(rel_types, direction)
+        self._flush_spool()
         g = nx.MultiDiGraph()
         labels = self._labels_of(seeds)
         for nid, label in labels.items():
@@ -577,6 +659,15 @@ class LadybugStore(GraphStore):
 
     def close(self) -> None:
         conn, db = getattr(self, "_conn", None), getattr(self, "_db", None)
+        spool, self._spool = getattr(self, "_spool", None), None
+        if spool is not None:  # closed inside a bulk session: write what it holds
+            self._spool = spool
+            try:
+                if not self._engine_failed:
+                    self._flush_spool()
+            finally:
+                self._spool = None
+                spool.close()
         if conn is not None and self._unflushed_rows and not self._engine_failed:
             self.checkpoint()  # after a failed write, leave the WAL for recovery on next open
         self._conn = self._db = None

@@ -14,15 +14,16 @@ Choices
   ``frequency`` and ``pattern`` are kept. Two eids with the same words are one node (the
   last row read sets its frequency and the counts of its edges).
 * **Columnar.** Both tables are read in chunks (``CHUNK`` rows, fewer with a small
-  ``--batch-size``) and become Arrow tables (``pipeline.Chunk``) the store COPYs as they
-  are: no Python dict per node or edge. Ids are computed once per eventuality (the texts
+  ``--batch-size``) straight into Arrow by the ADBC SQLite driver (``ingest.sqlite_arrow``;
+  ``sqlite3`` rereads a chunk whose cells have unexpected types and reports each bad cell),
+  and become Arrow tables (``pipeline.Chunk``) the store COPYs as they are: no Python
+  object per cell, node or edge. Ids are computed once per eventuality (the texts
   ``normalise_text`` could change are found in Arrow; the rest are hashed as they are).
 * **Relations** resolve ``hid``/``tid`` through an in-memory :class:`EidMap` (eid -> our id
   in sorted fingerprint arrays, ~90 bytes per eventuality) filled while the eventualities
   stream: an SQL join to ``Eventualities`` costs ~10 µs per relation (two B-tree searches on
-  40-character keys), ten times the rest of the loader. The sense counts come from SQLite
-  as one short text per relation (``"4:2.0 9:0.5 "``, only non-zero cells), parsed in Arrow.
-  One edge per non-zero sense column, typed ``model.upper_snake(sense)`` with property
+  40-character keys), ten times the rest of the loader. One edge per non-zero sense column
+  (a NULL or empty count is zero), typed ``model.upper_snake(sense)`` with property
   ``count``. A relation whose ``hid``/``tid`` is not a (valid) eventuality, or with a count
   that is not a number, is rejected with its ``_id`` and the reason.
 * **``map_events``** (``--map-events``) adds event-relation edges (``weight`` = the count):
@@ -58,11 +59,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphstore.keyset import fingerprints
+from graphstore.keyset import fingerprints, search
 from graphstore.model import ASER_RELATIONS, normalise_text, upper_snake
 from ingest.errors import MissingFilesError, WrongSchemaError
 from ingest.nodes import edge_row, fast_event_id, node_row
 from ingest.pipeline import Chunk, IngestReport, Progress, Reject, Row, run
+from ingest.sqlite_arrow import NUMBER, TEXT, WORDS, read_chunks
 
 SOURCE = "aser"
 LEVEL = "schema"
@@ -84,6 +86,8 @@ KG_TABLES = {
     "Eventualities": ("_id", "frequency", "pattern", "words"),
     "Relations": ("_id", "hid", "tid", *ASER_RELATIONS),
 }
+EVENTUALITY_COLUMNS = {"_id": TEXT, "frequency": NUMBER, "pattern": TEXT, "words": WORDS}
+RELATION_COLUMNS = {"_id": TEXT, "hid": TEXT, "tid": TEXT, **dict.fromkeys(ASER_RELATIONS, NUMBER)}
 CONCEPT_TABLES = {
     "Concepts": ("_id", "pattern", "info"),
     "ConceptInstancePairs": ("_id", "cid", "eid", "pattern", "score"),
@@ -108,7 +112,8 @@ def find_files(path: str | Path) -> list[Path]:
 
 def _connect(path: Path) -> sqlite3.Connection:
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        # read in the pipeline's loader thread after the first chunk (see pipeline._Prefetch)
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
         conn.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
     except sqlite3.DatabaseError as exc:
         raise WrongSchemaError(str(path), None, f"not an SQLite database ({exc})") from None
@@ -139,41 +144,17 @@ def _stream(conn: sqlite3.Connection, sql: str) -> Iterator[tuple]:
         cur.close()
 
 
-def _chunks(conn: sqlite3.Connection, sql: str, size: int, budget: list[int | None]) -> Iterator[list[tuple]]:
-    """Lists of at most ``size`` rows, never more in all than ``budget[0]`` (the --limit left)."""
-    cur = conn.execute(sql)
-    try:
-        while True:
-            n = size if budget[0] is None else min(size, budget[0])
-            rows = cur.fetchmany(n) if n > 0 else []
-            if not rows:
-                return
-            if budget[0] is not None:
-                budget[0] -= len(rows)
-            yield rows
-    finally:
-        cur.close()
-
-
-def _strings(values: Sequence[Any]) -> pa.Array:
-    """Text values as an Arrow string array (ids stored as numbers become their text)."""
-    try:
-        return pa.array(values, pa.string())
-    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
-        return pa.array([v if v is None or isinstance(v, str) else _text(v) for v in values], pa.string())
-
-
 def _text(value: Any) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
-def normal_texts(words: Sequence[str]) -> list[str]:
+def normal_texts(words: pa.Array | pa.ChunkedArray | Sequence[str]) -> list[str]:
     """``normalise_text`` of each string, running the regexes only where they can change it."""
-    arr = pa.array(words, pa.string())
+    arr = words if isinstance(words, pa.Array | pa.ChunkedArray) else pa.array(words, pa.string())
     slow = pc.or_(pc.invert(pc.string_is_ascii(arr)), pc.match_substring_regex(arr, _NEEDS_NORMALISING))
-    out = list(words)
+    out = arr.to_pylist()
     for i in np.flatnonzero(slow.to_numpy(zero_copy_only=False)):
-        out[i] = normalise_text(words[i])
+        out[i] = normalise_text(out[i])
     return out
 
 
@@ -226,7 +207,7 @@ class EidMap:
         out = pa.nulls(len(eids), pa.string())
         if len(self._fp):
             filled = pc.fill_null(eids, "")
-            pos = np.minimum(np.searchsorted(self._fp, fingerprints(filled)[0]), len(self._fp) - 1)
+            pos = np.minimum(search(self._fp, fingerprints(filled)[0]), len(self._fp) - 1)
             at = pa.array(pos)
             hit = pc.and_(pc.equal(self._eids.take(at), filled), pc.is_valid(eids))
             out = pc.if_else(hit, self._oids.take(at), out)
@@ -254,30 +235,25 @@ class EidMap:
         return pa.array(values, pa.string())
 
 
-def _eventualities(conn: sqlite3.Connection, file: str, size: int, budget: list[int | None],
+def _eventualities(kg: Path, conn: sqlite3.Connection, size: int, budget: list[int | None],
                    eid_map: EidMap) -> Iterator[Chunk]:
     """Event nodes, a chunk at a time; fills ``eid_map`` for the relations."""
-    empty = True
-    sql = "SELECT _id, frequency, pattern, words FROM Eventualities"
-    for rows in _chunks(conn, sql, size, budget):
+    empty, file = True, str(kg)
+    for part in read_chunks(kg, conn, "Eventualities", EVENTUALITY_COLUMNS, size, budget):
         empty = False
-        eids, freqs, patterns, words = (list(c) for c in zip(*rows, strict=True))
-        problems = {i: ("missing field 'words'", {"_id": eids[i], "words": words[i]})
-                    for i, w in enumerate(words) if type(w) is not str or not w.strip()}
-        try:
-            freq = pa.array(freqs, pa.float64())
-        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
-            for i, f in enumerate(freqs):
-                if f is not None and not isinstance(f, int | float):
-                    problems.setdefault(i, (f"frequency {f!r} is not a number", {"_id": eids[i]}))
-            freq = pa.array([f if isinstance(f, int | float) else None for f in freqs], pa.float64())
-        bad = set(problems)
-        rejects = [Reject(file, f"Eventualities _id={eids[i]}", *problems[i]) for i in sorted(problems)]
-        keep = None
-        if bad:
-            keep = pa.array([i not in bad for i in range(len(rows))])
-            words = [w for i, w in enumerate(words) if i not in bad]
-        texts = normal_texts(words)
+        t = part.table
+        eids, words = t.column("_id"), t.column("words")
+        blank = pc.fill_null(pc.equal(pc.utf8_trim_whitespace(words), ""), True).to_numpy(zero_copy_only=False)
+        problems = {int(i): "missing field 'words'" for i in np.flatnonzero(blank)}
+        for i, (_, raw) in part.bad.items():
+            problems.setdefault(i, f"frequency {raw!r} is not a number")
+        rejects = [Reject(file, f"Eventualities _id={eids[i].as_py()}", problems[i],
+                          {"_id": eids[i].as_py(), "words": words[i].as_py()}) for i in sorted(problems)]
+        if problems:
+            keep = np.ones(t.num_rows, bool)
+            keep[list(problems)] = False
+            t = t.filter(pa.array(keep))
+        texts = normal_texts(t.column("words"))
         ids = pa.array(event_ids(texts), pa.string())
         n = len(texts)
         table = pa.table({
@@ -285,102 +261,58 @@ def _eventualities(conn: sqlite3.Connection, file: str, size: int, budget: list[
             "sources": pa.repeat(SOURCE, n),
             "text": pa.array(texts, pa.string()),
             "level": pa.repeat(LEVEL, n),
-            "frequency": _kept(freq, keep),
-            "pattern": _kept(_strings(patterns), keep),
+            "frequency": t.column("frequency"),
+            "pattern": t.column("pattern"),
         })
-        eid_map.add(_kept(_strings(eids), keep), ids)
-        yield Chunk(len(rows), {"Event": table}, {}, rejects)
+        eid_map.add(t.column("_id").combine_chunks(), ids)
+        yield Chunk(part.table.num_rows, {"Event": table}, {}, rejects)
     if empty:
         yield Chunk(0, rejects=[Reject(file, "Eventualities", "empty table: no eventualities")])
 
 
-def _kept(values: pa.Array, keep: pa.Array | None) -> pa.Array:
-    return values if keep is None else values.filter(keep)
-
-
-def _edge_table(a: pa.Array, b: pa.Array, rows: np.ndarray, values: np.ndarray, valid: np.ndarray,
-                prop: str) -> pa.Table | None:
-    """Edges a -> b of the given rows (kept where valid and the count is non-zero), ``prop`` = count."""
-    keep = valid[rows] & (values != 0) & ~np.isnan(values)
-    rows, values = rows[keep], values[keep]
+def _edge_table(a: pa.Array, b: pa.Array, values: np.ndarray, valid: np.ndarray, prop: str) -> pa.Table | None:
+    """Edges a -> b of the rows whose count is non-zero (and valid), ``prop`` = count."""
+    rows = np.flatnonzero(valid & (values != 0) & ~np.isnan(values))
     if not len(rows):
         return None
     at = pa.array(rows)
     return pa.table({"src": a.take(at), "dst": b.take(at), "sources": pa.repeat(SOURCE, len(rows)),
-                     prop: pa.array(values, pa.float64())})
+                     prop: pa.array(values[rows], pa.float64())})
 
 
-# Each relation's non-zero sense columns as one short text, "<sense index>:<count> ...", built
-# by SQLite: four Python values per row instead of eighteen (the fetch is the loader's cost).
-# REALs are printed with 17 significant digits ('%!.17g'; plain || keeps only 15), which
-# reads back as the same double; other values (text) go as they are and are checked here.
-_SENSES_SQL = " || ".join(
-    f"(CASE WHEN {s} != 0 THEN '{i}:' || (CASE WHEN typeof({s}) = 'real' THEN printf('%!.17g', {s}) ELSE {s} END)"
-    " || ' ' ELSE '' END)"
-    for i, s in enumerate(ASER_RELATIONS)
-)
-
-
-def _senses(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple[int, str]]]:
-    """Parse the sense texts: (row, sense index, count) per non-zero cell, and (row, text) of non-numbers."""
-    tokens = pc.split_pattern(pa.array(texts, pa.string()), " ")
-    parents = pc.list_parent_indices(tokens).to_numpy()
-    flat = pc.list_flatten(tokens)
-    nonempty = pc.not_equal(flat, "")
-    parents, flat = parents[nonempty.to_numpy(zero_copy_only=False)], flat.filter(nonempty)
-    parts = pc.split_pattern(flat, ":", max_splits=1)
-    whole = pc.equal(pc.list_value_length(parts), 2).to_numpy(zero_copy_only=False)
-    bad = [(int(r), t) for r, t in zip(parents[~whole], flat.filter(pa.array(~whole)).to_pylist(), strict=True)]
-    parts, parents = parts.filter(pa.array(whole)), parents[whole]
-    raw = pc.list_element(parts, 1)
-    given = pc.not_equal(raw, "")  # an empty text counts as zero, as a falsy value always did
-    rows, raw = parents[given.to_numpy(zero_copy_only=False)], raw.filter(given)
-    sense = pc.cast(pc.list_element(parts.filter(given), 0), pa.int64()).to_numpy()
-    try:
-        values = pc.cast(raw, pa.float64()).to_numpy(zero_copy_only=False)
-    except pa.ArrowInvalid:
-        text = raw.to_pylist()
-        values = np.full(len(text), np.nan)
-        for k, v in enumerate(text):
-            try:
-                values[k] = float(v)
-            except ValueError:
-                bad.append((int(rows[k]), v))
-    return rows, sense, values, bad
-
-
-def _relations(conn: sqlite3.Connection, file: str, map_events: bool, size: int, budget: list[int | None],
+def _relations(kg: Path, conn: sqlite3.Connection, map_events: bool, size: int, budget: list[int | None],
                eid_map: EidMap) -> Iterator[Chunk]:
     """Edge tables per sense, a chunk of Relations rows at a time, ends resolved by ``eid_map``."""
-    sql = f"SELECT _id, hid, tid, {_SENSES_SQL} FROM Relations"
-    mapping = [(i, *EVENT_MAPPING[s]) for i, s in enumerate(ASER_RELATIONS) if s in EVENT_MAPPING] if map_events else []
-    for chunk in _chunks(conn, sql, size, budget):
-        rids, hid_values, tid_values, texts = zip(*chunk, strict=True)
-        src, dst = eid_map.resolve(_strings(hid_values)), eid_map.resolve(_strings(tid_values))
-        valid = np.ones(len(chunk), bool)
+    file = str(kg)
+    mapping = [(s, *EVENT_MAPPING[s]) for s in ASER_RELATIONS if s in EVENT_MAPPING] if map_events else []
+    for part in read_chunks(kg, conn, "Relations", RELATION_COLUMNS, size, budget):
+        t = part.table
+        n = t.num_rows
+        rids, hids, tids = (t.column(c).combine_chunks() for c in ("_id", "hid", "tid"))
+        src, dst = eid_map.resolve(hids), eid_map.resolve(tids)
         problems: dict[int, str] = {}
-        for end, ids, eids in (("hid", src, hid_values), ("tid", dst, tid_values)):
+        for end, ids, eids in (("hid", src, hids), ("tid", dst, tids)):
             if ids.null_count:
                 for i in np.flatnonzero(pc.is_null(ids).to_numpy(zero_copy_only=False)):
-                    problems.setdefault(int(i), f"{end} {eids[i]!r} is not a (valid) row of Eventualities")
-        rows, sense, values, bad = _senses(texts)
-        for i, text in bad:
-            problems.setdefault(i, f"count {text!r} is not a number")
+                    problems.setdefault(int(i), f"{end} {eids[i].as_py()!r} is not a (valid) row of Eventualities")
+        for i, (_, raw) in part.bad.items():
+            problems.setdefault(i, f"count {_text(raw)!r} is not a number")
+        valid = np.ones(n, bool)
         rejects = []
         for i in sorted(problems):
             valid[i] = False
-            raw = {"_id": rids[i], "hid": hid_values[i], "tid": tid_values[i]}
-            rejects.append(Reject(file, f"Relations _id={rids[i]}", problems[i], raw))
+            raw = {"_id": rids[i].as_py(), "hid": hids[i].as_py(), "tid": tids[i].as_py()}
+            rejects.append(Reject(file, f"Relations _id={raw['_id']}", problems[i], raw))
+        counts = {s: t.column(s).to_numpy() for s in ASER_RELATIONS}  # nulls read as NaN: no edge
+        parts = [(rtype, src, dst, counts[s], "count") for s, rtype in zip(ASER_RELATIONS, REL_TYPES, strict=True)]
+        parts += [(rtype, *((src, dst) if forward else (dst, src)), counts[s], "weight") for s, rtype, forward in mapping]
         edges: dict[str, list[pa.Table]] = {}
-        by_sense = [np.flatnonzero(sense == i) for i in range(len(ASER_RELATIONS))]
-        parts = [(rtype, src, dst, by_sense[i], "count") for i, rtype in enumerate(REL_TYPES)]
-        parts += [(rtype, *((src, dst) if forward else (dst, src)), by_sense[i], "weight") for i, rtype, forward in mapping]
-        for rtype, a, b, cells, prop in parts:
-            table = _edge_table(a, b, rows[cells], values[cells], valid, prop)
+        for rtype, a, b, values, prop in parts:
+            table = _edge_table(a, b, values, valid, prop)
             if table is not None:
                 edges.setdefault(rtype, []).append(table)
         tables = {t: ts[0] if len(ts) == 1 else pa.concat_tables(ts) for t, ts in edges.items()}
-        yield Chunk(len(chunk), {}, tables, rejects)
+        yield Chunk(n, {}, tables, rejects)
 
 
 def concept_name(info: Any) -> str | None:
@@ -445,9 +377,9 @@ def iter_rows(kg: Path, *, map_events: bool = False, concepts: Path | None = Non
             check_tables(conn, concepts, CONCEPT_TABLES, schema="c")
         budget: list[int | None] = [limit]
         eid_map = EidMap(conn)
-        yield from _eventualities(conn, str(kg), chunk_size, budget, eid_map)
+        yield from _eventualities(kg, conn, chunk_size, budget, eid_map)
         eid_map.freeze()
-        yield from _relations(conn, str(kg), map_events, chunk_size, budget, eid_map)
+        yield from _relations(kg, conn, map_events, chunk_size, budget, eid_map)
         if concepts is not None:
             yield from _concepts(conn, str(concepts))
     finally:
@@ -478,7 +410,7 @@ def load(
     # Open and check the database now, so a wrong file fails before anything else happens.
     first = next(items, None) if limit != 0 else None
     return run(store, SOURCE, files + ([cpath] if cpath else []), _prepend(first, items), on_error=on_error,
-               rejects=rejects, limit=limit, batch_size=batch_size, progress=progress)
+               rejects=rejects, limit=limit, batch_size=batch_size, progress=progress, prefetch=True)
 
 
 def _prepend(first: Row | Reject | Chunk | None, rest: Iterator[Row | Reject | Chunk]) -> Iterator[Row | Reject | Chunk]:

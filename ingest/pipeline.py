@@ -15,6 +15,8 @@ Re-running is idempotent because the store upserts (same ids, same rows).
 from __future__ import annotations
 
 import json
+import queue
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -195,6 +197,64 @@ def _raw_json(raw: Any) -> Any:
     return raw
 
 
+class _Prefetch:
+    """A loader's items produced in a thread, a few ahead, so reading overlaps writing.
+
+    Worth it for loaders of big files that yield :class:`Chunk` items: their reading
+    (ADBC, numpy, Arrow) and LadybugDB's writing both release the GIL. Errors in the
+    loader surface at the consumer's next item; ``close()`` stops the thread and closes
+    the loader's generator there.
+    """
+
+    def __init__(self, items: Iterable[Row | Reject | Chunk], depth: int = 2) -> None:
+        self._queue: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=depth)
+        self._stop = threading.Event()
+        self._done = False
+        self._thread = threading.Thread(target=self._produce, args=(iter(items),), name="eventkg-loader", daemon=True)
+        self._thread.start()
+
+    def _produce(self, items: Iterator[Row | Reject | Chunk]) -> None:
+        try:
+            for item in items:
+                if not self._put(("item", item)):
+                    break
+            else:
+                self._put(("end", None))
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer, raised there
+            self._put(("error", exc))
+        finally:
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
+
+    def _put(self, message: tuple[str, Any]) -> bool:
+        while not self._stop.is_set():
+            try:
+                self._queue.put(message, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def __iter__(self) -> _Prefetch:
+        return self
+
+    def __next__(self) -> Row | Reject | Chunk:
+        if self._done:
+            raise StopIteration
+        kind, value = self._queue.get()
+        if kind == "item":
+            return value
+        self._done = True
+        if kind == "error":
+            raise value
+        raise StopIteration
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 def run(
     store: GraphStore,
     source: str,
@@ -206,8 +266,12 @@ def run(
     limit: int | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
     progress: Progress | None = None,
+    prefetch: bool = False,
 ) -> IngestReport:
-    """Drive ``items`` into ``store`` in atomic batches; returns the :class:`IngestReport`."""
+    """Drive ``items`` into ``store`` in atomic batches; returns the :class:`IngestReport`.
+
+    With ``prefetch`` the loader runs in a thread, a few items ahead (see :class:`_Prefetch`).
+    """
     if on_error not in ON_ERROR:
         raise IngestError("--on-error", None, f"unknown mode {on_error!r}; choose fail or skip")
     if limit is not None and limit < 0:
@@ -233,7 +297,7 @@ def run(
         result.add(store.write_batch(batch))
         report.batches += 1
 
-    iterator = iter(items)
+    iterator = _Prefetch(items) if prefetch and limit != 0 else iter(items)
     try:
         if limit == 0:
             report.limited = True
@@ -250,33 +314,34 @@ def run(
                 rec = {"file": item.file, "line": item.line, "reason": item.reason, "raw": _raw_json(item.raw)}
                 reject_fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
 
-        for item in iterator:
-            if isinstance(item, Chunk):
-                report.rows += item.rows
-                for bad in item.rejects:
-                    refuse(bad)
-                batcher.add_chunk(item)
-                if batcher.pending >= batch_size:
-                    flush()
-                if progress is not None:
+        with store.bulk_load():  # the store may hold new rows and write them table by table at the end
+            for item in iterator:
+                if isinstance(item, Chunk):
+                    report.rows += item.rows
+                    for bad in item.rejects:
+                        refuse(bad)
+                    batcher.add_chunk(item)
+                    if batcher.pending >= batch_size:
+                        flush()
+                    if progress is not None:
+                        progress(report.rows, report.rejected)
+                    if limit is not None and report.rows >= limit:
+                        report.limited = True
+                        break
+                    continue
+                report.rows += 1
+                if isinstance(item, Reject):
+                    refuse(item)
+                else:
+                    batcher.add(item)
+                    if batcher.pending >= batch_size:
+                        flush()
+                if progress is not None and report.rows % 1000 == 0:
                     progress(report.rows, report.rejected)
                 if limit is not None and report.rows >= limit:
                     report.limited = True
                     break
-                continue
-            report.rows += 1
-            if isinstance(item, Reject):
-                refuse(item)
-            else:
-                batcher.add(item)
-                if batcher.pending >= batch_size:
-                    flush()
-            if progress is not None and report.rows % 1000 == 0:
-                progress(report.rows, report.rejected)
-            if limit is not None and report.rows >= limit:
-                report.limited = True
-                break
-        flush()
+            flush()
     finally:
         close = getattr(iterator, "close", None)
         if close is not None:

@@ -181,3 +181,62 @@ def test_neighbourhood_without_induced_edges_keeps_only_walkable_ones(store):
     assert g.has_edge(ids["study"], ids["learn"], key="HAS_SUBEVENT")
     g2 = store.neighbourhood([ids["learn"]], hops=2, induced=False)
     assert g2.has_edge(ids["pass exam"], ids["study"], key="BEFORE")
+
+
+def _chain_batch(start: int, n: int, source: str = "bulk") -> Batch:
+    """Events start..start+n and CAUSES / PRECEDENCE edges along the chain."""
+    b = Batch()
+    for i in range(start, start + n):
+        b.add_node("Event", ev(f"bulk event {i}", source))
+    for i in range(start, start + n - 1):
+        a, z = event_id(f"bulk event {i}"), event_id(f"bulk event {i + 1}")
+        b.add_edge("CAUSES", {"src": a, "dst": z, "sources": [source], "weight": float(i)})
+        b.add_edge("PRECEDENCE", {"src": a, "dst": z, "sources": [source], "count": 1.0})
+    return b
+
+
+def test_bulk_session_writes_everything_and_reads_see_it(store):
+    ids = small_world(store)
+    with store.bulk_load():
+        store.write_batch(_chain_batch(0, 100))
+        edges_only = Batch()
+        edges_only.add_edge("BEFORE", {"src": ids["learn"], "dst": event_id("bulk event 5"), "sources": ["bulk"]})
+        store.write_batch(edges_only)
+        inside = store.counts()  # a read inside the session sees every batch handed over
+    after = store.counts()
+    assert inside == after
+    assert after["nodes"]["Event"] == 6 + 100
+    assert after["edges"]["CAUSES"] == 2 + 99 and after["edges"]["PRECEDENCE"] == 1 + 99
+    assert after["edges"]["BEFORE"] == 2
+    got = {(e["src"], e["dst"]): e["weight"] for e in store.iter_edges("CAUSES") if e["sources"] == ["bulk"]}
+    assert got[(event_id("bulk event 3"), event_id("bulk event 4"))] == 3.0
+
+
+def test_bulk_session_merges_rows_it_already_holds(store):
+    with store.bulk_load():
+        store.write_batch(_chain_batch(0, 50, source="first"))
+        store.write_batch(_chain_batch(40, 20, source="second"))  # 10 events and 9 edges again
+        store.write_batch(_chain_batch(0, 50, source="first"))  # all again: nothing changes
+    counts = store.counts()
+    assert counts["nodes"]["Event"] == 60 and counts["edges"]["CAUSES"] == 59
+    both = store.get_nodes("Event", [event_id("bulk event 45")])[event_id("bulk event 45")]
+    assert both["sources"] == ["first", "second"]
+
+
+def test_bulk_session_keeps_earlier_batches_when_the_block_fails(store):
+    with pytest.raises(RuntimeError, match="loader broke"), store.bulk_load():
+        store.write_batch(_chain_batch(0, 30))
+        raise RuntimeError("loader broke")
+    assert store.counts()["nodes"]["Event"] == 30
+    assert store.counts()["edges"]["CAUSES"] == 29
+
+
+def test_bulk_session_refuses_a_bad_batch_and_keeps_the_rest(store):
+    with store.bulk_load():
+        store.write_batch(_chain_batch(0, 10))
+        bad = _chain_batch(100, 5)
+        bad.add_edge("CAUSES", {"src": event_id("bulk event 100"), "dst": "no-such-node", "sources": ["x"]})
+        with pytest.raises(MissingEndpointError, match="no-such-node"):
+            store.write_batch(bad)
+    counts = store.counts()
+    assert counts["nodes"]["Event"] == 10 and counts["edges"]["CAUSES"] == 9

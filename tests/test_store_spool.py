@@ -1,0 +1,57 @@
+"""The embedded store's bulk sessions: held rows go to files beside the store, which never outlive them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from graphstore import Batch, open_store
+from graphstore.model import event_id
+from graphstore.spool import PREFIX, remove_stale
+
+
+def _events(n: int, start: int = 0) -> Batch:
+    b = Batch()
+    for i in range(start, start + n):
+        b.add_node("Event", {"id": event_id(f"e{i}"), "text": f"e{i}", "level": "schema", "sources": ["t"]})
+    for i in range(start, start + n - 1):
+        b.add_edge("SYNCHRONOUS", {"src": event_id(f"e{i}"), "dst": event_id(f"e{i + 1}"), "sources": ["t"], "count": 2.0})
+    return b
+
+
+def _spools(folder) -> list:
+    return sorted(p.name for p in folder.glob(f"{PREFIX}*"))
+
+
+def test_held_rows_live_in_a_spool_folder_until_the_session_ends(tmp_path):
+    with open_store(str(tmp_path / "s.lbug")) as store:
+        with store.bulk_load():
+            store.write_batch(_events(200))
+            store.write_batch(_events(200, start=1000))
+            assert len(_spools(tmp_path)) == 1
+            held = next(tmp_path.glob(f"{PREFIX}*"))
+            assert (held / "SYNCHRONOUS.arrow").stat().st_size > 0  # the edges wait on disk, not in memory
+        assert _spools(tmp_path) == []
+        assert store.counts()["edges"]["SYNCHRONOUS"] == 398
+
+
+def test_close_inside_a_session_writes_what_it_holds(tmp_path):
+    store = open_store(str(tmp_path / "s.lbug"))
+    with store.bulk_load():
+        store.write_batch(_events(50))
+        store.close()
+    assert _spools(tmp_path) == []
+    with open_store(str(tmp_path / "s.lbug"), read_only=True) as again:
+        assert again.counts()["edges"]["SYNCHRONOUS"] == 49
+
+
+def test_spools_of_dead_processes_are_removed(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    stale = tmp_path / f"{PREFIX}{dead.stdout.strip()}-abc"
+    stale.mkdir()
+    (stale / "CAUSES.arrow").write_bytes(b"left by a killed ingest")
+    mine = tmp_path / f"{PREFIX}{os.getpid()}-xyz"  # a live process's spool stays
+    mine.mkdir()
+    remove_stale(tmp_path)
+    assert _spools(tmp_path) == [mine.name]
