@@ -42,11 +42,20 @@ def _as_string_array(values) -> pa.Array:
 
 def fingerprints(values) -> tuple[np.ndarray, np.ndarray]:
     """Two uint64 hashes per string of ``values`` (Arrow array or list; no nulls)."""
+    return _hashes(values, _SEEDS)
+
+
+def fingerprint(values) -> np.ndarray:
+    """The first of :func:`fingerprints` alone (half the work, for callers that compare the strings)."""
+    return _hashes(values, _SEEDS[:1])[0]
+
+
+def _hashes(values, seeds: tuple[np.uint64, ...]) -> tuple[np.ndarray, ...]:
     arr = _as_string_array(values)
     n = len(arr)
-    h1, h2 = np.empty(n, np.uint64), np.empty(n, np.uint64)
+    out = tuple(np.empty(n, np.uint64) for _ in seeds)
     if n == 0:
-        return h1, h2
+        return out
     offsets = np.frombuffer(arr.buffers()[1], np.int32, n + 1, arr.offset * 4).astype(np.int64)
     data_buf = arr.buffers()[2]
     data = np.frombuffer(data_buf, np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
@@ -54,28 +63,29 @@ def fingerprints(values) -> tuple[np.ndarray, np.ndarray]:
     if (lengths == lengths[0]).all():  # the common case (hash-like ids): one reshape, no gather
         length = int(lengths[0])
         block = data[starts[0] : starts[0] + n * length].reshape(n, length)
-        _hash_block(block, length, np.arange(n), h1, h2)
-        return h1, h2
+        _hash_block(block, length, slice(None), out, seeds)
+        return out
     for length in np.unique(lengths):
         rows = np.flatnonzero(lengths == length)
         span = np.arange(int(length))
         for i in range(0, len(rows), GATHER_ROWS):  # bounded temporaries
             part = rows[i : i + GATHER_ROWS]
-            _hash_block(data[starts[part, None] + span], int(length), part, h1, h2)
-    return h1, h2
+            _hash_block(data[starts[part, None] + span], int(length), part, out, seeds)
+    return out
 
 
-def _hash_block(block: np.ndarray, length: int, rows: np.ndarray, h1: np.ndarray, h2: np.ndarray) -> None:
-    """Hash the rows of a (k, length) uint8 block (one string each) into h1/h2 at ``rows``."""
+def _hash_block(block: np.ndarray, length: int, rows: np.ndarray | slice, out: tuple[np.ndarray, ...],
+                seeds: tuple[np.uint64, ...]) -> None:
+    """Hash the rows of a (k, length) uint8 block (one string each) into each of ``out`` at ``rows``."""
     words = max(1, (length + 7) // 8)
     padded = np.zeros((len(block), words * 8), np.uint8)
     padded[:, :length] = block
     packed = padded.view(np.uint64)
-    for out, seed in ((h1, _SEEDS[0]), (h2, _SEEDS[1])):
+    for target, seed in zip(out, seeds, strict=True):
         h = _mix(np.full(len(block), np.uint64(length) ^ seed, np.uint64))
         for j in range(words):
             h = _mix((h ^ packed[:, j]) + seed)
-        out[rows] = h
+        target[rows] = h
 
 
 def edge_fingerprints(src, dst) -> tuple[np.ndarray, np.ndarray]:

@@ -59,12 +59,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphstore.keyset import fingerprints, search
+from graphstore.keyset import fingerprint, search
 from graphstore.model import ASER_RELATIONS, normalise_text, upper_snake
 from ingest.errors import MissingFilesError, WrongSchemaError
 from ingest.nodes import edge_row, fast_event_id, node_row
-from ingest.pipeline import Chunk, IngestReport, Progress, Reject, Row, run
-from ingest.sqlite_arrow import NUMBER, TEXT, WORDS, read_chunks
+from ingest.pipeline import Chunk, IngestReport, Prefetch, Progress, Reject, Row, run
+from ingest.sqlite_arrow import NUMBER, TEXT, WORDS, TableChunk, read_chunks
 
 SOURCE = "aser"
 LEVEL = "schema"
@@ -148,20 +148,25 @@ def _text(value: Any) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
-def normal_texts(words: pa.Array | pa.ChunkedArray | Sequence[str]) -> list[str]:
+def normal_texts(words: pa.Array | pa.ChunkedArray | Sequence[str]) -> pa.Array:
     """``normalise_text`` of each string, running the regexes only where they can change it."""
     arr = words if isinstance(words, pa.Array | pa.ChunkedArray) else pa.array(words, pa.string())
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
     slow = pc.or_(pc.invert(pc.string_is_ascii(arr)), pc.match_substring_regex(arr, _NEEDS_NORMALISING))
+    rows = np.flatnonzero(slow.to_numpy(zero_copy_only=False))
+    if not len(rows):
+        return arr
     out = arr.to_pylist()
-    for i in np.flatnonzero(slow.to_numpy(zero_copy_only=False)):
+    for i in rows:
         out[i] = normalise_text(out[i])
-    return out
+    return pa.array(out, pa.string())
 
 
-def event_ids(texts: Sequence[str]) -> list[str]:
+def event_ids(texts: pa.Array) -> pa.Array:
     """``model.event_id(text, LEVEL)`` of already normalised texts (no second normalisation)."""
-    prefix = f"Event\x1f{LEVEL}\x1f"
-    return [blake2b((prefix + t).encode("utf-8"), digest_size=10).hexdigest() for t in texts]
+    keyed = pc.binary_join_element_wise(f"Event\x1f{LEVEL}\x1f", texts, "").cast(pa.binary())
+    return pa.array([blake2b(b, digest_size=10).hexdigest() for b in keyed.to_pylist()], pa.string())
 
 
 class EidMap:
@@ -188,7 +193,7 @@ class EidMap:
         if self.size + len(eids) > EID_MAP_MAX:
             self.full = True
             return
-        self._parts.append((fingerprints(eids)[0], eids, oids))
+        self._parts.append((fingerprint(eids), eids, oids))
         self.size += len(eids)
 
     def freeze(self) -> None:
@@ -207,7 +212,7 @@ class EidMap:
         out = pa.nulls(len(eids), pa.string())
         if len(self._fp):
             filled = pc.fill_null(eids, "")
-            pos = np.minimum(search(self._fp, fingerprints(filled)[0]), len(self._fp) - 1)
+            pos = np.minimum(search(self._fp, fingerprint(filled)), len(self._fp) - 1)
             at = pa.array(pos)
             hit = pc.and_(pc.equal(self._eids.take(at), filled), pc.is_valid(eids))
             out = pc.if_else(hit, self._oids.take(at), out)
@@ -225,7 +230,7 @@ class EidMap:
             sql = f"SELECT _id, words, frequency FROM Eventualities WHERE _id IN ({','.join('?' * len(part))})"
             for eid, words, freq in self._conn.execute(sql, part):
                 if isinstance(words, str) and words.strip() and (freq is None or isinstance(freq, int | float)):
-                    found[_text(eid)] = event_ids(normal_texts([words]))[0]
+                    found[_text(eid)] = event_ids(normal_texts([words]))[0].as_py()
         if not found:
             return out
         values = out.to_pylist()
@@ -238,9 +243,16 @@ class EidMap:
 def _eventualities(kg: Path, conn: sqlite3.Connection, size: int, budget: list[int | None],
                    eid_map: EidMap) -> Iterator[Chunk]:
     """Event nodes, a chunk at a time; fills ``eid_map`` for the relations."""
-    empty, file = True, str(kg)
-    for part in read_chunks(kg, conn, "Eventualities", EVENTUALITY_COLUMNS, size, budget):
-        empty = False
+    file = str(kg)
+    with Prefetch(read_chunks(kg, conn, "Eventualities", EVENTUALITY_COLUMNS, size, budget), depth=1) as parts:
+        yield from _eventuality_chunks(file, parts, eid_map)
+        empty = parts.count == 0
+    if empty:
+        yield Chunk(0, rejects=[Reject(file, "Eventualities", "empty table: no eventualities")])
+
+
+def _eventuality_chunks(file: str, parts: Iterator[TableChunk], eid_map: EidMap) -> Iterator[Chunk]:
+    for part in parts:
         t = part.table
         eids, words = t.column("_id"), t.column("words")
         blank = pc.fill_null(pc.equal(pc.utf8_trim_whitespace(words), ""), True).to_numpy(zero_copy_only=False)
@@ -254,20 +266,18 @@ def _eventualities(kg: Path, conn: sqlite3.Connection, size: int, budget: list[i
             keep[list(problems)] = False
             t = t.filter(pa.array(keep))
         texts = normal_texts(t.column("words"))
-        ids = pa.array(event_ids(texts), pa.string())
+        ids = event_ids(texts)
         n = len(texts)
         table = pa.table({
             "id": ids,
             "sources": pa.repeat(SOURCE, n),
-            "text": pa.array(texts, pa.string()),
+            "text": texts,
             "level": pa.repeat(LEVEL, n),
             "frequency": t.column("frequency"),
             "pattern": t.column("pattern"),
         })
         eid_map.add(t.column("_id").combine_chunks(), ids)
         yield Chunk(part.table.num_rows, {"Event": table}, {}, rejects)
-    if empty:
-        yield Chunk(0, rejects=[Reject(file, "Eventualities", "empty table: no eventualities")])
 
 
 def _edge_table(a: pa.Array, b: pa.Array, values: np.ndarray, valid: np.ndarray, prop: str) -> pa.Table | None:
@@ -285,7 +295,13 @@ def _relations(kg: Path, conn: sqlite3.Connection, map_events: bool, size: int, 
     """Edge tables per sense, a chunk of Relations rows at a time, ends resolved by ``eid_map``."""
     file = str(kg)
     mapping = [(s, *EVENT_MAPPING[s]) for s in ASER_RELATIONS if s in EVENT_MAPPING] if map_events else []
-    for part in read_chunks(kg, conn, "Relations", RELATION_COLUMNS, size, budget):
+    with Prefetch(read_chunks(kg, conn, "Relations", RELATION_COLUMNS, size, budget), depth=1) as parts:
+        yield from _relation_chunks(file, parts, eid_map, mapping)
+
+
+def _relation_chunks(file: str, parts: Iterator[TableChunk], eid_map: EidMap,
+                     mapping: list[tuple[str, str, bool]]) -> Iterator[Chunk]:
+    for part in parts:
         t = part.table
         n = t.num_rows
         rids, hids, tids = (t.column(c).combine_chunks() for c in ("_id", "hid", "tid"))

@@ -197,7 +197,7 @@ def _raw_json(raw: Any) -> Any:
     return raw
 
 
-class _Prefetch:
+class Prefetch:
     """A loader's items produced in a thread, a few ahead, so reading overlaps writing.
 
     Worth it for loaders of big files that yield :class:`Chunk` items: their reading
@@ -210,6 +210,7 @@ class _Prefetch:
         self._queue: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=depth)
         self._stop = threading.Event()
         self._done = False
+        self.count = 0  # items handed out so far
         self._thread = threading.Thread(target=self._produce, args=(iter(items),), name="eventkg-loader", daemon=True)
         self._thread.start()
 
@@ -236,7 +237,7 @@ class _Prefetch:
                 continue
         return False
 
-    def __iter__(self) -> _Prefetch:
+    def __iter__(self) -> Prefetch:
         return self
 
     def __next__(self) -> Row | Reject | Chunk:
@@ -244,6 +245,7 @@ class _Prefetch:
             raise StopIteration
         kind, value = self._queue.get()
         if kind == "item":
+            self.count += 1
             return value
         self._done = True
         if kind == "error":
@@ -253,6 +255,12 @@ class _Prefetch:
     def close(self) -> None:
         self._stop.set()
         self._thread.join()
+
+    def __enter__(self) -> Prefetch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def run(
@@ -270,7 +278,7 @@ def run(
 ) -> IngestReport:
     """Drive ``items`` into ``store`` in atomic batches; returns the :class:`IngestReport`.
 
-    With ``prefetch`` the loader runs in a thread, a few items ahead (see :class:`_Prefetch`).
+    With ``prefetch`` the loader runs in a thread, a few items ahead (see :class:`Prefetch`).
     """
     if on_error not in ON_ERROR:
         raise IngestError("--on-error", None, f"unknown mode {on_error!r}; choose fail or skip")
@@ -297,7 +305,7 @@ def run(
         result.add(store.write_batch(batch))
         report.batches += 1
 
-    iterator = _Prefetch(items) if prefetch and limit != 0 else iter(items)
+    iterator = Prefetch(items) if prefetch and limit != 0 else iter(items)
     try:
         if limit == 0:
             report.limited = True
