@@ -7,6 +7,10 @@ For each generated ``KG.db`` (ASER schema, see ``ingest.synthetic``) three child
 one after another, each measured on its own (wall time; peak RSS from ``wait4``'s ``ru_maxrss``):
 
 * ``scan``   — a plain sqlite3 scan of ``Relations`` (the baseline: what reading costs);
+* ``engine`` — LadybugDB alone: the very rows the ingest writes, built in memory first (not
+  timed), then written the fastest way we know (one ``COPY`` per table from Arrow, each
+  followed by ``CHECKPOINT``); only the engine is timed. This is the floor any ingest into
+  this engine pays; its RSS holds the whole graph in memory and means nothing;
 * ``loader`` — the ASER loader and pipeline with a store that discards batches (our share);
 * ``ingest`` — ``ingest.aser.load`` into a fresh LadybugDB store (loader + store).
 
@@ -40,6 +44,10 @@ def child(mode: str, kg: str, store_path: str, batch_size: int | None = None) ->
 
     start = time.perf_counter()
     out: dict = {"mode": mode}
+    if mode == "engine":
+        out["seconds"], out["counts"] = engine_floor(kg, store_path)
+        print(json.dumps(out))
+        return
     if mode == "scan":
         conn = sqlite3.connect(f"file:{kg}?mode=ro", uri=True)
         cur = conn.execute("SELECT * FROM Relations")
@@ -70,6 +78,57 @@ def child(mode: str, kg: str, store_path: str, batch_size: int | None = None) ->
     print(json.dumps(out))
 
 
+class Collect:
+    """A store stub that keeps every table the loader hands over (for the engine floor)."""
+
+    def __init__(self) -> None:
+        self.tables: dict[str, list] = {}
+
+    def write_batch(self, batch):
+        from graphstore.base import WriteResult
+
+        for name, table in [*batch.node_tables.items(), *batch.edge_tables.items()]:
+            self.tables.setdefault(name, []).append(table)
+        return WriteResult()
+
+    def bulk_load(self):
+        return contextlib.nullcontext(self)
+
+
+def engine_floor(kg: str, store_path: str) -> tuple[float, dict]:
+    """Seconds LadybugDB takes to write the ingest's rows, prebuilt as typed Arrow tables."""
+    import ladybug
+    import pyarrow as pa
+
+    from graphstore.ladybug_store import schema_statements
+    from graphstore.model import NODE_TYPES, REL_TYPES
+    from graphstore.tables import conform_table
+    from ingest import aser
+
+    sink = Collect()
+    aser.load(sink, kg)
+    tables = []
+    for name in [*NODE_TYPES, *REL_TYPES]:
+        if name in sink.tables:
+            kind, keys = (NODE_TYPES[name], ("id",)) if name in NODE_TYPES else (REL_TYPES[name], ("src", "dst"))
+            tables.append((name, conform_table(name, pa.concat_tables(sink.tables.pop(name)), keys, kind.properties)))
+    db = ladybug.Database(store_path)
+    conn = ladybug.Connection(db)
+    conn.execute("CALL auto_checkpoint=false")
+    for stmt in schema_statements():
+        conn.execute(stmt)
+    start = time.perf_counter()
+    for name, rows in tables:  # noqa: B007 - COPY binds the Python variable `rows` by name
+        conn.execute(f"COPY {name} FROM rows")
+        conn.execute("CHECKPOINT")
+    seconds = time.perf_counter() - start
+    counts = {"nodes": sum(t.num_rows for n, t in tables if n in NODE_TYPES),
+              "edges": sum(t.num_rows for n, t in tables if n in REL_TYPES)}
+    conn.close()
+    db.close()
+    return seconds, counts
+
+
 def measure(mode: str, kg: Path, store: Path, batch_size: int | None) -> dict:
     extra = ["--batch-size", str(batch_size)] if batch_size else []
     proc = subprocess.Popen([sys.executable, __file__, "--child", mode, str(kg), str(store), *extra],
@@ -86,8 +145,10 @@ def measure(mode: str, kg: Path, store: Path, batch_size: int | None) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default=",".join(f"{e}x{r}" for e, r in SIZES),
+                        help="eventualities x relations, comma-separated (e.g. 1000000x6000000 to see RSS stay flat)")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply the sizes (e.g. 0.1 for a quick run)")
-    parser.add_argument("--modes", default="scan,loader,ingest", help="comma-separated subset of scan,loader,ingest")
+    parser.add_argument("--modes", default="scan,engine,loader,ingest", help="comma-separated subset of scan,engine,loader,ingest")
     parser.add_argument("--workdir", default=None, help="where to put the generated files (default: a temp folder)")
     parser.add_argument("--batch-size", type=int, default=None, help="rows per store write (default: the loader's)")
     parser.add_argument("--child", nargs=3, metavar=("MODE", "KG", "STORE"), help=argparse.SUPPRESS)
@@ -102,13 +163,14 @@ def main() -> None:
     try:
         print(f"# load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
         print(f"{'eventualities':>13} {'relations':>10} {'mode':>7} {'seconds':>8} {'relations/s':>12} {'peak RSS MB':>12}")
-        for n_ev, n_rel in SIZES:
+        sizes = [tuple(int(x) for x in size.split("x")) for size in args.sizes.split(",")]
+        for n_ev, n_rel in sizes:
             n_ev, n_rel = int(n_ev * args.scale), int(n_rel * args.scale)
             kg = work / f"KG_{n_ev}_{n_rel}.db"
             t = time.perf_counter()
             make_aser_kg(kg, n_ev, n_rel)
             print(f"# generated {kg.name} ({kg.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s", flush=True)
-            base = None
+            base, rates = None, {}
             for mode in args.modes.split(","):
                 store = work / f"store_{n_ev}_{n_rel}.lbug"
                 shutil.rmtree(store, ignore_errors=True)
@@ -116,12 +178,16 @@ def main() -> None:
                     store.unlink()
                 r = measure(mode, kg, store, args.batch_size)
                 rate = n_rel / r["seconds"]
+                rates[mode] = rate
                 base = base or rate
                 extra = f"  ({rate / base:.2f}x the sqlite scan)" if mode != "scan" and "scan" in args.modes else ""
                 if "counts" in r:
                     extra += f"  store: {r['counts']['nodes']:,} nodes, {r['counts']['edges']:,} edges"
                 print(f"{n_ev:>13,} {n_rel:>10,} {mode:>7} {r['seconds']:>8.1f} {rate:>12,.0f} {r['peak_rss_mb']:>12,.0f}{extra}"
                       f"  [load {os.getloadavg()[0]:.1f}]", flush=True)
+            if "ingest" in rates and "engine" in rates:
+                print(f"# ingest / engine floor = {rates['ingest'] / rates['engine']:.2f}"
+                      f" (the engine alone takes {n_rel / rates['engine']:.1f} s of the ingest's {n_rel / rates['ingest']:.1f} s)")
     finally:
         if not args.workdir:
             shutil.rmtree(work, ignore_errors=True)

@@ -55,3 +55,19 @@ def test_spools_of_dead_processes_are_removed(tmp_path):
     mine.mkdir()
     remove_stale(tmp_path)
     assert _spools(tmp_path) == [mine.name]
+
+
+def test_reopening_after_big_writes_keeps_the_store_whole(tmp_path, monkeypatch):
+    from graphstore import ladybug_store
+
+    monkeypatch.setattr(ladybug_store, "REOPEN_ROWS", 300)  # reopen after every ~300 rows written
+    with open_store(str(tmp_path / "s.lbug")) as store:
+        first_db = store._db
+        with store.bulk_load():
+            for start in range(0, 2000, 250):
+                store.write_batch(_events(250, start=start))
+        assert store._db is not first_db  # the engine's memory was handed back at least once
+        store.write_batch(_events(10, start=100))  # stored keys again: nothing changes
+        counts = store.counts()
+        assert counts["nodes"]["Event"] == 2000 and counts["edges"]["SYNCHRONOUS"] == 8 * 249
+        assert store.query("MATCH (a:Event {text: 'e1'})-[:SYNCHRONOUS]->(b) RETURN b.text AS t") == [{"t": "e2"}]
