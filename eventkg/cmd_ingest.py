@@ -70,14 +70,15 @@ def _run(ctx: typer.Context, source: str, path: Path, options: dict[str, Any], a
         with state(ctx).open() as store:
             with Progress(
                 SpinnerColumn(), TextColumn(f"ingest {source}"), BarColumn(),
-                TextColumn("{task.fields[rows]:,} rows, {task.fields[rejected]:,} rejected"), TimeElapsedColumn(),
-                console=err_console, transient=True, disable=as_json,
+                TextColumn("{task.fields[rows]:,} rows, {task.fields[rejected]:,} rejected {task.fields[stage]}"),
+                TimeElapsedColumn(), console=err_console, transient=True, disable=as_json,
             ) as bar:
-                task = bar.add_task(source, total=None, rows=0, rejected=0)
+                task = bar.add_task(source, total=None, rows=0, rejected=0, stage="")
 
                 def progress(rows: int, rejected: int) -> None:
                     bar.update(task, rows=rows, rejected=rejected)
 
+                store.on_bulk_write = lambda message: bar.update(task, stage=f"- {message}" if message else "")
                 report = loader.load(store, path, progress=progress, **options)
     except StoreError as exc:
         typer.echo(f"error: {exc}", err=True)

@@ -28,7 +28,7 @@ type (``CAUSES``...), attributes ``type`` + properties.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -221,6 +221,8 @@ class GraphStore(ABC):
     """One typed graph, whatever engine holds it."""
 
     url: str
+    #: Called with a short message while a bulk session writes what it held (for progress bars).
+    on_bulk_write: Callable[[str], None] | None = None
 
     # -- writing ---------------------------------------------------------------------------
     @abstractmethod

@@ -276,7 +276,10 @@ class LadybugStore(GraphStore):
         if not self._spool:
             return
         try:
-            for name, table in self._spool.drain(names or [*NODE_TYPES, *REL_TYPES]):
+            order = [n for n in names or [*NODE_TYPES, *REL_TYPES] if n in self._spool.rows]
+            for done, (name, table) in enumerate(self._spool.drain(order)):
+                if self.on_bulk_write is not None:
+                    self.on_bulk_write(f"writing {name} ({done + 1}/{len(order)}, {table.num_rows:,} rows)")
                 for start in range(0, table.num_rows, SPOOL_COPY_ROWS):
                     part = table.slice(start, SPOOL_COPY_ROWS)
                     self._copy_arrow(name, part)
@@ -284,6 +287,8 @@ class LadybugStore(GraphStore):
                     self._rows_since_open += part.num_rows
                     if name in REL_TYPES or self._unflushed_rows >= EARLY_CHECKPOINT_ROWS:
                         self.checkpoint()
+            if self.on_bulk_write is not None:
+                self.on_bulk_write("")  # done writing
         except BaseException:
             self._engine_failed = True
             self._keysets.clear()  # they hold keys that were never written
@@ -676,22 +681,22 @@ class LadybugStore(GraphStore):
         return found
 
     def close(self) -> None:
-        conn, db = getattr(self, "_conn", None), getattr(self, "_db", None)
-        spool, self._spool = getattr(self, "_spool", None), None
-        if spool is not None:  # closed inside a bulk session: write what it holds
-            self._spool = spool
-            try:
-                if not self._engine_failed:
-                    self._flush_spool()
-            finally:
-                self._spool = None
+        if getattr(self, "_conn", None) is None:
+            return  # never opened, or closed already
+        spool, self._spool = self._spool, None
+        try:
+            if spool is not None and not self._engine_failed:  # closed inside a bulk session
+                self._spool = spool
+                self._flush_spool()
+            if self._unflushed_rows and not self._engine_failed:
+                self.checkpoint()  # after a failed write, leave the WAL for recovery on next open
+        finally:
+            self._spool = None
+            if spool is not None:
                 spool.close()
-        if conn is not None and self._unflushed_rows and not self._engine_failed:
-            self.checkpoint()  # after a failed write, leave the WAL for recovery on next open
-        self._conn = self._db = None
-        if conn is not None:
+            conn, db = self._conn, self._db  # read now: a checkpoint may have reopened them
+            self._conn = self._db = None
             conn.close()
-        if db is not None:
             db.close()
 
 
