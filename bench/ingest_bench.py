@@ -4,7 +4,9 @@
     .venv/bin/python bench/ingest_bench.py --scale 0.1  # ten times smaller, for a quick look
 
 For each generated ``KG.db`` (ASER schema, see ``ingest.synthetic``) three child processes run
-one after another, each measured on its own (wall time; peak RSS from ``wait4``'s ``ru_maxrss``):
+one after another, each measured on its own (wall time; CPU time of all the process's threads,
+which shows how much of the machine's cores a mode keeps busy; peak RSS from ``wait4``'s
+``ru_maxrss``):
 
 * ``scan``   — a plain sqlite3 scan of ``Relations`` (the baseline: what reading costs);
 * ``engine`` — LadybugDB alone: the very rows the ingest writes, built in memory first (not
@@ -23,6 +25,7 @@ import argparse
 import contextlib
 import json
 import os
+import resource
 import shutil
 import sqlite3
 import subprocess
@@ -42,10 +45,10 @@ def child(mode: str, kg: str, store_path: str, batch_size: int | None = None) ->
     from graphstore.base import WriteResult
     from ingest import aser
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), cpu_seconds()
     out: dict = {"mode": mode}
     if mode == "engine":
-        out["seconds"], out["counts"] = engine_floor(kg, store_path)
+        out["seconds"], out["cpu"], out["counts"] = engine_floor(kg, store_path)
         print(json.dumps(out))
         return
     if mode == "scan":
@@ -74,7 +77,7 @@ def child(mode: str, kg: str, store_path: str, batch_size: int | None = None) ->
             out["counts"] = {k: sum(v.values()) for k, v in store.counts().items()}
             store.close()
         out["rows"] = report.rows
-    out["seconds"] = time.perf_counter() - start
+    out["seconds"], out["cpu"] = time.perf_counter() - start, cpu_seconds() - cpu
     print(json.dumps(out))
 
 
@@ -95,7 +98,13 @@ class Collect:
         return contextlib.nullcontext(self)
 
 
-def engine_floor(kg: str, store_path: str) -> tuple[float, dict]:
+def cpu_seconds() -> float:
+    """CPU time of this process so far, all threads (the engine's included)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def engine_floor(kg: str, store_path: str) -> tuple[float, float, dict]:
     """Seconds LadybugDB takes to write the ingest's rows, prebuilt as typed Arrow tables."""
     import ladybug
     import pyarrow as pa
@@ -117,16 +126,16 @@ def engine_floor(kg: str, store_path: str) -> tuple[float, dict]:
     conn.execute("CALL auto_checkpoint=false")
     for stmt in schema_statements():
         conn.execute(stmt)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), cpu_seconds()
     for name, rows in tables:  # noqa: B007 - COPY binds the Python variable `rows` by name
         conn.execute(f"COPY {name} FROM rows")
         conn.execute("CHECKPOINT")
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, cpu_seconds() - cpu
     counts = {"nodes": sum(t.num_rows for n, t in tables if n in NODE_TYPES),
               "edges": sum(t.num_rows for n, t in tables if n in REL_TYPES)}
     conn.close()
     db.close()
-    return seconds, counts
+    return seconds, cpu, counts
 
 
 def measure(mode: str, kg: Path, store: Path, batch_size: int | None) -> dict:
@@ -162,7 +171,7 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     try:
         print(f"# load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
-        print(f"{'eventualities':>13} {'relations':>10} {'mode':>7} {'seconds':>8} {'relations/s':>12} {'peak RSS MB':>12}")
+        print(f"{'eventualities':>13} {'relations':>10} {'mode':>7} {'seconds':>8} {'CPU s':>6} {'relations/s':>12} {'peak RSS MB':>12}")
         sizes = [tuple(int(x) for x in size.split("x")) for size in args.sizes.split(",")]
         for n_ev, n_rel in sizes:
             n_ev, n_rel = int(n_ev * args.scale), int(n_rel * args.scale)
@@ -170,7 +179,7 @@ def main() -> None:
             t = time.perf_counter()
             make_aser_kg(kg, n_ev, n_rel)
             print(f"# generated {kg.name} ({kg.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s", flush=True)
-            base, rates = None, {}
+            base, rates, cpus = None, {}, {}
             for mode in args.modes.split(","):
                 store = work / f"store_{n_ev}_{n_rel}.lbug"
                 shutil.rmtree(store, ignore_errors=True)
@@ -178,16 +187,21 @@ def main() -> None:
                     store.unlink()
                 r = measure(mode, kg, store, args.batch_size)
                 rate = n_rel / r["seconds"]
-                rates[mode] = rate
+                rates[mode], cpus[mode] = rate, r["cpu"]
                 base = base or rate
                 extra = f"  ({rate / base:.2f}x the sqlite scan)" if mode != "scan" and "scan" in args.modes else ""
                 if "counts" in r:
                     extra += f"  store: {r['counts']['nodes']:,} nodes, {r['counts']['edges']:,} edges"
-                print(f"{n_ev:>13,} {n_rel:>10,} {mode:>7} {r['seconds']:>8.1f} {rate:>12,.0f} {r['peak_rss_mb']:>12,.0f}{extra}"
+                print(f"{n_ev:>13,} {n_rel:>10,} {mode:>7} {r['seconds']:>8.1f} {r['cpu']:>6.1f} {rate:>12,.0f} {r['peak_rss_mb']:>12,.0f}{extra}"
                       f"  [load {os.getloadavg()[0]:.1f}]", flush=True)
             if "ingest" in rates and "engine" in rates:
                 print(f"# ingest / engine floor = {rates['ingest'] / rates['engine']:.2f}"
                       f" (the engine alone takes {n_rel / rates['engine']:.1f} s of the ingest's {n_rel / rates['ingest']:.1f} s)")
+            if {"engine", "loader"} <= cpus.keys():
+                need = cpus["engine"] + cpus["loader"]
+                cores = os.cpu_count() or 1
+                print(f"# CPU floor: engine {cpus['engine']:.1f} s + loader {cpus['loader']:.1f} s = {need:.1f} CPU-seconds;"
+                      f" on {cores} cores no overlap beats {need / cores:.1f} s = {n_rel * cores / need:,.0f} relations/s")
     finally:
         if not args.workdir:
             shutil.rmtree(work, ignore_errors=True)
