@@ -19,6 +19,9 @@ Choices
   and become Arrow tables (``pipeline.Chunk``) the store COPYs as they are: no Python
   object per cell, node or edge. Ids are computed once per eventuality (the texts
   ``normalise_text`` could change are found in Arrow; the rest are hashed as they are).
+* **Three threads.** SQLite is read in one (``pipeline.Prefetch``), chunks become node and
+  edge tables in another, and the store writes in the caller's; ADBC, Arrow, numpy and
+  LadybugDB release the GIL, so reading the relations overlaps writing the nodes.
 * **Relations** resolve ``hid``/``tid`` through an in-memory :class:`EidMap` (eid -> our id
   in sorted fingerprint arrays, ~90 bytes per eventuality) filled while the eventualities
   stream: an SQL join to ``Eventualities`` costs ~10 µs per relation (two B-tree searches on
