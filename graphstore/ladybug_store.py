@@ -67,7 +67,10 @@ __all__ = ["LadybugStore", "encode_sources", "decoded", "schema_statements"]
 LADYBUG_VERSION = "0.22"
 LOOKUP_CHUNK = 20_000  # ids per keyed lookup statement
 CHECKPOINT_ROWS = 5_000_000  # rows written between checkpoints
-KEYSET_MAX = 20_000_000  # keys remembered per store object, all tables together (16 bytes each)
+# keys remembered per store object, all tables together (16 bytes each); past it writes ask
+# the engine, and bulk sessions stop holding rows. Raise it for very big ingests (ASER core:
+# ~120M keys, ~1.9 GB) with EVENTKG_KEYSET_MAX.
+KEYSET_MAX = int(os.environ.get("EVENTKG_KEYSET_MAX", "20000000"))
 SPOOL_COPY_ROWS = 20_000_000  # most rows per COPY when a bulk session writes a held table
 REOPEN_ROWS = 1_000_000  # rows written between reopenings of the database (see checkpoint())
 EARLY_CHECKPOINT_ROWS = 100_000  # a bulk session checkpoints held nodes once they are written, past this many rows

@@ -71,3 +71,16 @@ def test_reopening_after_big_writes_keeps_the_store_whole(tmp_path, monkeypatch)
         counts = store.counts()
         assert counts["nodes"]["Event"] == 2000 and counts["edges"]["SYNCHRONOUS"] == 8 * 249
         assert store.query("MATCH (a:Event {text: 'e1'})-[:SYNCHRONOUS]->(b) RETURN b.text AS t") == [{"t": "e2"}]
+
+
+def test_past_the_key_set_limit_a_session_still_writes_everything_once(tmp_path, monkeypatch):
+    from graphstore import ladybug_store
+
+    monkeypatch.setattr(ladybug_store, "KEYSET_MAX", 700)  # the key sets give up mid-session
+    with open_store(str(tmp_path / "s.lbug")) as store:
+        with store.bulk_load():
+            for start in range(0, 1500, 250):
+                store.write_batch(_events(250, start=start))
+            store.write_batch(_events(250, start=0))  # again: must not duplicate anything
+        counts = store.counts()
+        assert counts["nodes"]["Event"] == 1500 and counts["edges"]["SYNCHRONOUS"] == 6 * 249
