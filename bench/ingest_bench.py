@@ -43,7 +43,6 @@ SIZES = [(1_000_000, 1_000_000), (1_000_000, 3_000_000)]
 def child(mode: str, kg: str, store_path: str, batch_size: int | None = None) -> None:
     """Runs inside the measured process; prints one JSON line."""
     from graphstore import open_store
-    from graphstore.base import WriteResult
     from graphstore.ladybug_store import _import_ladybug
     from ingest import aser
 
@@ -63,14 +62,7 @@ def child(mode: str, kg: str, store_path: str, batch_size: int | None = None) ->
         out["relations"] = n
     else:
         if mode == "loader":
-            class Discard:
-                def write_batch(self, batch):
-                    return WriteResult()
-
-                def bulk_load(self):
-                    return contextlib.nullcontext(self)
-
-            store = Discard()
+            store = Sink(keep=False)
         else:
             store = open_store(store_path)
         report = aser.load(store, kg, **({"batch_size": batch_size} if batch_size else {}))
@@ -82,17 +74,19 @@ def child(mode: str, kg: str, store_path: str, batch_size: int | None = None) ->
     print(json.dumps(out))
 
 
-class Collect:
-    """A store stub that keeps every table the loader hands over (for the engine floor)."""
+class Sink:
+    """A store stub: discards what the loader hands over, or keeps its tables (for the engine floor)."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep: bool) -> None:
+        self.keep = keep
         self.tables: dict[str, list] = {}
 
     def write_batch(self, batch):
         from graphstore.base import WriteResult
 
-        for name, table in [*batch.node_tables.items(), *batch.edge_tables.items()]:
-            self.tables.setdefault(name, []).append(table)
+        if self.keep:
+            for name, table in [*batch.node_tables.items(), *batch.edge_tables.items()]:
+                self.tables.setdefault(name, []).append(table)
         return WriteResult()
 
     def bulk_load(self):
@@ -115,7 +109,7 @@ def engine_floor(kg: str, store_path: str) -> tuple[float, float, dict]:
     from graphstore.tables import conform_table
     from ingest import aser
 
-    sink = Collect()
+    sink = Sink(keep=True)
     aser.load(sink, kg)
     tables = []
     for name in [*NODE_TYPES, *REL_TYPES]:

@@ -245,13 +245,19 @@ class LadybugStore(GraphStore):
         try:
             yield self
         finally:
-            try:
-                if not self._engine_failed:
-                    self._flush_spool()
-            finally:
-                spool, self._spool = self._spool, None
-                if spool is not None:  # None when close() already wrote it
-                    spool.close()
+            self._end_session()
+
+    def _end_session(self) -> None:
+        """Write what the bulk session holds (unless the engine failed) and remove its files."""
+        spool = self._spool
+        if spool is None:  # no session, or close() already ended it
+            return
+        try:
+            if not self._engine_failed:
+                self._flush_spool()
+        finally:
+            self._spool = None
+            spool.close()
 
     def _all_new(self, nodes: Mapping[str, pa.Table], edges: Mapping[str, pa.Table],
                  fps: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> bool:
@@ -686,17 +692,11 @@ class LadybugStore(GraphStore):
     def close(self) -> None:
         if getattr(self, "_conn", None) is None:
             return  # never opened, or closed already
-        spool, self._spool = self._spool, None
         try:
-            if spool is not None and not self._engine_failed:  # closed inside a bulk session
-                self._spool = spool
-                self._flush_spool()
+            self._end_session()  # closed inside a bulk session: write what it holds
             if self._unflushed_rows and not self._engine_failed:
                 self.checkpoint()  # after a failed write, leave the WAL for recovery on next open
         finally:
-            self._spool = None
-            if spool is not None:
-                spool.close()
             conn, db = self._conn, self._db  # read now: a checkpoint may have reopened them
             self._conn = self._db = None
             conn.close()

@@ -193,7 +193,7 @@ class EidMap:
     def add(self, eids: pa.Array, oids: pa.Array) -> None:
         keep = pc.is_valid(eids)
         eids, oids = eids.filter(keep), oids.filter(keep)
-        if self.size + len(eids) > EID_MAP_MAX:
+        if self.full or self.size + len(eids) > EID_MAP_MAX:  # once full, later eids come from SQLite
             self.full = True
             return
         self._parts.append((fingerprint(eids), eids, oids))

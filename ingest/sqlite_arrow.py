@@ -58,7 +58,7 @@ def read_chunks(
     last = None
     try:
         while True:
-            n = size if budget[0] is None else min(size, budget[0])
+            n = _wanted(size, budget)
             if n <= 0:
                 return
             where = "" if last is None else f"WHERE rowid > {last} "
@@ -75,12 +75,21 @@ def read_chunks(
                     return
                 last = rows[-1][0]
                 chunk = _from_rows([r[1:] for r in rows], columns)
-            if budget[0] is not None:
-                budget[0] -= chunk.table.num_rows
+            _spend(budget, chunk.table.num_rows)
             yield chunk
     finally:
         if adbc is not None:
             adbc.close()
+
+
+def _wanted(size: int, budget: list[int | None]) -> int:
+    """Rows to ask for next: a chunk, or what is left of the budget."""
+    return size if budget[0] is None else min(size, budget[0])
+
+
+def _spend(budget: list[int | None], rows: int) -> None:
+    if budget[0] is not None:
+        budget[0] -= rows
 
 
 def _adbc_connect(path: Path):
@@ -124,12 +133,11 @@ def _sqlite_chunks(conn: sqlite3.Connection, sql: str, columns: Mapping[str, str
     cur = conn.execute(sql)
     try:
         while True:
-            n = size if budget[0] is None else min(size, budget[0])
+            n = _wanted(size, budget)
             rows = cur.fetchmany(n) if n > 0 else []
             if not rows:
                 return
-            if budget[0] is not None:
-                budget[0] -= len(rows)
+            _spend(budget, len(rows))
             yield _from_rows(rows, columns)
     finally:
         cur.close()
