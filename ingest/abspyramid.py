@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ingest.errors import RowError
 from ingest.nodes import edge_row, event_row, node_row
 from ingest.pipeline import (
     DEFAULT_BATCH_SIZE,
@@ -32,7 +33,7 @@ from ingest.pipeline import (
     Progress,
     Reject,
     Row,
-    read_json_lines,
+    json_line_rows,
     resolve_files,
     run,
 )
@@ -42,10 +43,6 @@ LEVEL = "schema"
 TYPES = {"noun": "NOUN_ENTAIL", "verb": "VERB_ENTAIL", "event": "EVENT_ENTAIL"}
 SPLITS = ("train", "valid", "test")
 MARK = re.compile(r"<([^<>]*)>")
-
-
-class _RowError(Exception):
-    pass
 
 
 def _accept(p: Path) -> bool:
@@ -70,29 +67,29 @@ def _context(path: Path) -> tuple[str | None, str | None]:
 
 
 def entail_row(obj: Any, task: str | None, folder_type: str | None, split: str) -> Row:
-    """One AbsPyramid object -> typed rows; raises _RowError with the reason when invalid."""
+    """One AbsPyramid object -> typed rows; raises RowError with the reason when invalid."""
     if not isinstance(obj, dict):
-        raise _RowError("expected a JSON object")
+        raise RowError("expected a JSON object")
     missing = [f for f in ("event", "concept") if not isinstance(obj.get(f), str) or not obj[f].strip()]
     if missing:
-        raise _RowError(f"missing field {', '.join(repr(m) for m in missing)}")
+        raise RowError(f"missing field {', '.join(repr(m) for m in missing)}")
     kind = obj.get("type") or folder_type
     if kind is None:
-        raise _RowError("no 'type' field and the folder does not name noun/verb/event")
+        raise RowError("no 'type' field and the folder does not name noun/verb/event")
     if kind not in TYPES:
-        raise _RowError(f"unknown relation type {kind!r}; expected noun, verb or event")
+        raise RowError(f"unknown relation type {kind!r}; expected noun, verb or event")
     if "label" in obj and obj["label"] is not None:
         label = obj["label"]
         if label not in (0, 1) or isinstance(label, bool | float):
-            raise _RowError(f"label {label!r} is not 0 or 1")
+            raise RowError(f"label {label!r} is not 0 or 1")
     elif task == "detection":
-        raise _RowError("missing field 'label' (Detection rows are labelled)")
+        raise RowError("missing field 'label' (Detection rows are labelled)")
     else:
         label = 1
     event, concept = obj["event"], obj["concept"].strip()
     marks = MARK.findall(event)
     if len(marks) != 1 or not marks[0].strip() or event.count("<") != 1 or event.count(">") != 1:
-        raise _RowError(f"event {event!r} must mark exactly one instance with <...>")
+        raise RowError(f"event {event!r} must mark exactly one instance with <...>")
     instance = marks[0].strip()
     head = MARK.sub(lambda m: m.group(1), event)
     tail = MARK.sub(lambda m: concept, event)
@@ -110,15 +107,7 @@ def entail_row(obj: Any, task: str | None, folder_type: str | None, split: str) 
 def iter_rows(files: list[Path]) -> Iterator[Row | Reject]:
     for path in files:
         task, kind = _context(path)
-        for item in read_json_lines(path):
-            if isinstance(item, Reject):
-                yield item
-                continue
-            n, line, obj = item
-            try:
-                yield entail_row(obj, task, kind, path.stem)
-            except _RowError as exc:
-                yield Reject(str(path), n, str(exc), line.rstrip("\n"))
+        yield from json_line_rows(path, lambda obj, task=task, kind=kind, path=path: entail_row(obj, task, kind, path.stem))
 
 
 def load(

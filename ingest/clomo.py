@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from graphstore.model import CLOMO_RELATIONS
-from ingest.errors import BadRowError
+from ingest.errors import BadRowError, RowError
 from ingest.nodes import edge_row, node_row
 from ingest.pipeline import (
     DEFAULT_BATCH_SIZE,
@@ -44,10 +44,6 @@ SOURCE = "clomo"
 FILE_NAME = re.compile(r"^(?P<prompt>zero|few|cot)_(?P<split>\w+)$", re.IGNORECASE)
 STATEMENT = re.compile(r"Statement\s*(\d+)\s*:\s*")
 PREMISE = {1: re.compile(r"^\s*Premise\s*1\s*:\s*", re.IGNORECASE), 2: re.compile(r"^\s*Premise\s*2\s*:\s*", re.IGNORECASE)}
-
-
-class _RowError(Exception):
-    pass
 
 
 def _accept(p: Path) -> bool:
@@ -77,20 +73,20 @@ def statements(text: str) -> list[tuple[int, str]]:
 
 
 def item_row(obj: Any, split: str) -> Row:
-    """One CLoMo item -> typed rows; raises _RowError with the reason when invalid."""
+    """One CLoMo item -> typed rows; raises RowError with the reason when invalid."""
     if not isinstance(obj, dict):
-        raise _RowError("expected a JSON object")
+        raise RowError("expected a JSON object")
     missing = [f for f in ("id_string", "qtype", "output", "input_info") if obj.get(f) in (None, "")]
     info = obj.get("input_info")
     if isinstance(info, dict):
         missing += [f"input_info.{f}" for f in ("P", "O", "Om") if not isinstance(info.get(f), str) or not info[f].strip()]
     elif "input_info" not in missing:
-        raise _RowError("'input_info' is not an object")
+        raise RowError("'input_info' is not an object")
     if missing:
-        raise _RowError(f"missing field {', '.join(repr(m) for m in missing)}")
+        raise RowError(f"missing field {', '.join(repr(m) for m in missing)}")
     qtype = obj["qtype"]
     if not isinstance(qtype, int) or isinstance(qtype, bool) or not 0 <= qtype < len(CLOMO_RELATIONS):
-        raise _RowError(f"unknown relation qtype {qtype!r}; expected 0..3 ({', '.join(CLOMO_RELATIONS)})")
+        raise RowError(f"unknown relation qtype {qtype!r}; expected 0..3 ({', '.join(CLOMO_RELATIONS)})")
     rel = CLOMO_RELATIONS[qtype]
     ids = str(obj["id_string"])
     nodes: list[tuple[str, dict[str, Any]]] = []
@@ -99,7 +95,7 @@ def item_row(obj: Any, split: str) -> Row:
     for state, text in ((1, info["P"]), (2, obj["output"])):
         parts = statements(text)
         if not parts:
-            raise _RowError(f"{'input_info.P' if state == 1 else 'output'} holds no statements")
+            raise RowError(f"{'input_info.P' if state == 1 else 'output'} holds no statements")
         arg = node_row("Argument", f"{SOURCE}|{split}|{ids}|{state}", SOURCE,
                        text=text.strip(), qtype=rel, id_string=ids, split=split, state=state)
         nodes.append(("Argument", arg))
@@ -111,7 +107,7 @@ def item_row(obj: Any, split: str) -> Row:
     for state, key in ((1, "O"), (2, "Om")):
         text = PREMISE[state].sub("", info[key]).strip()
         if not text:
-            raise _RowError(f"input_info.{key} holds no premise text")
+            raise RowError(f"input_info.{key} holds no premise text")
         prem = node_row("Premise", text, SOURCE, text=text)
         nodes.append(("Premise", prem))
         edges.append((rel, edge_row(prem["id"], args[state], SOURCE, state=state)))
@@ -135,7 +131,7 @@ def iter_rows(files: list[Path]) -> Iterator[Row | Reject]:
                 continue
             try:
                 row = item_row(obj, split)
-            except _RowError as exc:
+            except RowError as exc:
                 yield Reject(str(path), f"item {i}", str(exc), obj)
                 continue
             if key is not None:

@@ -40,6 +40,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ingest.errors import RowError
 from ingest.nodes import edge_row, event_relation_edge, event_row
 from ingest.pipeline import DEFAULT_BATCH_SIZE, IngestReport, Progress, Reject, Row, resolve_files, run
 
@@ -68,10 +69,6 @@ CONCEPTNET_OTHER = frozenset(
 REJECTED = {"ExternalURL": "ExternalURL links outside the graph, not an event relation"}
 
 
-class _RowError(Exception):
-    pass
-
-
 def _accept(p: Path) -> bool:
     return p.suffix.lower() in (".csv", ".tsv", ".txt")
 
@@ -95,12 +92,12 @@ def _term(value: str) -> str:
     if v.startswith("/c/"):
         parts = v.split("/")
         if len(parts) < 4 or not parts[3]:
-            raise _RowError(f"malformed node URI {v!r}")
+            raise RowError(f"malformed node URI {v!r}")
         if parts[2] != "en":
-            raise _RowError(f"non-English node {v!r} (only /c/en/ is ingested)")
+            raise RowError(f"non-English node {v!r} (only /c/en/ is ingested)")
         return parts[3]
     if not v:
-        raise _RowError("empty head or tail")
+        raise RowError("empty head or tail")
     return v
 
 
@@ -108,21 +105,21 @@ def triple_row(head: str, relation: str, tail: str, weight: Any) -> Row:
     """One (head, relation, tail, weight) -> typed rows, by the table in the module docstring."""
     rel = _relation(relation)
     if not rel:
-        raise _RowError("missing field 'relation'")
+        raise RowError("missing field 'relation'")
     h, t = _term(head), _term(tail)
     try:
         w = 1.0 if weight in (None, "") else float(weight)
     except (TypeError, ValueError):
-        raise _RowError(f"weight {weight!r} is not a number") from None
+        raise RowError(f"weight {weight!r} is not a number") from None
     hrow, trow = event_row(h, "schema", SOURCE), event_row(t, "schema", SOURCE)
     nodes = [("Event", hrow), ("Event", trow)]
     if rel in EVENT_MAP:
         return Row(nodes, [event_relation_edge(hrow["id"], EVENT_MAP[rel], trow["id"], SOURCE, weight=w)])
     if rel in REJECTED:
-        raise _RowError(REJECTED[rel])
+        raise RowError(REJECTED[rel])
     if rel in CONCEPTNET_OTHER or rel.startswith("dbpedia/"):
         return Row(nodes, [("RELATED", edge_row(hrow["id"], trow["id"], SOURCE, relation=rel, weight=w))])
-    raise _RowError(f"unknown relation {relation!r} (not a ConceptNet 5 relation; see ingest.eeckg)")
+    raise RowError(f"unknown relation {relation!r} (not a ConceptNet 5 relation; see ingest.eeckg)")
 
 
 def _conceptnet_rows(path: Path, fh) -> Iterator[Row | Reject]:
@@ -133,16 +130,16 @@ def _conceptnet_rows(path: Path, fh) -> Iterator[Row | Reject]:
         cols = raw.split("\t")
         try:
             if len(cols) < 4:
-                raise _RowError(f"expected 5 tab-separated columns (uri, relation, start, end, json), got {len(cols)}")
+                raise RowError(f"expected 5 tab-separated columns (uri, relation, start, end, json), got {len(cols)}")
             weight = None
             if len(cols) >= 5 and cols[4].strip():
                 try:
                     meta = json.loads(cols[4])
                 except json.JSONDecodeError as exc:
-                    raise _RowError(f"broken JSON metadata: {exc.msg}") from None
+                    raise RowError(f"broken JSON metadata: {exc.msg}") from None
                 weight = meta.get("weight") if isinstance(meta, dict) else None
             yield triple_row(cols[2], cols[1], cols[3], weight)
-        except _RowError as exc:
+        except RowError as exc:
             yield Reject(str(path), n, str(exc), raw)
 
 
@@ -165,9 +162,9 @@ def _table_rows(path: Path, fh, first: str) -> Iterator[Row | Reject]:
             vals = {c: (cols[i] if i < len(cols) else "") for c, i in idx.items()}
             empty = [c for c in ("head", "relation", "tail") if not vals[c].strip()]
             if empty:
-                raise _RowError(f"missing field {', '.join(repr(c) for c in empty)}")
+                raise RowError(f"missing field {', '.join(repr(c) for c in empty)}")
             yield triple_row(vals["head"], vals["relation"], vals["tail"], vals.get("weight"))
-        except _RowError as exc:
+        except RowError as exc:
             yield Reject(str(path), n, str(exc), delimiter.join(cols))
     if not rows:
         yield Reject(str(path), 1, "empty file: a header but no rows")

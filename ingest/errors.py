@@ -23,6 +23,10 @@ def where(file: str, line: int | str | None) -> str:
     return f"{file} [{line}]"
 
 
+class RowError(Exception):
+    """Why one source row cannot become typed rows; loaders turn it into a Reject with its place."""
+
+
 class IngestError(StoreError):
     """Something in the input cannot be ingested; the message names file, line and reason."""
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from graphstore.model import EVENT_RELATIONS, FAMILIES, VAGUE
-from ingest.errors import BadRowError
+from ingest.errors import BadRowError, RowError
 from ingest.nodes import edge_row, event_relation_edge, event_row, node_row
 from ingest.pipeline import (
     DEFAULT_BATCH_SIZE,
@@ -43,8 +43,8 @@ from ingest.pipeline import (
     Progress,
     Reject,
     Row,
+    json_line_rows,
     read_json_document,
-    read_json_lines,
     resolve_files,
     run,
 )
@@ -71,14 +71,10 @@ def _file_kind(p: Path) -> tuple[str | None, str | None]:
     return m["task"].upper(), "schema" if m["level"].upper() == "S" else "instance"
 
 
-class _RowError(Exception):
-    """A validation failure inside one row (becomes a Reject)."""
-
-
 def _need(obj: dict[str, Any], *names: str) -> None:
     missing = [n for n in names if obj.get(n) in (None, "")]
     if missing:
-        raise _RowError(f"missing field {', '.join(repr(m) for m in missing)}")
+        raise RowError(f"missing field {', '.join(repr(m) for m in missing)}")
 
 
 def _triples(obj: dict[str, Any], name: str) -> list[tuple[str, str, str]]:
@@ -86,38 +82,38 @@ def _triples(obj: dict[str, Any], name: str) -> list[tuple[str, str, str]]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise _RowError(f"{name!r} is not a list of triples")
+        raise RowError(f"{name!r} is not a list of triples")
     out = []
     for t in value:
         if not (isinstance(t, list) and len(t) == 3 and all(isinstance(x, str) and x.strip() for x in t)):
-            raise _RowError(f"{name!r} holds {t!r}, not a [head, Relation, tail] triple")
+            raise RowError(f"{name!r} holds {t!r}, not a [head, Relation, tail] triple")
         if t[1] not in EVENT_RELATIONS:
-            raise _RowError(f"unknown relation {t[1]!r} in {name}; expected one of {', '.join(EVENT_RELATIONS)}")
+            raise RowError(f"unknown relation {t[1]!r} in {name}; expected one of {', '.join(EVENT_RELATIONS)}")
         out.append((t[0], t[1], t[2]))
     return out
 
 
 def question_row(obj: Any, file_task: str | None, file_level: str | None) -> Row:
-    """One EV² question row -> typed rows; raises _RowError with the reason when invalid."""
+    """One EV² question row -> typed rows; raises RowError with the reason when invalid."""
     if not isinstance(obj, dict):
-        raise _RowError("expected a JSON object")
+        raise RowError("expected a JSON object")
     _need(obj, "id", "e0", "e1", "rel", "choices")
     choices = obj["choices"]
     if not (isinstance(choices, list) and choices and all(isinstance(c, str) for c in choices)):
-        raise _RowError("'choices' is not a list of strings")
+        raise RowError("'choices' is not a list of strings")
     level = file_level or ("instance" if "instances" in obj else "schema")
     task = file_task or ("CRR" if tuple(choices) in CRR_CHOICES else "CEC")
     rel = obj["rel"]
     if rel not in EVENT_RELATIONS and not (rel == VAGUE and task == "CRR"):
         allowed = ", ".join(EVENT_RELATIONS) + (", Vague" if task == "CRR" else "")
-        raise _RowError(f"unknown relation {rel!r}; expected one of {allowed}")
+        raise RowError(f"unknown relation {rel!r}; expected one of {allowed}")
     if task == "CRR":
         if tuple(choices) not in CRR_CHOICES:
-            raise _RowError(f"CRR choices {choices!r} are not a relation family with Vague")
+            raise RowError(f"CRR choices {choices!r} are not a relation family with Vague")
         if rel not in choices:
-            raise _RowError(f"gold relation {rel!r} is not among the choices {choices!r}")
+            raise RowError(f"gold relation {rel!r} is not among the choices {choices!r}")
     elif obj["e1"] not in choices:
-        raise _RowError(f"answer e1 {obj['e1']!r} is not among the choices")
+        raise RowError(f"answer e1 {obj['e1']!r} is not among the choices")
     context = _triples(obj, "context_tpl")
     schema_triples = _triples(obj, "event_relation")
 
@@ -134,17 +130,17 @@ def question_row(obj: Any, file_task: str | None, file_level: str | None) -> Row
         _need(obj, "instances", "event_type")
         instances, types = obj["instances"], obj["event_type"]
         if not isinstance(instances, dict) or not isinstance(types, dict):
-            raise _RowError("'instances' and 'event_type' must be objects")
+            raise RowError("'instances' and 'event_type' must be objects")
         type_ids: dict[str, str] = {}
         for iid, text in instances.items():
             if not isinstance(text, str) or not text.strip():
-                raise _RowError(f"instance {iid!r} has no text")
+                raise RowError(f"instance {iid!r} has no text")
             row = event_row(text, "instance", SOURCE)
             nodes.append(("Event", row))
             names[iid] = row["id"]
         for iid, tname in types.items():
             if not isinstance(tname, str) or not tname.strip():
-                raise _RowError(f"event_type of {iid!r} is not a name")
+                raise RowError(f"event_type of {iid!r} is not a name")
             type_ids[iid] = schema(tname)
             if iid in names:
                 edges.append(("HAS_TYPE", edge_row(names[iid], type_ids[iid], SOURCE)))
@@ -152,10 +148,10 @@ def question_row(obj: Any, file_task: str | None, file_level: str | None) -> Row
         mentioned += [x for h, _, t in context for x in (h, t)]
         for iid in mentioned:
             if iid not in names:
-                raise _RowError(f"instance id {iid!r} is not in 'instances'")
+                raise RowError(f"instance id {iid!r} is not in 'instances'")
         for role in ("e0", "e1"):
             if obj[role] not in type_ids:
-                raise _RowError(f"{role} {obj[role]!r} has no event_type")
+                raise RowError(f"{role} {obj[role]!r} has no event_type")
         for h, r, t in schema_triples:
             edges.append(event_relation_edge(schema(h), r, schema(t), SOURCE))
         gold = [(obj["e0"], rel, obj["e1"])] if rel != VAGUE else []
@@ -228,15 +224,7 @@ def iter_rows(files: list[Path]) -> Iterator[Row | Reject]:
             yield from _clustering_rows(path)
             continue
         task, level = _file_kind(path)
-        for item in read_json_lines(path):
-            if isinstance(item, Reject):
-                yield item
-                continue
-            n, line, obj = item
-            try:
-                yield question_row(obj, task, level)
-            except _RowError as exc:
-                yield Reject(str(path), n, str(exc), line.rstrip("\n"))
+        yield from json_line_rows(path, lambda obj, task=task, level=level: question_row(obj, task, level))
 
 
 def load(

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from graphstore.base import Batch, GraphStore, WriteResult, merge_props
-from ingest.errors import BadRowError, EmptyInputError, IngestError, MissingFilesError
+from ingest.errors import BadRowError, EmptyInputError, IngestError, MissingFilesError, RowError
 
 ON_ERROR = ("fail", "skip")
 DEFAULT_BATCH_SIZE = 50_000
@@ -127,6 +127,20 @@ def read_json_lines(path: Path) -> Iterator[tuple[int, str, Any] | Reject]:
                 yield Reject(str(path), n, f"broken JSON line: {exc.msg} at column {exc.colno}", line.rstrip("\n"))
     if not seen:
         yield Reject(str(path), 0, "empty file: no rows")
+
+
+def json_line_rows(path: Path, make_row: Callable[[Any], Row]) -> Iterator[Row | Reject]:
+    """Each JSON line of ``path`` through ``make_row``; broken lines and rows it refuses
+    (:class:`~ingest.errors.RowError`) become Rejects naming the line."""
+    for item in read_json_lines(path):
+        if isinstance(item, Reject):
+            yield item
+            continue
+        n, line, obj = item
+        try:
+            yield make_row(obj)
+        except RowError as exc:
+            yield Reject(str(path), n, str(exc), line.rstrip("\n"))
 
 
 def read_json_document(path: Path) -> Any:
