@@ -241,7 +241,11 @@ class LadybugStore(GraphStore):
         if self._spool is not None or self.read_only:
             yield self
             return
-        self._spool = TableSpool(Path(self.url))
+        try:
+            self._spool = TableSpool(Path(self.url))
+        except OSError:  # no room for the files beside the store: write batch by batch instead
+            yield self
+            return
         try:
             yield self
         finally:
@@ -272,7 +276,11 @@ class LadybugStore(GraphStore):
               result: WriteResult) -> None:
         """Spool new rows (they count as created, and their keys as stored, from now on)."""
         for name, table in tables.items():
-            self._spool.add(name, table)
+            try:
+                self._spool.add(name, table)
+            except OSError as exc:  # e.g. a full disk: what is held is still written at the end (this
+                # batch's earlier tables included; they are valid rows, and a rerun completes the rest)
+                raise StoreError(f"cannot hold rows in {self._spool.folder}: {exc.strerror or exc}") from None
             self._add_keys(name, *fps[name])
             result.created[name], result.updated[name] = table.num_rows, 0
 

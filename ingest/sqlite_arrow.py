@@ -22,6 +22,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from ingest.errors import BadRowError
+
 TEXT = "text"  # any value, as its text (ids written as numbers become strings)
 WORDS = "words"  # text only: a value of another type becomes null, for the caller to refuse
 NUMBER = "number"  # integer or real (numeric text too); an empty text is null
@@ -46,8 +48,21 @@ def read_chunks(
 ) -> Iterator[TableChunk]:
     """Chunks of at most ``size`` rows of ``table`` in rowid order, never more than ``budget[0]`` in all.
 
-    ``conn`` is an open ``sqlite3`` connection to ``path`` (the fallback reader).
+    ``conn`` is an open ``sqlite3`` connection to ``path`` (the fallback reader). A file that
+    cannot be read on (a corrupt page) raises a one-line :class:`~ingest.errors.BadRowError`.
     """
+    read = 0
+    try:
+        for chunk in _chunks(path, conn, table, columns, size, budget):
+            read += chunk.table.num_rows
+            yield chunk
+    except sqlite3.DatabaseError as exc:
+        raise BadRowError(str(path), f"{table} after {read:,} rows", f"unreadable SQLite data ({exc})") from None
+
+
+def _chunks(
+    path: Path, conn: sqlite3.Connection, table: str, columns: Mapping[str, str], size: int, budget: list[int | None]
+) -> Iterator[TableChunk]:
     names = ", ".join(columns)
     try:
         conn.execute(f"SELECT rowid FROM {table} LIMIT 1").fetchall()

@@ -115,3 +115,13 @@ def test_counts_keep_every_bit(tmp_path, samples_dir):
         src, dst = event_id(words[hid]), event_id(words[tid])
         got = [[e["count"] for e in s.iter_edges(t) if (e["src"], e["dst"]) == (src, dst)] for t in aser.REL_TYPES[: len(values)]]
         assert got == [[v] for v in values]
+
+
+def test_a_corrupt_file_fails_on_one_line_naming_where(tmp_path):
+    kg = make_aser_kg(tmp_path / "KG.db", 2_000, 6_000, seed=5)
+    size = kg.stat().st_size
+    with open(kg, "r+b") as fh:  # scribble over the second half of the pages
+        fh.seek(size // 2)
+        fh.write(b"\xa5" * (size // 4))
+    with open_store(str(tmp_path / "s.lbug")) as s, pytest.raises(BadRowError, match=r"unreadable SQLite data \(.*malformed"):
+        aser.load(s, kg)

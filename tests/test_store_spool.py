@@ -6,7 +6,9 @@ import os
 import subprocess
 import sys
 
-from graphstore import Batch, open_store
+import pytest
+
+from graphstore import Batch, StoreError, open_store
 from graphstore.model import event_id
 from graphstore.spool import PREFIX, remove_stale
 
@@ -84,3 +86,30 @@ def test_past_the_key_set_limit_a_session_still_writes_everything_once(tmp_path,
             store.write_batch(_events(250, start=0))  # again: must not duplicate anything
         counts = store.counts()
         assert counts["nodes"]["Event"] == 1500 and counts["edges"]["SYNCHRONOUS"] == 6 * 249
+
+
+def test_without_room_for_a_spool_the_session_writes_batch_by_batch(tmp_path, monkeypatch):
+    from graphstore import ladybug_store
+
+    def refuse(*_):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(ladybug_store, "TableSpool", refuse)
+    with open_store(str(tmp_path / "s.lbug")) as store:
+        with store.bulk_load():
+            store.write_batch(_events(100))
+        assert store.counts()["edges"]["SYNCHRONOUS"] == 99
+
+
+def test_a_full_disk_while_holding_is_one_error_and_earlier_batches_land(tmp_path, monkeypatch):
+    from graphstore import spool
+
+    with open_store(str(tmp_path / "s.lbug")) as store:
+        with pytest.raises(StoreError, match="cannot hold rows in .*No space left"), store.bulk_load():
+            store.write_batch(_events(100))
+            monkeypatch.setattr(spool.TableSpool, "add", lambda *a: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+            store.write_batch(_events(100, start=500))
+        monkeypatch.undo()
+        counts = store.counts()
+        assert counts["nodes"]["Event"] == 100 and counts["edges"]["SYNCHRONOUS"] == 99
+        assert _spools(tmp_path) == []
