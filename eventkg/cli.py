@@ -84,6 +84,7 @@ def stats(
     """
     with state(ctx).open(read_only=True) as store:
         counts = store.counts()
+        counts["instances_without_text"] = instances_without_text(store)
     if as_json:
         print(json.dumps(counts, indent=2))
         return
@@ -97,7 +98,18 @@ def stats(
                 table.add_row(kind, name, f"{n:,}")
     table.add_row("total", "nodes", f"{sum(counts['nodes'].values()):,}")
     table.add_row("total", "edges", f"{sum(counts['edges'].values()):,}")
+    if counts["instances_without_text"]:
+        table.add_row("events", "instances without text", f"{counts['instances_without_text']:,}")
     console.print(table)
+
+
+# An instance a source names without its sentence (EV²'s release has some) is stored with text ''.
+WITHOUT_TEXT = "MATCH (e:Event) WHERE e.level = 'instance' AND e.text = '' RETURN count(e) AS n"
+
+
+def instances_without_text(store) -> int:
+    """Instance events stored without text (see ``ingest/ev2.py``), counted in the store."""
+    return int(store.query(WITHOUT_TEXT)[0]["n"])
 
 
 @app.command()

@@ -18,12 +18,39 @@ What each question row becomes
 * A ``Question`` node (origin ``imported``; ``payload`` = the row as JSON for lossless
   export; ``context_tpl`` as JSON; ``answer`` = ``e1`` for CEC, ``rel`` for CRR) with
   ``ASKS`` (role e0/e1), ``HAS_CHOICE`` (CEC; order, correct) and ``HAS_CONTEXT`` (order of
-  first appearance in ``context_tpl``). Its id is unique per (task, level, id, rel, CRR
-  family), since one CRR id repeats once per relation family.
+  first appearance in the context triples). Its id is unique per (task, level, id, rel, CRR
+  family): in the release a CRR id repeats with the same family, once with the gold relation
+  and once as a Vague pair with another ``e1``.
 * ``clustering.json``: cluster ``i`` sets ``Event.cluster = i`` on its event types.
 
-The context *text* is kept on the Question (and in ``payload``) but not parsed into edges:
-``context_tpl`` is the structured form of the same triples.
+Instances without text
+----------------------
+The official release names instance ids (in ``e0``/``e1``, ``choices``, ``negative_chosen``,
+``context_tpl`` or ``event_type``) that have no entry in ``instances`` (29 rows) or whose text is
+empty (``52-2``/``event75``). Every id a row names is an instance event all the same: it gets
+``HAS_TYPE`` to its type and every link the row gives it (``ASKS``, ``HAS_CHOICE``,
+``HAS_CONTEXT``, context and gold edges). With no text to hash, its node has ``text = ''`` and
+the id ``stable_id("Event", "instance", "", "ev2", question id, instance id, normalised type)``:
+stable across runs, and one node for the same question's instance in ``I_CEC`` and ``I_CRR``
+(in the release a question id carries the same ``instances`` in both files; instance ids are
+only unique within a question). ``IngestReport.extra["instances_without_text"]`` counts them
+and ``eventkg stats`` counts ``level = 'instance' AND text = ''`` events. Only an id a row
+names with neither text nor type, or an ``e0``/``e1`` without type, is refused.
+
+Context without ``context_tpl``
+-------------------------------
+The release leaves ``context_tpl`` out of the non-Vague ``S_CRR`` rows and the Vague ``I_CRR``
+rows (730 rows); their ``context`` text is the same triples verbalised (``"a" causes "b".``,
+``is a result of``, ``is before``, ``is after``, ``has subevent``, ``is a subevent of``). When
+``context_tpl`` is absent and the whole text is such sentences, they are read as the context
+triples (edges and ``HAS_CONTEXT``; the ``context_tpl`` property stays empty, as in the
+source); other text is kept on the Question only. In instance rows a sentence naming an id the
+row describes neither in ``instances`` nor in ``event_type`` is skipped: the release's Vague
+rows reuse the context of their gold twin, whose ``e1`` they drop (``417-2``, ``4-0``).
+
+Other quirks of the release, handled by normalisation: event-type names with stray spaces
+(``'interest '``, ``' overcome_trouble'``, ``'being _understood'``) are the same node as the
+clean name, and a name listed twice in one cluster is one node.
 """
 
 from __future__ import annotations
@@ -34,7 +61,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from graphstore.model import EVENT_RELATIONS, FAMILIES, VAGUE
+from graphstore.model import EVENT_RELATIONS, FAMILIES, VAGUE, normalise_text, stable_id
 from ingest.errors import BadRowError, RowError
 from ingest.nodes import edge_row, event_relation_edge, event_row, node_row
 from ingest.pipeline import (
@@ -53,6 +80,16 @@ SOURCE = "ev2"
 FILE_NAME = re.compile(r"^(?P<level>[SI])_(?P<task>CEC|CRR)", re.IGNORECASE)
 CRR_CHOICES = {(a, b, VAGUE) for a, b in FAMILIES.values()}
 EXPECTED = "S_CEC.jsonl, S_CRR.jsonl, I_CEC.jsonl, I_CRR.jsonl, clustering.json"
+WITHOUT_TEXT = "instances_without_text"  # IngestReport.extra key
+VERBALISED = {
+    "causes": "Causes",
+    "is a result of": "IsResult",
+    "is before": "Before",
+    "is after": "After",
+    "has subevent": "HasSubevent",
+    "is a subevent of": "IsSubevent",
+}
+SENTENCE = re.compile(r'\s*"([^"]+)" (' + "|".join(VERBALISED) + r') "([^"]+)"\.\s*')
 
 
 def _accept(p: Path) -> bool:
@@ -93,6 +130,47 @@ def _triples(obj: dict[str, Any], name: str) -> list[tuple[str, str, str]]:
     return out
 
 
+def _read_context(text: Any) -> list[tuple[str, str, str]]:
+    """The triples of a ``context`` text made only of verbalised triples; [] for any other text."""
+    if not isinstance(text, str):
+        return []
+    out, pos = [], 0
+    while pos < len(text):
+        m = SENTENCE.match(text, pos)
+        if not m or not (m[1].strip() and m[3].strip()):
+            return []
+        out.append((m[1], VERBALISED[m[2]], m[3]))
+        pos = m.end()
+    return out
+
+
+def _context(obj: dict[str, Any]) -> tuple[list[tuple[str, str, str]], bool]:
+    """(context triples, whether they were read from the ``context`` text)."""
+    if obj.get("context_tpl") is not None:
+        return _triples(obj, "context_tpl"), False
+    return _read_context(obj.get("context")), True
+
+
+def textless_instance(qid: str, iid: str, type_name: str) -> dict[str, Any]:
+    """The ``Event`` row of an instance a question names without text: ``text = ''`` and an id
+    scoped by question id, instance id and type (see the module docstring)."""
+    eid = stable_id("Event", "instance", "", SOURCE, qid, iid, normalise_text(type_name))
+    return {"id": eid, "text": "", "level": "instance", "sources": [SOURCE]}
+
+
+def _instance_ids(obj: dict[str, Any], task: str, context: list[tuple[str, str, str]]) -> list[str]:
+    """Every instance id the row names, in order of first mention."""
+    negatives = obj.get("negative_chosen")
+    if negatives is None:
+        negatives = []
+    if not (isinstance(negatives, list) and all(isinstance(x, str) for x in negatives)):
+        raise RowError("'negative_chosen' is not a list of instance ids")
+    named = [obj["e0"], obj["e1"], *(obj["choices"] if task == "CEC" else []), *negatives]
+    named += [x for h, _, t in context for x in (h, t)]
+    named += [*obj["event_type"], *obj["instances"]]
+    return list(dict.fromkeys(named))
+
+
 def question_row(obj: Any, file_task: str | None, file_level: str | None) -> Row:
     """One EV² question row -> typed rows; raises RowError with the reason when invalid."""
     if not isinstance(obj, dict):
@@ -114,7 +192,7 @@ def question_row(obj: Any, file_task: str | None, file_level: str | None) -> Row
             raise RowError(f"gold relation {rel!r} is not among the choices {choices!r}")
     elif obj["e1"] not in choices:
         raise RowError(f"answer e1 {obj['e1']!r} is not among the choices")
-    context = _triples(obj, "context_tpl")
+    context, from_text = _context(obj)
     schema_triples = _triples(obj, "event_relation")
 
     nodes: list[tuple[str, dict[str, Any]]] = []
@@ -131,24 +209,29 @@ def question_row(obj: Any, file_task: str | None, file_level: str | None) -> Row
         instances, types = obj["instances"], obj["event_type"]
         if not isinstance(instances, dict) or not isinstance(types, dict):
             raise RowError("'instances' and 'event_type' must be objects")
-        type_ids: dict[str, str] = {}
-        for iid, text in instances.items():
-            if not isinstance(text, str) or not text.strip():
-                raise RowError(f"instance {iid!r} has no text")
-            row = event_row(text, "instance", SOURCE)
-            nodes.append(("Event", row))
-            names[iid] = row["id"]
         for iid, tname in types.items():
             if not isinstance(tname, str) or not tname.strip():
                 raise RowError(f"event_type of {iid!r} is not a name")
-            type_ids[iid] = schema(tname)
-            if iid in names:
+        for iid, text in instances.items():
+            if text is not None and not isinstance(text, str):
+                raise RowError(f"text of instance {iid!r} is not a string")
+        if from_text:  # a sentence about an id the row does not describe stays text only
+            context = [t for t in context if all(x in types or (instances.get(x) or "").strip() for x in (t[0], t[2]))]
+        type_ids: dict[str, str] = {}
+        for iid in _instance_ids(obj, task, context):
+            text, tname = instances.get(iid), types.get(iid)
+            if text and text.strip():
+                row = event_row(text, "instance", SOURCE)
+            elif tname is not None:
+                row = textless_instance(str(obj["id"]), iid, tname)
+            else:
+                where = "no entry in 'instances'" if iid not in instances else "an empty text"
+                raise RowError(f"instance id {iid!r} has {where} and no 'event_type'")
+            nodes.append(("Event", row))
+            names[iid] = row["id"]
+            if tname is not None:
+                type_ids[iid] = schema(tname)
                 edges.append(("HAS_TYPE", edge_row(names[iid], type_ids[iid], SOURCE)))
-        mentioned = [obj["e0"], obj["e1"], *(choices if task == "CEC" else [])]
-        mentioned += [x for h, _, t in context for x in (h, t)]
-        for iid in mentioned:
-            if iid not in names:
-                raise RowError(f"instance id {iid!r} is not in 'instances'")
         for role in ("e0", "e1"):
             if obj[role] not in type_ids:
                 raise RowError(f"{role} {obj[role]!r} has no event_type")
@@ -184,7 +267,7 @@ def question_row(obj: Any, file_task: str | None, file_level: str | None) -> Row
         choices=list(choices),
         answer=obj["e1"] if task == "CEC" else rel,
         context=obj.get("context"),
-        context_tpl=json.dumps(obj["context_tpl"], ensure_ascii=False) if "context_tpl" in obj else None,
+        context_tpl=json.dumps(obj["context_tpl"], ensure_ascii=False) if obj.get("context_tpl") is not None else None,
         payload=json.dumps(obj, ensure_ascii=False),
     )
     nodes.append(("Question", q))
@@ -217,14 +300,20 @@ def _clustering_rows(path: Path) -> Iterator[Row | Reject]:
         yield Row([("Event", event_row(name, "schema", SOURCE, cluster=i)) for name in cluster], [])
 
 
-def iter_rows(files: list[Path]) -> Iterator[Row | Reject]:
-    """Every EV² source row of ``files`` as a Row or a Reject."""
+def iter_rows(files: list[Path], without_text: set[str] | None = None) -> Iterator[Row | Reject]:
+    """Every EV² source row of ``files`` as a Row or a Reject; the ids of instance events
+    without text in good rows are added to ``without_text`` when given."""
     for path in files:
         if path.suffix == ".json":
             yield from _clustering_rows(path)
             continue
         task, level = _file_kind(path)
-        yield from json_line_rows(path, lambda obj, task=task, level=level: question_row(obj, task, level))
+        for item in json_line_rows(path, lambda obj, task=task, level=level: question_row(obj, task, level)):
+            if without_text is not None and isinstance(item, Row):
+                without_text.update(
+                    r["id"] for label, r in item.nodes if label == "Event" and r["level"] == "instance" and not r["text"]
+                )
+            yield item
 
 
 def load(
@@ -242,5 +331,8 @@ def load(
     >>> report = load(store, "ingest/samples/ev2")  # doctest: +SKIP
     """
     files = find_files(path)
-    return run(store, SOURCE, files, iter_rows(files), on_error=on_error, rejects=rejects, limit=limit,
-               batch_size=batch_size, progress=progress)
+    without_text: set[str] = set()
+    report = run(store, SOURCE, files, iter_rows(files, without_text), on_error=on_error, rejects=rejects,
+                 limit=limit, batch_size=batch_size, progress=progress)
+    report.extra[WITHOUT_TEXT] = len(without_text)
+    return report

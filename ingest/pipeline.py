@@ -83,6 +83,7 @@ class IngestReport:
     seconds: float = 0.0
     rejects_file: str | None = None
     limited: bool = False  # stopped early because of ``limit``
+    extra: dict[str, int] = field(default_factory=dict)  # a loader's own counts (ev2: instances_without_text)
 
     @property
     def good(self) -> int:
