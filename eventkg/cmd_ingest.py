@@ -107,8 +107,10 @@ def print_report(report: IngestReport) -> None:
     if report.limited:
         console.print("stopped early at --limit")
     if report.extra.get("instances_without_text"):
-        console.print(f"{report.extra['instances_without_text']:,} instance event(s) named by a question without text "
-                      "(no entry in 'instances', or an empty one): stored with text '' and linked as the question says")
+        console.print(
+            f"{report.extra['instances_without_text']:,} instance event(s) named by a question without text "
+            "(no entry in 'instances', or an empty one): stored with text '' and linked as the question says"
+        )
     rate = report.rows / report.seconds if report.seconds else 0.0
     console.print(f"{report.rows:,} rows in {report.seconds:.2f} s ({rate:,.0f} rows/s)")
 

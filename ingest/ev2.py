@@ -311,7 +311,9 @@ def iter_rows(files: list[Path], without_text: set[str] | None = None) -> Iterat
         for item in json_line_rows(path, lambda obj, task=task, level=level: question_row(obj, task, level)):
             if without_text is not None and isinstance(item, Row):
                 without_text.update(
-                    r["id"] for label, r in item.nodes if label == "Event" and r["level"] == "instance" and not r["text"]
+                    r["id"]
+                    for label, r in item.nodes
+                    if label == "Event" and r["level"] == "instance" and not r["text"]
                 )
             yield item
 
@@ -332,7 +334,8 @@ def load(
     """
     files = find_files(path)
     without_text: set[str] = set()
-    report = run(store, SOURCE, files, iter_rows(files, without_text), on_error=on_error, rejects=rejects,
-                 limit=limit, batch_size=batch_size, progress=progress)
+    rows = iter_rows(files, without_text)
+    report = run(store, SOURCE, files, rows, on_error=on_error, rejects=rejects, limit=limit, batch_size=batch_size,
+                 progress=progress)
     report.extra[WITHOUT_TEXT] = len(without_text)
     return report
