@@ -71,7 +71,7 @@ class EventIndex:
         self.level: list[str] = []
         self.adj: list[list[int]] = []  # packed (neighbour << 3) | relation code, read from this node
         self.type_of: dict[int, int] = {}  # instance -> schema type (HAS_TYPE)
-        self.instances_of: dict[int, list[int]] = {}  # schema type -> instances
+        self.instances_of: dict[int, list[int]] = {}  # schema type -> instances with text (ones to show)
         self._reach_cache: dict[tuple[int, int, int], dict[int, int]] = {}
 
     # -- building ------------------------------------------------------------------------
@@ -111,7 +111,8 @@ class EventIndex:
         for inst, typ in type_pairs:
             i, t = pos[inst], pos[typ]
             idx.type_of[i] = t
-            idx.instances_of.setdefault(t, []).append(i)
+            if info.get(inst, ("?", None))[0] != "":  # an instance stored without text (EV²) is never shown
+                idx.instances_of.setdefault(t, []).append(i)
         for lst in idx.instances_of.values():
             lst.sort()
         return idx
