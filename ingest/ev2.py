@@ -26,10 +26,11 @@ What each question row becomes
 Instances without text
 ----------------------
 The official release names instance ids (in ``e0``/``e1``, ``choices``, ``negative_chosen``,
-``context_tpl`` or ``event_type``) that have no entry in ``instances`` (29 rows) or whose text is
-empty (``52-2``/``event75``). Every id a row names is an instance event all the same: it gets
-``HAS_TYPE`` to its type and every link the row gives it (``ASKS``, ``HAS_CHOICE``,
-``HAS_CONTEXT``, context and gold edges). With no text to hash, its node has ``text = ''`` and
+``context_tpl`` or ``event_type``) that have no entry in ``instances`` or whose text is empty
+(30 rows of ``I_CEC``/``I_CRR``, 14 distinct instances; ``52-2``/``event75`` is the empty
+one). Every id a row names is an instance event all the same: it gets ``HAS_TYPE`` to its type
+and every link the row gives it (``ASKS``, ``HAS_CHOICE``, ``HAS_CONTEXT``, context and gold
+edges). With no text to hash, its node has ``text = ''`` and
 the id ``stable_id("Event", "instance", "", "ev2", question id, instance id, normalised type)``:
 stable across runs, and one node for the same question's instance in ``I_CEC`` and ``I_CRR``
 (in the release a question id carries the same ``instances`` in both files; instance ids are

@@ -34,8 +34,25 @@ def nonzero(counts: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
     return {kind: {k: v for k, v in counts[kind].items() if v} for kind in ("nodes", "edges")}
 
 
+# EV²'s context text, one sentence per triple (what a row without context_tpl says)
+EV2_SENTENCE = {"causes": "Causes", "is a result of": "IsResult", "is before": "Before", "is after": "After",
+                "has subevent": "HasSubevent", "is a subevent of": "IsSubevent"}
+
+
+def ev2_context_from_text(text: str) -> list[list[str]]:
+    """The triples of a context made only of '"a" <verb> "b".' sentences, else []."""
+    triples = []
+    for sentence in re.split(r"(?<=\.)\s+", text.strip()):
+        m = re.fullmatch(r'"([^"]+)" ([a-z ]+) "([^"]+)"\.', sentence)
+        if not m or m.group(2) not in EV2_SENTENCE:
+            return []
+        triples.append([m.group(1), EV2_SENTENCE[m.group(2)], m.group(3)])
+    return triples
+
+
 def ev2(folder: Path, raw: bool = False):
     x = Expect()
+    x.without_text = set()
     S = lambda name: ("schema", normalise_text(name))  # noqa: E731
     I = lambda text: ("instance", normalise_text(text))  # noqa: E731, E741
 
@@ -53,7 +70,13 @@ def ev2(folder: Path, raw: bool = False):
             fam = "|".join(r["choices"]) if task == "CRR" else ""
             q = (task, level, r["id"], r["rel"], fam)
             x.nodes["Question"].add(q)
-            ctx = r.get("context_tpl") or []
+            if r.get("context_tpl") is not None:
+                ctx = r["context_tpl"]
+            else:
+                ctx = ev2_context_from_text(r.get("context") or "")
+                if level == "instance":  # only sentences about ids the row describes
+                    known = set(r["event_type"]) | {k for k, v in r["instances"].items() if v and v.strip()}
+                    ctx = [c for c in ctx if c[0] in known and c[2] in known]
             gold = [(r["e0"], r["rel"], r["e1"])] if r["rel"] != "Vague" else []
             if level == "schema":
                 ev = {n: S(n) for n in [r["e0"], r["e1"]] + (r["choices"] if task == "CEC" else [])}
@@ -61,8 +84,18 @@ def ev2(folder: Path, raw: bool = False):
                 for h, rr, t in ctx + gold:
                     rel_edge(ev[h], rr, ev[t])
             else:
-                ev = {k: I(v) for k, v in r["instances"].items()}
                 types = {k: S(v) for k, v in r["event_type"].items()}
+                named = {r["e0"], r["e1"], *r.get("negative_chosen", []), *r["instances"], *r["event_type"]}
+                named |= set(r["choices"]) if task == "CEC" else set()
+                named |= {n for h, _, t in ctx for n in (h, t)}
+                ev = {}
+                for k in named:
+                    text = r["instances"].get(k) or ""
+                    if text.strip():
+                        ev[k] = I(text)
+                    else:  # no sentence: one node per (question id, instance id, type)
+                        ev[k] = ("instance without text", r["id"], k, types[k])
+                        x.without_text.add(ev[k])
                 for k in ev:
                     if k in types:
                         x.edges["HAS_TYPE"].add((ev[k], types[k]))
@@ -83,6 +116,11 @@ def ev2(folder: Path, raw: bool = False):
         for cluster in json.loads(clustering.read_text()):
             x.nodes["Event"].update(S(n) for n in cluster)
     return x if raw else x.result()
+
+
+def ev2_instances_without_text(folder: Path) -> int:
+    """Distinct instance events that EV² questions name without a sentence."""
+    return len(ev2(folder, raw=True).without_text)
 
 
 def clomo(folder: Path, raw: bool = False):

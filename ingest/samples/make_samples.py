@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 import sqlite3
 import sys
 from pathlib import Path
@@ -322,9 +323,33 @@ def instance_text(event_type: str, scenario: str) -> str:
     return text[0].upper() + text[1:]
 
 
+def context_only(row: dict) -> list[str]:
+    """Instance ids a row names only in its context (not e0, e1 or a choice), in order."""
+    asked = {row["e0"], row["e1"], *row.get("negative_chosen", [])}
+    ids = [x for x in re.findall(r'"(event\d+)"', row["context"]) if x not in asked]
+    return list(dict.fromkeys(ids))
+
+
+def release_quirks(files: dict[str, list[dict]]) -> None:
+    """Make four instance rows as odd as some in the official release, so tests cover them:
+    an answer with no entry in ``instances`` (like I_CEC ``309-2``/``event13``), a context
+    event with an empty text (``52-2``/``event75``), and a Vague CRR row (context only as
+    text) with a context id known only by its ``event_type`` (``37-0``/``event30``) and one
+    the row does not describe at all (``417-2``/``event90``). The types stay, so every
+    question keeps its one right answer."""
+    cec = files["I_CEC"][::-1]  # from the end: the docs' example question 1-2 stays whole
+    del cec[0]["instances"][cec[0]["e1"]]
+    empty = next(r for r in cec[1:] if context_only(r))
+    empty["instances"][context_only(empty)[0]] = ""
+    vague = next(r for r in files["I_CRR"] if r["rel"] == "Vague" and len(context_only(r)) >= 2)
+    typed, unknown = context_only(vague)[:2]
+    del vague["instances"][typed], vague["instances"][unknown], vague["event_type"][unknown]
+
+
 def write_ev2(out: Path) -> None:
     ev2 = EV2()
     files = ev2.build()
+    release_quirks(files)
     out.mkdir(parents=True, exist_ok=True)
     for name, rows in files.items():
         with (out / f"{name}.jsonl").open("w", encoding="utf-8") as fh:
