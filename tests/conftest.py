@@ -16,7 +16,7 @@ from graphstore import open_store
 
 ALL_BACKENDS = ("ladybug", "neo4j")
 PROJECT_SAMPLES = Path(__file__).resolve().parent.parent / "ingest" / "samples"
-SHARED_SAMPLES = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "samples"
+CHECKOUT = Path(__file__).resolve().parent.parent
 
 try:  # the Neo4j server fixture lives beside this file
     from tests.neo4j_fixture import neo4j_server  # noqa: F401
@@ -72,9 +72,21 @@ def samples_dir() -> Path:
     return PROJECT_SAMPLES
 
 
+def shared_samples_dir() -> Path:
+    """Where the real samples are: ``$EVENTKG_SHARED`` (the shared folder, or its
+    ``data/samples``) if set, else ``../shared/data/samples`` beside the checkout."""
+    root = Path(os.environ["EVENTKG_SHARED"]) if os.environ.get("EVENTKG_SHARED") else CHECKOUT.parent / "shared"
+    return root if (root / "ev2").is_dir() else root / "data" / "samples"
+
+
 @pytest.fixture
 def shared_samples() -> Path:
-    """The real samples beside the project (../shared); skips when absent."""
-    if not SHARED_SAMPLES.is_dir():
-        pytest.skip("../shared/data/samples not present")
-    return SHARED_SAMPLES
+    """The real samples beside the project (../shared, or $EVENTKG_SHARED). Absent, the test
+    skips with the reason; with ``CI`` set it fails instead: in CI these tests must run."""
+    path = shared_samples_dir()
+    if not path.is_dir():
+        reason = f"real samples not found at {path} (put ../shared beside the checkout or set EVENTKG_SHARED)"
+        if os.environ.get("CI"):
+            pytest.fail(f"{reason}; CI is set, so this does not skip", pytrace=False)
+        pytest.skip(reason)
+    return path

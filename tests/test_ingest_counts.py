@@ -30,7 +30,8 @@ def test_project_aser_counts(store, samples_dir):
 @pytest.mark.parametrize("source", ["ev2", "clomo"])
 def test_real_samples_counts(store, shared_samples, source):
     module = {"ev2": ev2, "clomo": clomo}[source]
-    module.load(store, shared_samples / source)
+    report = module.load(store, shared_samples / source)
+    assert report.rejected == 0 and report.rows > 0
     _check(store, getattr(expect, source)(shared_samples / source))
 
 
