@@ -177,6 +177,8 @@ def question_row(obj: Any, file_task: str | None, file_level: str | None) -> Row
     if not isinstance(obj, dict):
         raise RowError("expected a JSON object")
     _need(obj, "id", "e0", "e1", "rel", "choices")
+    if not all(isinstance(obj[k], str) for k in ("e0", "e1", "rel")):
+        raise RowError("'e0', 'e1' and 'rel' must be strings")
     choices = obj["choices"]
     if not (isinstance(choices, list) and choices and all(isinstance(c, str) for c in choices)):
         raise RowError("'choices' is not a list of strings")
