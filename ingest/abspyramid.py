@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from graphstore.model import stable_id
 from ingest.errors import RowError
 from ingest.nodes import edge_row, event_row, node_row
 from ingest.pipeline import (
@@ -99,7 +100,8 @@ def entail_row(obj: Any, task: str | None, folder_type: str | None, split: str) 
     concepts = [c.strip() for c in obj["concept"].split(SEP)] if task == "generation" else [obj["concept"].strip()]
     if not all(concepts):
         raise RowError(f"concept {obj['concept']!r} has an empty part between {SEP} separators")
-    split_prop = {"detection": "det_split", "generation": "gen_split"}[task]
+    props: dict[str, Any] = {"det_split": split} if task == "detection" else {
+        "gen_split": split, "gen_row": stable_id("abspyramid-gen-row", event, obj["concept"])}
     instance = marks[0].strip()
     head = MARK.sub(lambda m: m.group(1), event)
     hrow = event_row(head, LEVEL, SOURCE)
@@ -110,7 +112,7 @@ def entail_row(obj: Any, task: str | None, folder_type: str | None, split: str) 
         trow = event_row(MARK.sub(lambda m, c=concept: c, event), LEVEL, SOURCE)
         nodes.append(("Event", trow))
         edges.append((rtype, edge_row(hrow["id"], trow["id"], SOURCE, instance=instance, concept=concept, label=label,
-                                      **{split_prop: split})))
+                                      **props)))
         if label == 1:
             crow = node_row("Concept", concept, SOURCE, name=concept)
             nodes.append(("Concept", crow))

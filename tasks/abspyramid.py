@@ -8,8 +8,10 @@ with ``instance``, ``concept``, ``label`` and each task's split as the release s
   with neither split (a store from an older ingest) gets one here: groups of (head event,
   instance) are ordered by a stable hash and cut 80/10/10, every tuple of a group in one split.
 * Generation: one item per row of a Generation file, as the release scores it: the tuples
-  that share head event, instance, relation and ``gen_split`` (a row's ``[SEP]``-joined
-  concepts, split at ingest), whose concepts are the row's references. Detection tuples are
+  of one ``gen_row`` (a row's ``[SEP]``-joined concepts, split at ingest; head event,
+  instance, relation and ``gen_split`` shared), whose concepts are the row's references. Two
+  identical rows (same event and concept string) are one item here, and a concept listed
+  in two rows of one event stays with the row ingested last. Detection tuples are
   never references. The prediction is the reply's first non-empty line as written
   (:func:`tasks.parsing.generated_line`); metrics are :func:`tasks.metrics.generation_metrics`.
 """
@@ -60,7 +62,7 @@ def load_tuples(store: GraphStore) -> list[dict[str, Any]]:
             rows.append({"head_id": e["src"], "tail_id": e["dst"], "relation": RELATION_NAME[rtype],
                          "instance": e.get("instance") or "", "concept": e.get("concept") or "",
                          "label": e.get("label"), "det_split": _split_name(e.get("det_split")),
-                         "gen_split": _split_name(e.get("gen_split"))})
+                         "gen_split": _split_name(e.get("gen_split")), "gen_row": e.get("gen_row") or ""})
     heads = {}
     ids = sorted({r["head_id"] for r in rows})
     for i in range(0, len(ids), 50_000):
@@ -180,14 +182,14 @@ class GenerationTask(_AbsTask):
     max_tokens = 32
 
     def build(self, store: GraphStore, split: str | None = None, n: int | None = None, seed: int = 0) -> list[Item]:
-        groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = defaultdict(list)
+        groups: dict[tuple[str, str, str, str, str], list[dict[str, Any]]] = defaultdict(list)
         for r in self._tuples(store, split):
             if r["concept"]:
-                groups[(r["head_id"], r["instance"], r["relation"], r["split"])].append(r)
+                groups[(r["head_id"], r["instance"], r["relation"], r["split"], r["gen_row"])].append(r)
         items = []
-        for (head_id, instance, relation, gsplit), rows in groups.items():
+        for (head_id, instance, relation, gsplit, row), rows in groups.items():
             refs = sorted({r["concept"] for r in rows})
-            items.append(Item(id=stable_id("absgen", head_id, instance, relation, gsplit), gold=refs,
+            items.append(Item(id=stable_id("absgen", head_id, instance, relation, gsplit, row), gold=refs,
                               meta={"relation": relation, "split": gsplit}, doc=dict(rows[0], references=refs)))
         from tasks.base import sample
 
