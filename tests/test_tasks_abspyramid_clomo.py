@@ -190,3 +190,14 @@ def test_alignment_candidates_and_released_scores(store, tmp_path: Path) -> None
     m2 = evaluate(store, task, Scripted("swapped", swapped), out_dir=tmp_path / "al" / "swapped").metrics
     assert m2["triplet_f1"] == pytest.approx(1.0) and m2["triplet_f1_normalised"] < 0.99
     assert "Table 5, released rule" in write_report(tmp_path / "al").read_text()
+
+
+def test_choice_predictions_keep_what_the_release_rescores(store, tmp_path: Path) -> None:
+    task = get_task("ev2-cec", level="schema")
+    run = evaluate(store, task, Scripted("b", lambda r: "B."), n=5, out_dir=tmp_path / "cec" / "b")
+    lines = [json.loads(x) for x in (tmp_path / "cec" / "b" / "predictions.jsonl").read_text().splitlines()]
+    assert len(lines) == 5
+    for ln in lines:
+        assert ln["response"] == "B." and ln["choices"] and ln["gold"] in ln["choices"]
+        assert ln["gold_letter"] == "ABCD"[ln["choices"].index(ln["gold"])]
+    assert run.metrics["n"] == 5
