@@ -148,7 +148,13 @@ ENTAIL_RELATIONS = ("NOUN_ENTAIL", "VERB_ENTAIL", "EVENT_ENTAIL")
 CLOMO_RELATIONS = ("NECESSARY_ASSUMPTION", "SUFFICIENT_ASSUMPTION", "STRENGTHENS", "WEAKENS")
 
 _WEIGHTED = {"weight": DOUBLE}
-_ENTAIL = {"instance": STRING, "concept": STRING, "label": INT64, "split": STRING}
+# AbsPyramid ships its Detection and Generation tasks with their own splits; one tuple may
+# sit in both (e.g. Detection test, Generation train), so each task's split is its own
+# property: ``det_split`` from Detection files, ``gen_split`` from Generation files; ``gen_row``
+# names the Generation row (a hash of its event and concept string) whose ``[SEP]`` concepts
+# regroup into the one item the release scores per row.
+_ENTAIL = {"instance": STRING, "concept": STRING, "label": INT64, "det_split": STRING, "gen_split": STRING,
+           "gen_row": STRING}
 
 REL_TYPES: dict[str, RelType] = {
     r.name: r

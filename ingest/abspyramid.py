@@ -12,7 +12,10 @@ Each row becomes:
   eventuality's words is that node): the event with the angle brackets removed;
 * tail ``Event`` (level ``schema``): the head with the instance replaced by the concept;
 * ``NOUN_ENTAIL``/``VERB_ENTAIL``/``EVENT_ENTAIL`` head -> tail with ``instance``,
-  ``concept``, ``label``, ``split`` (the file name: train/valid/test);
+  ``concept``, ``label`` and the split of the task the file belongs to (its name:
+  train/valid/test): ``det_split`` for a Detection file, ``gen_split`` for a Generation
+  file. The same tuple in both tasks keeps both, as the release ships them (a file outside
+  both folders counts as Detection when its rows carry labels, else as Generation);
 * for valid abstractions only (label 1): a ``Concept`` node and ``ABSTRACTS_TO`` head ->
   concept with ``relation`` = the entail type. An invalid abstraction (label 0) keeps its
   labelled entail edge but does not claim the head abstracts to the concept.
@@ -25,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from graphstore.model import stable_id
 from ingest.errors import RowError
 from ingest.nodes import edge_row, event_row, node_row
 from ingest.pipeline import (
@@ -43,6 +47,7 @@ LEVEL = "schema"
 TYPES = {"noun": "NOUN_ENTAIL", "verb": "VERB_ENTAIL", "event": "EVENT_ENTAIL"}
 SPLITS = ("train", "valid", "test")
 MARK = re.compile(r"<([^<>]*)>")
+SEP = "[SEP]"
 
 
 def _accept(p: Path) -> bool:
@@ -86,21 +91,32 @@ def entail_row(obj: Any, task: str | None, folder_type: str | None, split: str) 
         raise RowError("missing field 'label' (Detection rows are labelled)")
     else:
         label = 1
-    event, concept = obj["event"], obj["concept"].strip()
+    event = obj["event"]
     marks = MARK.findall(event)
     if len(marks) != 1 or not marks[0].strip() or event.count("<") != 1 or event.count(">") != 1:
         raise RowError(f"event {event!r} must mark exactly one instance with <...>")
+    if task is None:
+        task = "detection" if obj.get("label") is not None else "generation"
+    concepts = [c.strip() for c in obj["concept"].split(SEP)] if task == "generation" else [obj["concept"].strip()]
+    if not all(concepts):
+        raise RowError(f"concept {obj['concept']!r} has an empty part between {SEP} separators")
+    props: dict[str, Any] = {"det_split": split} if task == "detection" else {
+        "gen_split": split, "gen_row": stable_id("abspyramid-gen-row", event, obj["concept"])}
     instance = marks[0].strip()
     head = MARK.sub(lambda m: m.group(1), event)
-    tail = MARK.sub(lambda m: concept, event)
-    hrow, trow = event_row(head, LEVEL, SOURCE), event_row(tail, LEVEL, SOURCE)
+    hrow = event_row(head, LEVEL, SOURCE)
     rtype = TYPES[kind]
-    nodes = [("Event", hrow), ("Event", trow)]
-    edges = [(rtype, edge_row(hrow["id"], trow["id"], SOURCE, instance=instance, concept=concept, label=label, split=split))]
-    if label == 1:
-        crow = node_row("Concept", concept, SOURCE, name=concept)
-        nodes.append(("Concept", crow))
-        edges.append(("ABSTRACTS_TO", edge_row(hrow["id"], crow["id"], SOURCE, relation=rtype)))
+    nodes: list[tuple[str, dict[str, Any]]] = [("Event", hrow)]
+    edges: list[tuple[str, dict[str, Any]]] = []
+    for concept in dict.fromkeys(concepts):
+        trow = event_row(MARK.sub(lambda m, c=concept: c, event), LEVEL, SOURCE)
+        nodes.append(("Event", trow))
+        edges.append((rtype, edge_row(hrow["id"], trow["id"], SOURCE, instance=instance, concept=concept, label=label,
+                                      **props)))
+        if label == 1:
+            crow = node_row("Concept", concept, SOURCE, name=concept)
+            nodes.append(("Concept", crow))
+            edges.append(("ABSTRACTS_TO", edge_row(hrow["id"], crow["id"], SOURCE, relation=rtype)))
     return Row(nodes, edges)
 
 

@@ -1,9 +1,19 @@
 """AbsPyramid detection and generation (seed 004, sections 5-7) from the graph's entailment edges.
 
 Documents are ``NOUN_ENTAIL``/``VERB_ENTAIL``/``EVENT_ENTAIL`` edges (head event -> tail event,
-with ``instance``, ``concept``, ``label``, ``split``). An edge without a split gets one here:
-groups of (head event, instance) are ordered by a stable hash and cut 80/10/10, so every
-tuple of a group lands in the same split, as in the paper.
+with ``instance``, ``concept``, ``label`` and each task's split as the release ships it:
+``det_split`` from the Detection files, ``gen_split`` from the Generation files).
+
+* Detection: one item per tuple of the Detection files, in its ``det_split``. A labelled edge
+  with neither split (a store from an older ingest) gets one here: groups of (head event,
+  instance) are ordered by a stable hash and cut 80/10/10, every tuple of a group in one split.
+* Generation: one item per row of a Generation file, as the release scores it: the tuples
+  of one ``gen_row`` (a row's ``[SEP]``-joined concepts, split at ingest; head event,
+  instance, relation and ``gen_split`` shared), whose concepts are the row's references. Two
+  identical rows (same event and concept string) are one item here, and a concept listed
+  in two rows of one event stays with the row ingested last. Detection tuples are
+  never references. The prediction is the reply's first non-empty line as written
+  (:func:`tasks.parsing.generated_line`); metrics are :func:`tasks.metrics.generation_metrics`.
 """
 
 from __future__ import annotations
@@ -18,12 +28,21 @@ from tasks import prompts
 from tasks.base import Item, Record, Task
 from tasks.errors import TaskError
 from tasks.metrics import detection_metrics, generation_metrics
-from tasks.parsing import first_line, parse_yes_no
+from tasks.parsing import generated_line, parse_yes_no
 
 if TYPE_CHECKING:  # pragma: no cover
     from graphstore.base import GraphStore
 
 RELATION_NAME = {"NOUN_ENTAIL": "noun", "VERB_ENTAIL": "verb", "EVENT_ENTAIL": "event"}
+GENERATION_RULES = {
+    "released": "AbsPyramid generation_metric/ + generator_main.py: one item per Generation row, references = "
+                "its concepts split on [SEP], prediction = first non-empty line; 0-1 scale",
+    "bleu1/bleu2": "1- and 2-gram precisions of corpus BLEU (max order 4, 13a tokens), not BLEU of max order 1/2",
+    "rouge1/rouge2": "ROUGE recall, Porter stemmer, best reference, mean over items",
+    "rougeL": "ROUGE-L F-measure, Porter stemmer, best reference, mean over items",
+    "meteor": "nltk METEOR (0.9, 3, 0.5), best reference, mean over items",
+    "exact_match": "eventkg's case-folded exact match with a reference (not a release metric)",
+}
 _SPLIT_ALIASES = {"dev": "valid", "validation": "valid", "val": "valid"}
 
 
@@ -42,20 +61,27 @@ def load_tuples(store: GraphStore) -> list[dict[str, Any]]:
         for e in store.iter_edges(rtype):
             rows.append({"head_id": e["src"], "tail_id": e["dst"], "relation": RELATION_NAME[rtype],
                          "instance": e.get("instance") or "", "concept": e.get("concept") or "",
-                         "label": e.get("label"), "split": e.get("split")})
+                         "label": e.get("label"), "det_split": _split_name(e.get("det_split")),
+                         "gen_split": _split_name(e.get("gen_split")), "gen_row": e.get("gen_row") or ""})
     heads = {}
     ids = sorted({r["head_id"] for r in rows})
     for i in range(0, len(ids), 50_000):
         heads.update(store.get_nodes("Event", ids[i : i + 50_000]))
-    missing = [r for r in rows if r["split"] in (None, "")]
-    if missing:
-        assign = grouped_splits([f"{r['head_id']}\x1f{r['instance']}" for r in missing])
-        for r in missing:
-            r["split"] = assign[f"{r['head_id']}\x1f{r['instance']}"]
+    legacy = [r for r in rows if r["det_split"] is None and r["gen_split"] is None and r["label"] is not None]
+    if legacy:
+        assign = grouped_splits([f"{r['head_id']}\x1f{r['instance']}" for r in legacy])
+        for r in legacy:
+            r["det_split"] = assign[f"{r['head_id']}\x1f{r['instance']}"]
     for r in rows:
-        r["split"] = _SPLIT_ALIASES.get(str(r["split"]).lower(), str(r["split"]).lower())
         r["head"] = (heads.get(r["head_id"]) or {}).get("text") or ""
     return rows
+
+
+def _split_name(value: object) -> str | None:
+    if value in (None, ""):
+        return None
+    low = str(value).lower()
+    return _SPLIT_ALIASES.get(low, low)
 
 
 def _marked(head: str, instance: str) -> str:
@@ -74,13 +100,15 @@ class _AbsTask(Task):
             raise TaskError(f"task {self.name}: relation must be noun, verb or event, not {relation!r}")
         self.relation = relation
 
+    split_key = ""  # det_split or gen_split
+
     def _tuples(self, store: GraphStore, split: str | None) -> list[dict[str, Any]]:
-        rows = load_tuples(store)
+        rows = [r for r in load_tuples(store) if r[self.split_key] is not None]
         if self.relation:
             rows = [r for r in rows if r["relation"] == self.relation]
         if split:
-            rows = [r for r in rows if r["split"] == _SPLIT_ALIASES.get(split, split)]
-        return rows
+            rows = [r for r in rows if r[self.split_key] == _split_name(split)]
+        return [dict(r, split=r[self.split_key]) for r in rows]
 
     def train_items(self, store: GraphStore) -> list[Item]:
         return self.build(store, split="train")
@@ -91,6 +119,7 @@ class DetectionTask(_AbsTask):
 
     name = "abspyramid-det"
     kind = "yesno"
+    split_key = "det_split"
     styles = ("plain", "cot")
     description = "AbsPyramid[Det]"
 
@@ -143,24 +172,25 @@ class DetectionTask(_AbsTask):
 
 
 class GenerationTask(_AbsTask):
-    """Generate an abstract concept for the marked instance; every valid concept of the same
-    (head event, instance, relation) is a reference. BLEU-1/2, ROUGE-2/L, METEOR."""
+    """Generate an abstract concept for the marked instance; one item per Generation row, its
+    concepts the references. BLEU-1/2 precisions, ROUGE-1/2 recall, ROUGE-L F, METEOR."""
 
     name = "abspyramid-gen"
     kind = "generate"
+    split_key = "gen_split"
     description = "AbsPyramid[Gen]"
     max_tokens = 32
 
     def build(self, store: GraphStore, split: str | None = None, n: int | None = None, seed: int = 0) -> list[Item]:
-        groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+        groups: dict[tuple[str, str, str, str, str], list[dict[str, Any]]] = defaultdict(list)
         for r in self._tuples(store, split):
-            if r["label"] is not None and int(r["label"]) == 1 and r["concept"]:
-                groups[(r["head_id"], r["instance"], r["relation"])].append(r)
+            if r["concept"]:
+                groups[(r["head_id"], r["instance"], r["relation"], r["split"], r["gen_row"])].append(r)
         items = []
-        for (head_id, instance, relation), rows in groups.items():
+        for (head_id, instance, relation, gsplit, row), rows in groups.items():
             refs = sorted({r["concept"] for r in rows})
-            items.append(Item(id=stable_id("absgen", head_id, instance, relation), gold=refs,
-                              meta={"relation": relation, "split": rows[0]["split"]}, doc=dict(rows[0], references=refs)))
+            items.append(Item(id=stable_id("absgen", head_id, instance, relation, gsplit, row), gold=refs,
+                              meta={"relation": relation, "split": gsplit}, doc=dict(rows[0], references=refs)))
         from tasks.base import sample
 
         return sample(items, n, seed)
@@ -171,18 +201,21 @@ class GenerationTask(_AbsTask):
                               relation=d["relation"])
 
     def parse(self, item: Item, response: str) -> Any:
-        text = first_line(response, markers=("abstract concept:", "concept:", "answer:")).strip(" .\"'`*")
-        return text.lower() or None
+        """The release's prediction: the first non-empty line as written; ``None`` when empty
+        (scored as the empty string, as the release would)."""
+        return generated_line(response) or None
 
     def is_correct(self, item: Item, parsed: Any) -> bool | None:
-        return None if parsed is None else parsed in {g.lower() for g in item.gold}
+        """Case-folded exact match with a reference (eventkg's ``exact_match``, not a release metric)."""
+        return None if parsed is None else " ".join(parsed.lower().split()) in {" ".join(g.lower().split()) for g in item.gold}
 
     def score(self, records: Sequence[Record]) -> dict[str, Any]:
         def block(rs: Sequence[Record]) -> dict[str, float]:
             return generation_metrics([r.parsed or "" for r in rs], [list(r.gold) for r in rs])
 
         out: dict[str, Any] = {**block(records), "n": len(records), "unparseable": sum(r.parsed is None for r in records),
-                               "exact_match": sum(bool(r.correct) for r in records) / max(1, len(records))}
+                               "exact_match": sum(bool(r.correct) for r in records) / max(1, len(records)),
+                               "rules": dict(GENERATION_RULES)}
         by_rel: dict[str, list[Record]] = defaultdict(list)
         for r in records:
             by_rel[r.meta["relation"]].append(r)
@@ -190,7 +223,7 @@ class GenerationTask(_AbsTask):
         return out
 
     def table_rows(self, metrics: dict[str, Any]) -> dict[str, dict[str, float]]:
-        keys = ("bleu1", "bleu2", "rouge2", "rougeL", "meteor")
+        keys = ("bleu1", "bleu2", "rouge1", "rouge2", "rougeL", "meteor")
         tables = {"overall": {k: metrics[k] for k in keys}}
         for rel, m in metrics.get("by_relation", {}).items():
             tables[f"{rel}-entail"] = m

@@ -6,8 +6,17 @@ Graph shape read here: ``Argument`` nodes (``text``, ``qtype``, ``id_string``, `
 the original or at Argument'), ``Argument' -COUNTERFACTUAL_OF-> Argument``.
 
 Prompts: ``zero`` (instruction + parts), ``few`` (two worked train examples of the same
-relation first), ``cot`` (think step by step, then the ``Argument':`` line). The judge (``--judge``,
-default the evaluated model) answers SES's three yes/no questions; see :mod:`tasks.ses`.
+relation first), ``cot`` (the zero prompt plus "Let's think step by step.", as the release's
+cot files add it). Scored as the release's ``SES/ses.py`` does: the modified argument is the
+reply's first line as written (:func:`tasks.parsing.released_first_line`; an empty one is
+judged too), the judge (``--judge``, default the evaluated model) gets the release's SES
+system prompt and ``Argument: ... / Premise: ...`` for each of the three questions, and its
+replies count as yes/no by prefix; SES averages over every item (:mod:`tasks.ses`).
+
+An offline baseline as judge (``random``, ``majority``, ``kg-oracle``) is not a language model
+judging logic: its "SES" is reported under that label (``judge_kind: offline baseline``), and
+the reference metrics beside it (``gold_exact``, ``gold_rougeL``: overlap of the judged line
+with the dataset's Argument') are labelled as what they are, not SES.
 """
 
 from __future__ import annotations
@@ -22,7 +31,7 @@ from tasks import prompts
 from tasks.base import Item, Record, Task, sample
 from tasks.errors import TaskError
 from tasks.models.base import Completion, Model, Request
-from tasks.parsing import first_line, parse_yes_no
+from tasks.parsing import released_first_line, released_yes_no
 from tasks.ses import JUDGEMENTS, ses_paper, ses_released, ses_summary
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,13 +45,21 @@ PHRASE = {
 }
 SHORT = {"NECESSARY_ASSUMPTION": "necessary_assumption", "SUFFICIENT_ASSUMPTION": "sufficient_assumption",
          "STRENGTHENS": "strengthen", "WEAKENS": "weaken"}
-DEFINITION = {
-    "NECESSARY_ASSUMPTION": "A necessary assumption is a premise the argument depends on: were it false, the conclusion would not follow.",
-    "SUFFICIENT_ASSUMPTION": "A sufficient assumption is a premise that, added to the argument, makes its conclusion follow with certainty.",
-    "STRENGTHENS": "A premise strengthens an argument when, taken as true, it makes the conclusion more likely to hold.",
-    "WEAKENS": "A premise weakens an argument when, taken as true, it makes the conclusion less likely to hold.",
+#: The judge's wording per relation, as the release's ``SES/eval_prompts.py`` phrases the SES
+#: question (its definition sentence and relation phrase), so a judge is asked what it was asked there.
+JUDGE_DEFINITION = {
+    "NECESSARY_ASSUMPTION": "A premise provides a necessary assumption to the argument is that the premise must be "
+                            "true or is required in order for the argument to work",
+    "SUFFICIENT_ASSUMPTION": "A premise provides a sufficient assumption to the argument is that if the premise is "
+                             "added to the argument, it would make the argument logically valid",
+    "STRENGTHENS": "A premise strengthens the argument is that the premise contains information that would "
+                   "strengthen an argument",
+    "WEAKENS": "A premise weakens the argument is that the premise contains information that would weaken an argument",
 }
-MARKERS = ("argument':", "argument' :", "modified argument:")
+JUDGE_RELATION = {"NECESSARY_ASSUMPTION": "provides a necessary assumption to",
+                  "SUFFICIENT_ASSUMPTION": "provides a sufficient assumption to",
+                  "STRENGTHENS": "strengthens", "WEAKENS": "weakens"}
+OFFLINE_JUDGES = frozenset({"random", "majority", "kg-oracle", "embed-sim"})
 
 
 def load_items(store: GraphStore) -> list[Item]:
@@ -133,7 +150,7 @@ class ClomoTask(Task):
         pool = pool or [e for e in self._examples if e.id != item.id]
         chosen = random.Random(f"{self.seed}:{item.id}").sample(pool, min(2, len(pool)))
         blocks = [f"Example {i + 1}:\nArgument: {e.doc['argument']}\nPremise1: {e.doc['premise1']}\n"
-                  f"Premise2: {e.doc['premise2']}\nArgument': {e.gold}" for i, e in enumerate(chosen)]
+                  f"Premise2: {e.doc['premise2']}\nModified argument:\n{e.gold}" for i, e in enumerate(chosen)]
         return prompts.section("Worked examples", "\n\n".join(blocks))
 
     def render(self, item: Item) -> str:
@@ -141,17 +158,22 @@ class ClomoTask(Task):
         return prompts.render(
             "clomo_task", relation=PHRASE[d["relation"]], examples=self._examples_for(item), argument=d["argument"],
             premise1=d["premise1"], premise2=d["premise2"],
-            cot="Let's think step by step about what each premise needs from the Argument." if self.style == "cot" else "",
+            cot="Let's think step by step." if self.style == "cot" else "",
         )
 
-    def judge_prompt(self, item: Item, argument: str, premise: str) -> str:
+    def judge_system(self, item: Item) -> str:
+        """The SES judge's system prompt for this item's relation."""
         rel = item.doc["relation"]
-        return prompts.render("clomo_judge", definition=DEFINITION[rel], relation=PHRASE[rel].replace("provides", "provide"),
-                              argument=argument, premise=premise)
+        return prompts.render("clomo_judge", definition=JUDGE_DEFINITION[rel], relation=JUDGE_RELATION[rel]).strip()
+
+    @staticmethod
+    def judge_prompt(argument: str, premise: str) -> str:
+        """The SES judge's user message, laid out as the release's."""
+        return f"\nArgument: {argument}\nPremise: {premise}\n"
 
     def parse(self, item: Item, response: str) -> Any:
-        text = first_line(response, MARKERS)
-        return text or None
+        """The modified argument as the release reads it: the first line as written ("" if empty)."""
+        return released_first_line(response)
 
     # -- running: generation, then the three judge questions ----------------------------
     def run_chunk(self, model: Model, items: list[Item]) -> list[Record]:
@@ -161,65 +183,86 @@ class ClomoTask(Task):
         judge = self.judge or model
         reqs, index = [], []
         for k, (it, ap) in enumerate(zip(items, parsed, strict=True)):
-            if ap is None:
-                continue
+            system = self.judge_system(it)
             for name, arg, prem in (("c_p1_a", it.doc["argument"], it.doc["premise1"]),
                                     ("c_p2_ap", ap, it.doc["premise2"]),
                                     ("c_p2_a", it.doc["argument"], it.doc["premise2"])):
                 view = Item(id=it.id, gold=it.gold, meta=it.meta, doc=dict(it.doc, candidate=ap, judged_argument=arg))
-                reqs.append(Request(prompt=self.judge_prompt(it, arg, prem), item=view, task=self, purpose=name, max_tokens=1024))
+                reqs.append(Request(prompt=self.judge_prompt(arg, prem), system=system, item=view, task=self,
+                                    purpose=name, max_tokens=1024))
                 index.append((k, name))
         answers = judge.generate(reqs) if reqs else []
         verdicts: dict[int, dict[str, Any]] = defaultdict(dict)
         raw: dict[int, dict[str, str]] = defaultdict(dict)
         for (k, name), c in zip(index, answers, strict=True):
-            yn = parse_yes_no(c.text)
-            verdicts[k][name] = None if yn is None else int(yn)
+            verdicts[k][name] = released_yes_no(c.text)
             raw[k][name] = c.text
         records = []
         for k, (it, p, c) in enumerate(zip(items, gen_prompts, gen, strict=True)):
             v = {name: verdicts[k].get(name) for name in JUDGEMENTS}
-            full = all(x is not None for x in v.values())
+            released = ses_released(v["c_p1_a"], v["c_p2_ap"], v["c_p2_a"])
             extra = {"judgements": v, "judge_responses": raw.get(k, {}),
-                     "ses_paper": ses_paper(v["c_p1_a"], v["c_p2_ap"], v["c_p2_a"]) if full else None,
-                     "ses_released": ses_released(v["c_p1_a"], v["c_p2_ap"], v["c_p2_a"]) if full else None}
+                     "ses_released": released, "ses_paper": ses_paper(v["c_p1_a"], v["c_p2_ap"], v["c_p2_a"])}
             records.append(Record(id=it.id, prompt=p, response=c.text, parsed=parsed[k], gold=it.gold,
-                                  correct=None if not full else bool(extra["ses_released"]), meta=it.meta,
-                                  cached=c.cached, extra=extra))
+                                  correct=bool(released), meta=it.meta, cached=c.cached, extra=extra))
         return records
 
     def score(self, records: Sequence[Record]) -> dict[str, Any]:
         rows = [{"relation": r.meta["relation"], **r.extra.get("judgements", {})} for r in records]
         out = ses_summary(rows)
-        out.update(n=len(records), unparseable=sum(r.parsed is None for r in records),
-                   judge=self.judge.describe() if self.judge else "the evaluated model")
+        judge_name = getattr(self.judge, "name", None)
+        offline = judge_name in OFFLINE_JUDGES if self.judge else None
+        out.update(n=len(records), empty_predictions=sum(not r.parsed for r in records),
+                   unparseable=sum(not r.parsed for r in records),
+                   judge=self.judge.describe() if self.judge else "the evaluated model",
+                   judge_kind=("offline baseline: not a language model judging logic, so these are not the paper's SES"
+                               if offline else "language model" if self.judge else "the evaluated model"))
+        out.update(reference_metrics(records))
         return out
 
     def table_rows(self, metrics: dict[str, Any]) -> dict[str, dict[str, float]]:
-        tables = {"SES overall": {"paper Eq.1": metrics.get("ses_paper"), "released rule": metrics.get("ses_released")}}
-        for rule, key in (("paper Eq.1", "ses_paper"), ("released rule", "ses_released")):
+        tables = {"SES overall": {"released rule (default)": metrics.get("ses_released"),
+                                  "paper Eq.1": metrics.get("ses_paper")},
+                  "reference overlap with Argument' (not SES)": {"exact match": metrics.get("gold_exact"),
+                                                                  "ROUGE-L F": metrics.get("gold_rougeL")}}
+        for rule, key in (("released rule", "ses_released"), ("paper Eq.1", "ses_paper")):
             tables[f"SES per relation ({rule})"] = {rel: m[key] for rel, m in metrics.get("per_relation", {}).items()}
         return tables
 
     # -- offline baselines ---------------------------------------------------------------
     def baseline_response(self, model: Any, request: Request) -> Completion | None:
+        """Offline writers and judges, replying the way the released parsers read (first line,
+        yes/no prefix). No baseline reads the item's reference Argument'."""
         item, name = request.item, getattr(model, "name", "")
+        if name == "kg-oracle":  # the graph holds no evidence on an edited argument but the item's own reference
+            return Completion("")
         if request.purpose == "answer":
-            if name == "kg-oracle":
-                return Completion(f"Argument': {item.gold}" if item.gold else "I cannot tell.")
             if name == "majority":  # the no-edit baseline: hand the argument back unchanged
-                return Completion(f"Argument': {item.doc['argument']}")
+                return Completion(item.doc["argument"])
             if name == "random":
                 words = item.doc["argument"].split()
                 model.rng.shuffle(words)
-                return Completion("Argument': " + " ".join(words))
+                return Completion(" ".join(words))
             raise TaskError(f"clomo: {name} cannot write arguments; use it only as --judge, or pick another --model")
-        if name == "kg-oracle":
-            same = normalise_text(item.doc["candidate"]) == normalise_text(item.gold or "")
-            verdict = {"c_p1_a": True, "c_p2_ap": same, "c_p2_a": False}[request.purpose]
-            return Completion("Answer: yes" if verdict else "Answer: no")
         if name == "random":
-            return Completion("Answer: yes" if model.rng.random() < 0.5 else "Answer: no")
+            return Completion("Yes" if model.rng.random() < 0.5 else "No")
         if name == "majority":
-            return Completion("Answer: yes")
+            return Completion("Yes")
         raise TaskError(f"clomo: {name} cannot judge arguments")
+
+
+def reference_metrics(records: Sequence[Record]) -> dict[str, Any]:
+    """Overlap of each judged line with the dataset's Argument' (items with one), labelled: not SES.
+
+    ``gold_exact``: share equal after case and space folding; ``gold_rougeL``: mean ROUGE-L F
+    (rouge-score, Porter stemmer)."""
+    from rouge_score import rouge_scorer
+
+    pairs = [(r.parsed or "", r.gold) for r in records if r.gold]
+    if not pairs:
+        return {"gold_exact": None, "gold_rougeL": None, "reference_note": "no reference Argument' stored"}
+    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+    exact = sum(normalise_text(p) == normalise_text(g) for p, g in pairs) / len(pairs)
+    rl = sum(scorer.score(g, p)["rougeL"].fmeasure for p, g in pairs) / len(pairs)
+    return {"gold_exact": exact, "gold_rougeL": rl,
+            "reference_note": "overlap of the judged line with the dataset's Argument'; a reference metric, not SES"}

@@ -1,9 +1,15 @@
 """Reading answers out of what models really write.
 
-A parser commits only when the text does: ``'B'``, ``'B.'``, ``'(B) event32'``,
-``'The answer is B'``, ``'b'``, the text of one choice, or a chain of thought whose last
-answer line names one choice. Anything else is ``None`` (unparseable) and is scored as
-such — never guessed.
+Two families live here:
+
+* the released scorers' rules, the defaults wherever a paper's number is reproduced:
+  :func:`released_choice` (EV² ``src/metrics.py``, ``metrics_rq12``), :func:`released_json`
+  (EV² ``metrics_rq3``), :func:`released_yes_no` and :func:`released_first_line` (CLoMo
+  ``SES/ses.py``), :func:`generated_line` (AbsPyramid ``generator_main.py``);
+* eventkg's own committed-answer parsers (:func:`parse_choice`, :func:`parse_yes_no`,
+  :func:`parse_json_object`): they commit only when the text does and return ``None``
+  otherwise. They are not any release's rule; use them where no release defines one
+  (AbsPyramid detection) or to count how often a model commits at all.
 """
 
 from __future__ import annotations
@@ -158,3 +164,131 @@ def first_line(response: str, markers: Sequence[str] = ()) -> str:
             text = text[idx + len(marker):].strip()
             break
     return text.splitlines()[0].strip() if text else ""
+
+
+# --- released rules ------------------------------------------------------------------------
+
+#: EV²'s label table: A..H, whatever the number of choices (a letter past the last choice is
+#: simply a wrong answer there).
+_EV2_LETTERS = "ABCDEFGH"
+_CAP_DOT, _CAP_COMMA, _CAP_PAREN = re.compile(r"[A-Z]\."), re.compile(r"[A-Z],"), re.compile(r"\([A-Z]\)")
+_ANSWER_IS = re.compile(r"the(?: correct)? answer is[\s:]+([ABCDEFGH])", re.IGNORECASE)
+_SHOULD_BE = re.compile(r"the(?: correct)? (?:option|answer) should be[\s:]+([ABCDEFGH])", re.IGNORECASE)
+
+
+def simpson(text1: str, text2: str) -> float:
+    """Simpson overlap of two whitespace token sets (case kept): |A∩B| / min(|A|, |B|); 0 if either is empty."""
+    a, b = set(text1.split()), set(text2.split())
+    return len(a & b) / min(len(a), len(b)) if a and b else 0.0
+
+
+def released_choice_index(response: str | None, fallback: Sequence[str]) -> int:
+    """The label index EV²'s ``metrics_rq12`` reads from a reply (0 = A); it never abstains.
+
+    In order, on the stripped reply: it starts with ``X.`` (X in A..H); else the first
+    ``[A-Z].`` anywhere, then the first ``[A-Z],``, then the first ``([A-Z])`` (a capital past
+    H counts as A); the reply is exactly one of A..H; "the (correct) answer is X" or "the
+    (correct) option/answer should be X" (any case); else the ``fallback`` text with the best
+    :func:`simpson` overlap with the reply, the first on ties (so A when nothing overlaps).
+    ``fallback`` is what the release compares against: ``A``..``D`` for CEC, its own choice
+    sentences for CRR (:func:`ev2_fallback_texts`).
+    """
+    pred = (response or "").strip()
+    for i, k in enumerate(_EV2_LETTERS):
+        if pred.startswith(f"{k}."):
+            return i
+    for pattern, group in ((_CAP_DOT, 0), (_CAP_COMMA, 0), (_CAP_PAREN, 1)):
+        m = pattern.search(pred)
+        if m:
+            letter = m.group(0)[group]
+            return _EV2_LETTERS.index(letter) if letter in _EV2_LETTERS else 0
+    if pred in _EV2_LETTERS and len(pred) == 1:
+        return _EV2_LETTERS.index(pred)
+    for pattern in (_ANSWER_IS, _SHOULD_BE):
+        m = pattern.search(pred)
+        if m:
+            return _EV2_LETTERS.index(m.group(1)[-1].upper())
+    scores = [simpson(c, pred) for c in fallback]
+    return max(range(len(scores)), key=lambda i: (scores[i], -i)) if scores else 0
+
+
+_CRR_SENTENCES = {
+    ("Causes", "IsResult", "Vague"): ("{0} causes {1}.", "{0} is result of {1}.",
+                                      "There is no obvious causal relationship between {0} and {1}."),
+    ("Before", "After", "Vague"): ("{0} is before {1}.", "{0} is after {1}.",
+                                   "There is no obvious temporal relationship between {0} and {1}."),
+    ("HasSubevent", "IsSubevent", "Vague"): ("{1} is subevent of {0}.", "{0} is subevent of {1}.",
+                                             "There is no obvious subordinate relationship between {0} and {1}."),
+}
+
+
+def ev2_fallback_texts(task: str, question: str, choices: Sequence[str]) -> list[str]:
+    """The texts EV²'s scorer gives the Simpson fallback: the letters ``A``-``D`` for CEC; for
+    CRR the release's choice sentences, built from the question's second word (``e0``, quotes
+    kept) and its last word less its last character (``e1``), in the release's fixed order of a
+    family (any other choice list gives none, and the fallback answers A)."""
+    if task.upper() == "CEC":
+        return ["A", "B", "C", "D"]
+    words = (question or "").split()
+    pattern = _CRR_SENTENCES.get(tuple(choices))
+    if len(words) < 2 or pattern is None:
+        return []
+    e0, e1 = words[1], words[-1][:-1]
+    return [p.format(e0, e1) for p in pattern]
+
+
+def released_choice(response: str | None, task: str, question: str, choices: Sequence[str]) -> int | None:
+    """EV²'s released reading of a CEC/CRR reply as an index into ``choices``; ``None`` only
+    when the letter it reads lies past the last choice (wrong there too, as it matches no gold)."""
+    i = released_choice_index(response, ev2_fallback_texts(task, question, choices))
+    return i if i < len(choices) else None
+
+
+_JSON_FENCE = re.compile(r"```json\s*(.+)\s*```", re.DOTALL)
+
+
+def released_json(response: str | None) -> dict[str, Any] | None:
+    """EV²'s ``metrics_rq3`` reading of an alignment reply, else ``None`` (no weight there).
+
+    The text inside a json code fence (greedy: up to the last fence) or else the whole reply,
+    through ``json.loads`` only; it must be an object whose ``event_type`` is an object and
+    whose ``event_relation`` is a list. Anything else, or both empty, is unparsed.
+    """
+    text = response or ""
+    m = _JSON_FENCE.search(text)
+    if m:
+        text = m.group(1)
+    try:
+        obj = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(obj, dict) or not isinstance(obj.get("event_type"), dict) or not isinstance(obj.get("event_relation"), list):
+        return None
+    if not obj["event_type"] and not obj["event_relation"]:
+        return None
+    return {"event_type": obj["event_type"], "event_relation": obj["event_relation"]}
+
+
+def released_yes_no(response: str | None) -> int | None:
+    """CLoMo ``SES/ses.py``: 1 when the lower-cased, stripped reply starts with ``yes``, 0 when it
+    starts with ``no`` (``"Not really"``, ``"None"`` too), ``None`` otherwise (a reply that
+    reasons first, ``"Answer: yes"``...)."""
+    t = (response or "").lower().strip()
+    if t.startswith("yes"):
+        return 1
+    if t.startswith("no"):
+        return 0
+    return None
+
+
+def released_first_line(response: str | None) -> str:
+    """CLoMo ``SES/ses.py``'s modified argument: the reply's first line as written, stripped
+    (empty when the reply is empty or opens with a blank line)."""
+    return (response or "").split("\n")[0].strip()
+
+
+def generated_line(response: str | None) -> str:
+    """AbsPyramid ``generator_main.py``'s prediction: the first non-empty line, stripped, as
+    written (no case folding, no label or punctuation stripping); empty for an empty reply."""
+    lines = [ln.strip() for ln in (response or "").split("\n") if ln.strip()]
+    return lines[0] if lines else ""

@@ -1,5 +1,8 @@
 """``report.md`` with the tables of every model run side by side, and PNG bar charts.
 
+The tables carry each task's own labels (released rule vs paper formula vs eventkg's other
+readings); the ``rules`` a task writes into metrics.json are listed under "Scoring rules".
+
 Each run folder (``OUT/<model>/``) holds its metrics.json; the report reads them back, so
 it can be redrawn without re-running a model (``eventkg eval --report-only``).
 """
@@ -91,6 +94,11 @@ def write_report(out: str | Path, task_name: str | None = None) -> Path:
         png = plots / (re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_") + ".png")
         _bar_chart(f"{task_name}: {title}", rows, png)
         lines += ["", f"![{title}](plots/{png.name})", ""]
+    rules = next((m["rules"] for _, m in runs if isinstance(m.get("rules"), dict)), None)
+    if rules:
+        lines += ["## Scoring rules", "", "Defaults follow the paper's released scorer; other readings are labelled.", ""]
+        lines += [f"- `{k}`: {v}" for k, v in rules.items()]
+        lines.append("")
     path = out / "report.md"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path

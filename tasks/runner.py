@@ -1,7 +1,11 @@
 """Run one task with one model: build, prompt, answer, parse, score, write.
 
-Writes into ``out``: ``predictions.jsonl`` (prompt, raw response, parsed answer, gold, per
-line), ``metrics.json``; :func:`tasks.report.write_report` then draws the tables and plots.
+Writes into ``out``: ``predictions.jsonl`` and ``metrics.json``; :func:`tasks.report.write_report`
+then draws the tables and plots. Each predictions line holds what a release's own scorer
+needs to rescore the item: ``id``, ``prompt``, the raw ``response``, the ``parsed`` answer,
+``gold``, ``correct``, ``meta``; for choice tasks also ``choices`` and ``gold_letter``
+(EV²'s ``metrics_rq12`` takes the reply and the gold letter); for CLoMo the ``judgements``
+and the three raw ``judge_responses`` (``c_p1_a`` = c11, ``c_p2_ap`` = c12_22, ``c_p2_a`` = c21).
 """
 
 from __future__ import annotations
@@ -82,8 +86,19 @@ def _answer(task: Task, model: Model, items: list[Item]) -> list[Record]:
     for it, p, c in zip(items, prompts, completions, strict=True):
         parsed = task.parse(it, c.text)
         records.append(Record(id=it.id, prompt=p, response=c.text, parsed=parsed, gold=it.gold,
-                              correct=task.is_correct(it, parsed), meta=it.meta, score=c.score, cached=c.cached))
+                              correct=task.is_correct(it, parsed), meta=it.meta, score=c.score, cached=c.cached,
+                              extra=_rescore_fields(it)))
     return records
+
+
+def _rescore_fields(item: Item) -> dict[str, Any]:
+    """The choices and the gold's letter of a choice item (nothing for other items)."""
+    if not item.choices:
+        return {}
+    out: dict[str, Any] = {"choices": list(item.choices)}
+    if item.gold in item.choices:
+        out["gold_letter"] = "ABCDEFGHIJ"[item.choices.index(item.gold)]
+    return out
 
 
 def write_outputs(out: Path, records: list[Record], metrics: dict[str, Any]) -> None:

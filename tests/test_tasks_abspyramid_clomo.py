@@ -1,7 +1,11 @@
-"""AbsPyramid, CLoMo and schema-alignment tasks over the project's samples, with baselines."""
+"""AbsPyramid, CLoMo and schema-alignment tasks end to end over real stores, scored by the
+released rules. Expected values come from the sample files read here or from hand arithmetic
+in the comments, never from the scorer under test; scripted models stand in for an LLM."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -9,12 +13,24 @@ import pytest
 import ingest.abspyramid
 import ingest.clomo
 import ingest.ev2
+from graphstore.model import ENTAIL_RELATIONS
 from tasks.abspyramid import grouped_splits, load_tuples
-from tasks.errors import TaskError
 from tasks.models import load_model
+from tasks.models.base import Completion, Model, Request
 from tasks.registry import get_task
 from tasks.report import write_report
-from tasks.runner import evaluate, slug
+from tasks.runner import evaluate
+
+
+class Scripted(Model):
+    """A model whose reply to each request is ``reply(request)``: a stand-in for an LLM."""
+
+    def __init__(self, name: str, reply: Callable[[Request], str]) -> None:
+        self.name, self.reply, self.requests = name, reply, []
+
+    def generate(self, requests: Sequence[Request]) -> list[Completion]:
+        self.requests.extend(requests)
+        return [Completion(self.reply(r)) for r in requests]
 
 
 @pytest.fixture
@@ -32,53 +48,156 @@ def test_grouped_splits_keep_groups_together() -> None:
     assert counts == {"train": 80, "valid": 10, "test": 10}
 
 
-def test_abspyramid_detection_and_generation(store, tmp_path: Path) -> None:
-    tuples = load_tuples(store)
-    assert {t["relation"] for t in tuples} == {"noun", "verb", "event"}
-    det = get_task("abspyramid-det")
-    oracle = evaluate(store, det, load_model("kg-oracle", store=store), split="test", out_dir=tmp_path / "det" / "kg-oracle")
-    assert oracle.metrics["acc"] == oracle.metrics["macro_f1"] == oracle.metrics["auc"] == 1.0
-    maj = evaluate(store, det, load_model("majority"), split="test", out_dir=tmp_path / "det" / "majority")
-    assert maj.metrics["auc"] == 0.5  # a constant answer ranks nothing
-    assert "<" in oracle.records[0].prompt and "Yes or No" in oracle.records[0].prompt
+def _rows(root: Path, task: str, split: str) -> list[dict]:
+    """The rows of ``task``'s per-relation files of ``split``, read straight from the sample."""
+    out = []
+    for kind in ("noun", "verb", "event"):
+        f = root / task / f"{kind}_dataset" / f"{split}.json"
+        out += [dict(json.loads(ln), type=kind) for ln in f.read_text().splitlines() if ln.strip()]
+    return out
+
+
+def test_abspyramid_items_are_the_release_rows(store, samples_dir: Path) -> None:
+    root = samples_dir / "abspyramid"
+    det = get_task("abspyramid-det").build(store, split="test")
+    want = {(r["type"], r["event"].replace("<", "").replace(">", ""), r["concept"], r["label"])
+            for r in _rows(root, "Detection", "test")}
+    assert {(it.doc["relation"], it.doc["head"], it.doc["concept"], it.gold) for it in det} == {
+        (t, " ".join(h.split()), c, lab) for t, h, c, lab in want}
+    gen = get_task("abspyramid-gen").build(store, split="test")
+    rows = _rows(root, "Generation", "test")
+    assert len(gen) == len(rows)  # one item per Generation row
+    assert sorted(tuple(it.gold) for it in gen) == sorted((r["concept"],) for r in rows)
+
+
+def test_detection_and_generation_splits_kept_apart_and_sep_split(embedded_store, tmp_path: Path) -> None:
+    root = tmp_path / "abs"
+    for task, split, rows in (
+        ("Detection", "test", [{"event": "PersonX eat <apple>", "concept": "fruit", "label": 1},
+                               {"event": "PersonX eat <apple>", "concept": "stone", "label": 0}]),
+        ("Generation", "train", [{"event": "PersonX eat <apple>", "concept": "fruit[SEP]food [SEP] snack"}]),
+    ):
+        folder = root / task / "noun_dataset"
+        folder.mkdir(parents=True)
+        (folder / f"{split}.json").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    ingest.abspyramid.load(embedded_store, root)
+    edges = {e["concept"]: e for t in ENTAIL_RELATIONS for e in embedded_store.iter_edges(t)}
+    assert set(edges) == {"fruit", "stone", "food", "snack"}  # [SEP] split into three concepts
+    assert (edges["fruit"]["det_split"], edges["fruit"]["gen_split"]) == ("test", "train")  # both kept
+    assert edges["stone"].get("gen_split") is None and edges["food"].get("det_split") is None
+    assert {r["concept"] for r in load_tuples(embedded_store)} == set(edges)
     gen = get_task("abspyramid-gen")
-    items = gen.build(store, split="test")
-    assert items and all(isinstance(it.gold, list) and it.gold for it in items)
-    g_oracle = evaluate(store, gen, load_model("kg-oracle", store=store), split="test", out_dir=tmp_path / "gen" / "kg-oracle")
-    g_embed = evaluate(store, gen, load_model("embed-sim"), split="test", out_dir=tmp_path / "gen" / "embed-sim")
-    assert g_oracle.metrics["bleu1"] == pytest.approx(100.0) and g_oracle.metrics["rougeL"] == 1.0
-    assert g_embed.metrics["bleu1"] < g_oracle.metrics["bleu1"]
-    report = write_report(tmp_path / "gen").read_text()
-    assert "noun-entail" in report and "meteor" in report
+    items = gen.build(embedded_store, split="train")
+    assert [it.gold for it in items] == [["food", "fruit", "snack"]]  # the row's references, no Detection tuple
+    assert gen.build(embedded_store, split="test") == []
+    det = get_task("abspyramid-det").build(embedded_store, split="test")
+    assert sorted((it.doc["concept"], it.gold) for it in det) == [("fruit", 1), ("stone", 0)]
+    assert get_task("abspyramid-det").build(embedded_store, split="train") == []
 
 
-def test_clomo_ses_with_oracle_and_no_edit(store, tmp_path: Path) -> None:
-    task = get_task("clomo", style="few")
-    task.set_judge(load_model("kg-oracle", store=store))
+def test_generation_scored_on_the_first_line_as_written(embedded_store, tmp_path: Path) -> None:
+    folder = tmp_path / "abs" / "Generation" / "noun_dataset"
+    folder.mkdir(parents=True)
+    rows = [{"event": "PersonX drink <milk>", "concept": "dairy drink[SEP]a beverage"},
+            {"event": "PersonX see <elephant>", "concept": "an animal[SEP]large animal"}]
+    (folder / "test.json").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    ingest.abspyramid.load(embedded_store, tmp_path / "abs")
+    replies = {"milk": "\nA dairy drink\nbecause milk is one", "elephant": "a large animal"}
+    model = Scripted("scripted", lambda r: replies[r.item.doc["instance"]])
+    run = evaluate(embedded_store, get_task("abspyramid-gen"), model, split="test", out_dir=tmp_path / "out" / "scripted")
+    assert sorted(r.parsed for r in run.records) == ["A dairy drink", "a large animal"]  # not lower-cased
+    # 13a keeps case: "A" matches no reference token -> unigrams (dairy, drink) + (large, animal) = 4/6,
+    # bigrams (dairy drink) + (large animal) = 2/4; ROUGE lower-cases: ROUGE-2 recall 1.0 per item
+    m = run.metrics
+    assert m["bleu1"] == pytest.approx(4 / 6) and m["bleu2"] == pytest.approx(0.5) and m["rouge2"] == pytest.approx(1.0)
+    assert m["exact_match"] == 0.0 and m["n"] == 2
+    line = json.loads((tmp_path / "out" / "scripted" / "predictions.jsonl").read_text().splitlines()[0])
+    assert {"id", "response", "parsed", "gold"} <= set(line)
+    report = write_report(tmp_path / "out").read_text()
+    assert "Scoring rules" in report and "not BLEU of max order" in report
+
+
+def test_clomo_ses_released_rule_through_the_pipeline(store, tmp_path: Path) -> None:
+    task = get_task("clomo", style="zero")
     items = task.build(store)
-    assert items and all(it.doc["premise1"] and it.doc["premise2"] and it.gold for it in items)
-    prompt = task.render(items[0])
-    assert "Worked examples" in prompt and "Argument':" in prompt
-    best = evaluate(store, task, load_model("kg-oracle", store=store), out_dir=tmp_path / "clomo" / "oracle")
-    assert best.metrics["ses_paper"] == best.metrics["ses_released"] == 1.0
-    no_edit = evaluate(store, task, load_model("majority"), out_dir=tmp_path / "clomo" / "no-edit")
-    assert no_edit.metrics["ses_paper"] == no_edit.metrics["ses_released"] == 0.0
-    assert set(best.metrics["per_relation"]) <= {"necessary_assumption", "sufficient_assumption", "strengthen", "weaken"}
-    with pytest.raises(TaskError):
-        evaluate(store, task, load_model("embed-sim"))
+    assert len(items) >= 3 and all(it.doc["premise1"] and it.doc["premise2"] for it in items)
+    ids = sorted(it.id for it in items)
+    first, second = ids[0], ids[1]
+
+    def writer(r: Request) -> str:
+        if r.item.id == first:
+            return "\nStatement1: an edit on the second line"  # first line blank: the empty argument is judged
+        if r.item.id == second:
+            return "Argument': Statement1: an edit\nwhy: ..."  # judged as written, marker included
+        return "Statement1: some edit"
+
+    def judge(r: Request) -> str:
+        if r.purpose == "c_p2_ap":
+            return "Yes." if r.item.doc["judged_argument"] else "No, the argument is empty."
+        return {"c_p1_a": "Answer: yes", "c_p2_a": "No"}[r.purpose]  # c11 never parses: prefix rule
+
+    task.set_judge(Scripted("judge", judge))
+    run = evaluate(store, task, Scripted("writer", writer), out_dir=tmp_path / "clomo" / "writer")
+    judged = {r.item.id: r.item.doc["judged_argument"] for r in task.judge.requests if r.purpose == "c_p2_ap"}
+    assert judged[first] == "" and judged[second] == "Argument': Statement1: an edit"
+    assert all("Please think step by step" in r.system for r in task.judge.requests)
+    assert task.judge.requests[0].prompt.startswith("\nArgument: ")
+    # every item: c11 None, c21 no; c12_22 yes except the empty one ->
+    # released: (c21=no and c12_22=yes) -> 1 for all but one: (n-1)/n over ALL n items
+    # paper Eq.1 (yes=1 else 0): 0*c12_22 - 0*c12_22 = 0 for every item
+    n = len(items)
+    assert run.metrics["scored"] == n and run.metrics["ses_released"] == pytest.approx((n - 1) / n)
+    assert run.metrics["ses_paper"] == 0.0 and run.metrics["empty_predictions"] == 1
+    lines = [json.loads(x) for x in (tmp_path / "clomo" / "writer" / "predictions.jsonl").read_text().splitlines()]
+    assert len(lines) == n
+    assert all(set(ln["judge_responses"]) == {"c_p1_a", "c_p2_ap", "c_p2_a"} for ln in lines)
+    assert all(ln["response"] and "parsed" in ln and ln["gold"] for ln in lines)
 
 
-def test_alignment_candidates_and_scores(store, tmp_path: Path) -> None:
+def test_clomo_offline_judge_is_labelled_not_ses(store, tmp_path: Path) -> None:
+    task = get_task("clomo", style="few")
+    task.set_judge(load_model("majority"))
+    prompt = task.render(task.build(store)[0])
+    assert "Worked examples" in prompt and "first line of your reply" in prompt
+    run = evaluate(store, task, load_model("majority"), out_dir=tmp_path / "clomo" / "no-edit")
+    # the majority judge says "Yes" to everything: c11 = c12_22 = yes -> released 1; paper 1 - 1 = 0
+    assert run.metrics["ses_released"] == 1.0 and run.metrics["ses_paper"] == 0.0
+    assert "not the paper's SES" in run.metrics["judge_kind"]
+    assert "not SES" in run.metrics["reference_note"] and 0 < run.metrics["gold_rougeL"] < 1
+
+
+def test_alignment_candidates_and_released_scores(store, tmp_path: Path) -> None:
     task = get_task("ev2-alignment")
     items = task.build(store)
     assert items
     for it in items:
         cands = it.doc["candidates"]
         assert len(cands) == 20 and len(set(cands)) == 20
-        gold = {t.replace(" ", "_").lower() for t in it.gold["event_type"].values()}
-        assert gold <= set(cands)
-    runs = {spec: evaluate(store, task, load_model(spec, store=store, seed=1), out_dir=tmp_path / "al" / slug(spec)).metrics
-            for spec in ("kg-oracle", "random", "embed-sim")}
-    assert runs["kg-oracle"]["event_type_acc"] == 1.0 and runs["kg-oracle"]["triplet_f1"] > 0.4
-    assert runs["random"]["event_type_acc"] < runs["embed-sim"]["event_type_acc"] < 1.0
-    assert "Table 5" in write_report(tmp_path / "al").read_text()
+        assert {t.replace(" ", "_").lower() for t in it.gold["event_type"].values()} <= set(cands)
+    # a reply that copies the gold types and triples: type accuracy 1 under both maps; triples
+    # equal under any map, so F1 1 too. Every item weighs, none is unparsed.
+    echo = Scripted("echo", lambda r: "```json\n" + json.dumps(r.item.gold) + "\n```")
+    m = evaluate(store, task, echo, out_dir=tmp_path / "al" / "echo").metrics
+    assert (m["event_type_acc"], m["triplet_f1"], m["triplet_f1_normalised"]) == pytest.approx((1.0, 1.0, 1.0))
+    assert m["unparseable"] == 0
+    # a reply whose triples keep the relations but swap every multi-word type for another
+    # unknown multi-word name: the released map sends both to -1, so F1 stays 1 there; the
+    # normalised map tells them apart wherever a gold type is a known cluster name.
+    def swapped(r: Request) -> str:
+        rel = [[("x_" + h) if "_" in h else h, t_rel, ("x_" + t) if "_" in t else t]
+               for h, t_rel, t in r.item.gold["event_relation"]]
+        return json.dumps({"event_type": r.item.gold["event_type"], "event_relation": rel})
+    m2 = evaluate(store, task, Scripted("swapped", swapped), out_dir=tmp_path / "al" / "swapped").metrics
+    assert m2["triplet_f1"] == pytest.approx(1.0) and m2["triplet_f1_normalised"] < 0.99
+    assert "Table 5, released rule" in write_report(tmp_path / "al").read_text()
+
+
+def test_choice_predictions_keep_what_the_release_rescores(store, tmp_path: Path) -> None:
+    task = get_task("ev2-cec", level="schema")
+    run = evaluate(store, task, Scripted("b", lambda r: "B."), n=5, out_dir=tmp_path / "cec" / "b")
+    lines = [json.loads(x) for x in (tmp_path / "cec" / "b" / "predictions.jsonl").read_text().splitlines()]
+    assert len(lines) == 5
+    for ln in lines:
+        assert ln["response"] == "B." and ln["choices"] and ln["gold"] in ln["choices"]
+        assert ln["gold_letter"] == "ABCD"[ln["choices"].index(ln["gold"])]
+    assert run.metrics["n"] == 5

@@ -1,34 +1,73 @@
-"""SES by both rules against hand-worked values; AbsPyramid metrics equal the libraries' own."""
+"""The released scorers' rules against hand-worked values, each beside the near miss it replaced.
+
+Every expected number is worked out in the comments next to it; none is read from the code
+under test. "old" names the value the rule before this change gave on the same input.
+"""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
-from tasks.metrics import detection_metrics, generation_metrics, triplet_prf, type_accuracy
-from tasks.parsing import parse_yes_no
+from tasks.metrics import (
+    alignment_item,
+    alignment_released,
+    bleu_precisions,
+    cluster_lookup,
+    detection_metrics,
+    generation_metrics,
+)
+from tasks.parsing import released_json, released_yes_no
 from tasks.ses import ses_paper, ses_released, ses_summary
 
+# --- CLoMo SES ---------------------------------------------------------------------------------
 
-def test_ses_both_rules_by_hand() -> None:
-    # judge outputs as a model writes them: (c(r|p1,a), c(r|p2,a'), c(r|p2,a))
+
+def _ses_rows(raw):
+    return [{"relation": rel, "c_p1_a": released_yes_no(a), "c_p2_ap": released_yes_no(b), "c_p2_a": released_yes_no(c)}
+            for rel, a, b, c in raw]
+
+
+def test_ses_released_rule_over_all_items_by_hand() -> None:
+    # judge replies (c11 = c(r|p1,a), c12_22 = c(r|p2,a'), c21 = c(r|p2,a)); prefix rule
     raw = [
-        ("strengthen", "Yes", "Answer: yes", "no"),           # 1,1,0: paper 1-0=1, released 1
-        ("strengthen", "yes", "yes", "Yes, it does."),        # 1,1,1: paper 1-1=0, released 1 (c1 and c2p)
-        ("weaken", "No", "Answer: yes", "Answer: yes"),       # 0,1,1: paper 0-1=-1, released 0
-        ("weaken", "no", "yes", "no"),                        # 0,1,0: paper 0, released 1 (c2=0 and c2p)
-        ("weaken", "yes", "no", "no"),                        # 1,0,0: paper 0, released 0
-        ("weaken", "yes", "I cannot decide", "no"),           # unparseable: left out
+        ("strengthen", "Yes", "Yes, it does", "No"),         # 1,1,0: released 1; paper 1*1-0*1 = 1
+        ("strengthen", "yes", "yes", "Yes"),                 # 1,1,1: released 1 (c11 and c12_22); paper 1-1 = 0
+        ("weaken", "No", "Yes", "Yes"),                      # 0,1,1: released 0; paper 0-1 = -1
+        ("weaken", "Answer: yes", "Yes", "No"),              # None,1,0: released 1 (c21=no, c12_22=yes); paper 0
+        ("weaken", "Yes", "I cannot judge an empty argument", "No"),  # empty prediction: 1,None,0 -> 0; paper 0
+        ("weaken", "Not at all.", "Yes", "Nothing in it weakens"),    # 0,1,0 ('no' prefixes): released 1; paper 0
     ]
-    items = [{"relation": rel, "c_p1_a": parse_yes_no(a), "c_p2_ap": parse_yes_no(b), "c_p2_a": parse_yes_no(c)}
-             for rel, a, b, c in raw]
-    got = ses_summary(items)
-    assert got["judged"] == 5 and got["unjudged"] == 1
-    assert got["ses_paper"] == pytest.approx((1 + 0 - 1 + 0 + 0) / 5)       # 0.0
-    assert got["ses_released"] == pytest.approx((1 + 1 + 0 + 1 + 0) / 5)    # 0.6
-    assert got["per_relation"]["strengthen"] == {"ses_paper": 0.5, "ses_released": 1.0, "n": 2}
-    assert got["per_relation"]["weaken"]["ses_paper"] == pytest.approx(-1 / 3)
-    assert got["per_relation"]["weaken"]["ses_released"] == pytest.approx(1 / 3)
-    assert ses_paper(0, 1, 1) == -1 and ses_released(0, 1, 1) == 0
+    got = ses_summary(_ses_rows(raw))
+    assert got["scored"] == 6 and got["unparsed_judgements"] == 2
+    assert got["ses_released"] == got["ses"] == pytest.approx(4 / 6)  # (1+1+0+1+0+1)/6
+    assert got["ses_paper"] == pytest.approx(0.0)                     # (1+0-1+0+0+0)/6
+    assert got["per_relation"]["strengthen"] == {"ses_released": 1.0, "ses_paper": 0.5, "n": 2}
+    assert got["per_relation"]["weaken"]["ses_released"] == pytest.approx(2 / 4)
+    assert got["per_relation"]["weaken"]["ses_paper"] == pytest.approx(-1 / 4)
+    # old rule: looser yes/no parser ("Answer: yes" = yes, "Not at all." unparsed), items with an
+    # unparsed judgement (or an empty prediction) dropped: items 1-4 -> released (1+1+0+1)/4 = 0.75
+    assert got["ses_released"] != pytest.approx(0.75)
+    assert "rules" in got and "ses_released" in got["rules"] and "Eq. 1" in got["rules"]["ses_paper"]
+
+
+def test_ses_the_case_a_test_once_hard_coded_as_0_6() -> None:
+    raw = [
+        ("strengthen", "Yes", "Answer: yes", "no"),   # 1,None,0 -> 0 (old parser: 1,1,0 -> 1)
+        ("strengthen", "yes", "yes", "Yes, it does."),  # 1,1,1 -> 1
+        ("weaken", "No", "Answer: yes", "Answer: yes"),  # 0,None,None -> 0
+        ("weaken", "no", "yes", "no"),                 # 0,1,0 -> 1
+        ("weaken", "yes", "no", "no"),                 # 1,0,0 -> 0
+        ("weaken", "yes", "I cannot decide", "no"),    # 1,None,0 -> 0 (old: dropped)
+    ]
+    got = ses_summary(_ses_rows(raw))
+    assert got["ses_released"] == pytest.approx(2 / 6)  # 0.333; the old test asserted 0.6 = 3/5
+    assert ses_released(None, 1, 0) == 1 and ses_released(1, None, 0) == 0 and ses_released(None, 1, None) == 0
+    assert ses_paper(0, 1, 1) == -1 and ses_paper(None, 1, None) == 0
+
+
+# --- AbsPyramid detection (scikit-learn is the reference) ---------------------------------------
 
 
 def test_detection_metrics_equal_sklearn() -> None:
@@ -41,32 +80,101 @@ def test_detection_metrics_equal_sklearn() -> None:
     assert got["acc"] == accuracy_score(gold, pred)
     assert got["macro_f1"] == f1_score(gold, pred, average="macro")
     assert got["auc"] == roc_auc_score(gold, scores)
-    # an unparseable answer is wrong, never a guessed label
-    assert detection_metrics([1, 0], [None, 0])["acc"] == 0.5
+    assert detection_metrics([1, 0], [None, 0])["acc"] == 0.5  # an unparsed answer is wrong
 
 
-def test_generation_metrics_equal_the_libraries() -> None:
-    from nltk.translate.meteor_score import meteor_score
-    from rouge_score import rouge_scorer
-    from sacrebleu.metrics import BLEU
+# --- AbsPyramid generation ------------------------------------------------------------------------
 
-    hyps = ["a dairy drink", "a large animal", "an activity"]
-    refs = [["dairy product", "a drink", "beverage"], ["animal", "a mammal"], ["an outdoor activity"]]
-    got = generation_metrics(hyps, refs)
-    streams = [["dairy product", "animal", "an outdoor activity"], ["a drink", "a mammal", None], ["beverage", None, None]]
-    assert got["bleu1"] == pytest.approx(BLEU(max_ngram_order=1).corpus_score(hyps, streams).score)
-    assert got["bleu2"] == pytest.approx(BLEU(max_ngram_order=2).corpus_score(hyps, streams).score)
-    scorer = rouge_scorer.RougeScorer(["rouge2", "rougeL"])
-    for key in ("rouge2", "rougeL"):
-        expect = sum(max(scorer.score(r, h)[key].fmeasure for r in rs) for h, rs in zip(hyps, refs, strict=True)) / 3
-        assert got[key] == pytest.approx(expect)
-    expect = sum(meteor_score([r.split() for r in rs], h.split()) for h, rs in zip(hyps, refs, strict=True)) / 3
+HYPS = ["a dairy drink", "a large animal"]
+REFS = [["dairy drink", "a beverage"], ["an animal", "large animal"]]
+
+
+def test_bleu_precisions_by_hand_and_not_bleu_of_max_order_2() -> None:
+    # item 1 [a, dairy, drink]: unigrams a (in "a beverage"), dairy, drink all match -> 3/3;
+    #   bigrams (a dairy) no, (dairy drink) yes -> 1/2; trigram (a dairy drink) no -> 0/1
+    # item 2 [a, large, animal]: a no ("an" is not "a"), large, animal -> 2/3; bigrams (large animal) -> 1/2
+    # corpus: p1 = 5/6, p2 = 2/4, p3 = 0/2, p4 = 0/0 -> 0
+    p = bleu_precisions(HYPS, REFS, 4)
+    assert p == pytest.approx([5 / 6, 0.5, 0.0, 0.0])
+    got = generation_metrics(HYPS, REFS)
+    assert got["bleu1"] == pytest.approx(5 / 6) and got["bleu2"] == pytest.approx(0.5)
+    # old rule: sacrebleu BLEU of max order 2 = sqrt(p1*p2) * BP(=1: 6 hypothesis tokens vs 4) on 0-100
+    old_bleu2 = math.sqrt(5 / 6 * 0.5) * 100
+    assert old_bleu2 == pytest.approx(64.55, abs=0.01) and got["bleu2"] * 100 != pytest.approx(old_bleu2)
+    # a clipped count: "the the the" vs "the cat" -> 1 of 3 unigrams; 13a splits punctuation off
+    assert bleu_precisions(["the the the"], [["the cat"]], 2) == pytest.approx([1 / 3, 0.0])
+    assert bleu_precisions(["meal."], [["meal"]], 1) == pytest.approx([0.5])  # tokens: meal, . -> 1/2
+    assert bleu_precisions(["", " "], [["x"], ["y"]]) == [0.0, 0.0, 0.0, 0.0]
+
+
+def test_rouge_recall_vs_f1_and_the_stemmer() -> None:
+    got = generation_metrics(HYPS, REFS)
+    # ROUGE-2 recall: item 1 ref "dairy drink" has 1 bigram, matched -> 1.0 (F1 would be 2/3: P = 1/2);
+    # item 2 ref "large animal" -> 1.0. Mean 1.0 (old rule, F1: 2/3)
+    assert got["rouge2"] == pytest.approx(1.0)
+    # ROUGE-1 recall: every unigram of "dairy drink" / "large animal" is in the hypothesis -> 1.0
+    assert got["rouge1"] == pytest.approx(1.0)
+    # ROUGE-L F: LCS 2, P = 2/3, R = 1 -> F = 2*(2/3)/(5/3) = 0.8 for both items
+    assert got["rougeL"] == pytest.approx(0.8)
+    # Porter stemmer on: "drinks" matches "drink" (old rule, no stemmer: the one bigram misses, 0.0)
+    assert generation_metrics(["dairy drinks"], [["dairy drink"]])["rouge2"] == pytest.approx(1.0)
+
+
+def test_meteor_is_nltk_best_reference() -> None:
+    from nltk.translate.meteor_score import single_meteor_score
+
+    got = generation_metrics(HYPS, REFS)
+    expect = sum(max(single_meteor_score(r.split(), h.split()) for r in rs) for h, rs in zip(HYPS, REFS, strict=True)) / 2
     assert got["meteor"] == pytest.approx(expect) and 0 < got["meteor"] < 1
 
 
-def test_alignment_scores() -> None:
-    gold = [["commit_crime", "Before", "take_stand"], ["take_stand", "HasSubevent", "talk"]]
-    assert triplet_prf(gold, gold) == (1.0, 1.0, 1.0)
-    p, r, f = triplet_prf([["commit crime", "Before", "take_stand"], ["talk", "Causes", "kill"]], gold)
-    assert (p, r, f) == (0.5, 0.5, 0.5)
-    assert type_accuracy({"e1": "talk", "e2": "kill"}, {"e1": "talk", "e2": "escape", "e3": "run"}) == (1, 3)
+# --- EV² alignment (metrics_rq3) ------------------------------------------------------------------
+
+CLUSTERS = {"talk": 0, "kill": 1, "take stand": 2, "commit crime": 3}  # clustering.json names: spaces
+GOLD = [
+    {"event_type": {"e1": "talk", "e2": "take_stand", "e3": "commit_crime"},
+     "event_relation": [["commit_crime", "Before", "take_stand"], ["take_stand", "HasSubevent", "talk"]]},
+    {"event_type": {"e4": "kill", "e5": "talk"}, "event_relation": [["talk", "Causes", "kill"]]},
+    {"event_type": {"e6": "kill"}, "event_relation": [["kill", "Causes", "talk"]]},
+]
+REPLIES = [
+    '{"event_type": {"e1": "talk", "e2": "take_stand", "e3": "kill"}, '
+    '"event_relation": [["open_door", "Before", "take_stand"], ["take_stand", "HasSubevent", "talk"]]}',
+    '```json\n{"event_type": {"e4": "kill"}, "event_relation": [["talk", "Causes", "kill"], ["kill", "Causes", "talk"]]}\n```',
+    "I think e6 is a killing.",  # unparsed: weighs nothing
+]
+
+
+def test_alignment_released_weights_and_the_cluster_quirk() -> None:
+    preds = [released_json(r) for r in REPLIES]
+    assert preds[2] is None
+    released, normalised = cluster_lookup(CLUSTERS, "released"), cluster_lookup(CLUSTERS, "normalised")
+    assert released("take_stand") == -1 and released("talk") == 0 and normalised("take_stand") == 2
+    # item 1, types: e1, e2 right, e3 wrong -> 2/3 over 3 predicted types
+    # item 1, triples, released map: every underscore type -> -1, so gold {(-1,Before,-1), (-1,HasSubevent,0)}
+    #   and pred {(-1,Before,-1) [open_door unknown], (-1,HasSubevent,0)}: tp 2 -> F1 1.0
+    # item 1, normalised map: gold {(3,Before,2), (2,HasSubevent,0)}, pred {(-1,Before,2), (2,HasSubevent,0)}:
+    #   tp 1, P = R = 1/2 -> F1 0.5
+    assert alignment_item(preds[0], GOLD[0], released) == pytest.approx((2 / 3, 1.0))
+    assert alignment_item(preds[0], GOLD[0], normalised) == pytest.approx((2 / 3, 0.5))
+    # item 2: types 1/1; triples {(0,Causes,1), (1,Causes,0)} vs {(0,Causes,1)}: P 1/2, R 1 -> F1 2/3 (both maps)
+    assert alignment_item(preds[1], GOLD[1], released) == pytest.approx((1.0, 2 / 3))
+    # weights: types 3 + 1 = 4 -> acc = 2/3*3/4 + 1*1/4 = 0.75 (= 3 right of 4 predicted)
+    # triples 2 + 2 = 4 -> released F1 = 1.0*2/4 + 2/3*2/4 = 0.8333; normalised 0.5*2/4 + 2/3*2/4 = 0.5833
+    got = alignment_released(preds, GOLD, released)
+    assert got == pytest.approx({"event_type_acc": 0.75, "triplet_f1": 0.5 + 1 / 3})
+    norm = alignment_released(preds, GOLD, normalised)
+    assert norm == pytest.approx({"event_type_acc": 0.75, "triplet_f1": 0.25 + 1 / 3})
+    # type accuracy uses no cluster map in metrics_rq3: the quirk moves F1 only
+    # old rule: types micro over the 6 gold types, unparsed counted (3/6 = 0.5); F1 a plain mean
+    # over the 3 items of name-matched F1 ((0.5 + 2/3 + 0)/3 = 0.3889)
+    assert got["event_type_acc"] != pytest.approx(0.5) and got["triplet_f1"] != pytest.approx((0.5 + 2 / 3) / 3)
+
+
+def test_alignment_malformed_triples_and_exact_names() -> None:
+    released = cluster_lookup(CLUSTERS, "released")
+    pred = {"event_type": {"e1": "Talk", "e9": "talk"}, "event_relation": [["talk", "Causes"], ["talk", "causes", "kill"]]}
+    gold = {"event_type": {"e1": "talk"}, "event_relation": [["talk", "Causes", "kill"]]}
+    # types: 'Talk' != 'talk' and e9 is not a gold event -> 0/2
+    # triples: ['talk','Causes'] -> (-1,Causes,-1); ('talk','causes','kill') -> (0,causes,1) != (0,Causes,1): F1 0
+    assert alignment_item(pred, gold, released) == (0.0, 0.0)
