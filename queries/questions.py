@@ -463,7 +463,7 @@ def store_questions(store: GraphStore, questions: Sequence[GeneratedQuestion], s
     return store.write_batch(batch)
 
 
-# --- a KG oracle ----------------------------------------------------------------------------
+# --- the graph's own reading (a construction check, not the kg-oracle baseline) ---------------
 
 
 def _row_position(idx: EventIndex, row: Mapping[str, Any], name: str) -> int:
@@ -483,6 +483,10 @@ def kg_oracle_answer(store_or_graph: GraphStore | EventIndex | Any, question_row
     holding from ``e0`` to ``e1``, ``Vague`` when none does. Instance rows are answered on
     their event types (``event_type``). Returns ``None`` when the graph does not single out
     one answer. Pass an :class:`EventIndex` when answering many rows from a store.
+
+    It reads every edge, the row's own gold edges included, so it checks that a generated
+    question follows from its graph; it is not a baseline. The ``kg-oracle`` baseline, which
+    hides each question's answer, is :class:`queries.oracle.EV2Oracle`.
     """
     idx = as_index(store_or_graph)
     row = question_row
@@ -518,7 +522,7 @@ def kg_oracle_answer(store_or_graph: GraphStore | EventIndex | Any, question_row
 
 
 class KGOracle:
-    """:func:`kg_oracle_answer` with the graph fetched once (for answering many rows)."""
+    """:func:`kg_oracle_answer` with the graph fetched once (a construction check; reads gold)."""
 
     def __init__(self, store_or_graph: GraphStore | EventIndex | Any, max_len: int = 4) -> None:
         self.index = as_index(store_or_graph)
