@@ -234,3 +234,24 @@ def test_clomo_oracle_abstains() -> None:
     item = Item(id="x", gold="the reference argument", doc={"argument": "a"})
     model = load_model("kg-oracle", store=object())  # type: ignore[arg-type]
     assert model.generate([Request(prompt="", item=item, task=_Clomo())])[0].text == ""
+
+
+def test_alignment_types_come_from_other_questions_only(tmp_path: Path) -> None:
+    # a second instance question tells "Ann passed the exam." as pass_exam and "Ann swam." as
+    # swim, with a context swim -Before-> pass_exam; I_CEC's own event_type is never read
+    other = {"id": "9-0", "e0": "event7", "rel": "Causes", "e1": "event8", "context": "",
+             "context_tpl": [["event9", "Before", "event7"]], "question": "?", "choices": CAUSAL,
+             "instances": {"event7": "Ann swam.", "event8": "Ann felt tired.", "event9": "Ann passed the exam."},
+             "event_type": {"event7": "swim", "event8": "get_tired", "event9": "pass_exam"},
+             "event_relation": [["pass_exam", "Before", "swim"], ["swim", "Causes", "get_tired"]]}
+    files = dict(FILES, I_CRR=[*I_CRR, other])
+    with open_store(str(tmp_path / "al.lbug")) as store:
+        load_ev2(store, _write(tmp_path / "ev2", files))
+        task = get_task("ev2-alignment")
+        item = next(it for it in task.build(store) if it.doc["instances"].get("event1") == "Ann studied all week.")
+        reply = json.loads(load_model("kg-oracle", store=store).generate([Request(prompt="", item=item, task=task)])[0].text)
+    # event2 "Ann passed the exam." -> pass_exam (question 9-0), event4 "Ann swam." -> swim;
+    # the other four texts appear in no other question -> no type for them
+    assert reply["event_type"] == {"event2": "pass_exam", "event4": "swim"}
+    # between pass_exam and swim, 9-0's background states pass_exam Before swim
+    assert reply["event_relation"] == [["pass_exam", "Before", "swim"]]
