@@ -190,6 +190,10 @@ class _EV2Task(Task):
             "unparseable": sum(1 for r in records if r.parsed is None),
             "abstained": sum(1 for r in records if r.response.strip() == ABSTAIN),
         }
+        out["abstained_by_level"] = {
+            lv: sum(1 for r in records if r.meta["level"] == lv and r.response.strip() == ABSTAIN)
+            for lv in sorted({r.meta["level"] for r in records})
+        }
         out["by_level"] = grouped_accuracy(rows, "level")
         for key in ("family", "rel", "direction"):
             out[f"by_{key}"] = {
@@ -207,7 +211,8 @@ class _EV2Task(Task):
         return out
 
     def table_rows(self, metrics: dict[str, Any]) -> dict[str, dict[str, float]]:
-        tables = {"Table 4 columns (accuracy)": metrics.get("table4", {})}
+        tables = {"Table 4 columns (accuracy)": metrics.get("table4", {}),
+                  "Abstentions per level (items, scored wrong)": metrics.get("abstained_by_level", {})}
         for lv, fam in metrics.get("by_family", {}).items():
             tables[f"{lv} level, per relation family"] = fam
         for lv, rel in metrics.get("by_rel", {}).items():
