@@ -199,17 +199,22 @@ def test_majority_on_the_release_shape_fits_the_other_level(tmp_path: Path) -> N
 # --- AbsPyramid ---------------------------------------------------------------------------------
 
 
-def test_abspyramid_detection_reads_other_tuples_only(tmp_path: Path) -> None:
-    folder = tmp_path / "abs" / "Detection" / "noun_dataset"
-    folder.mkdir(parents=True)
+def test_abspyramid_detection_reads_other_tuples_then_wordnet(tmp_path: Path) -> None:
+    noun = tmp_path / "abs" / "Detection" / "noun_dataset"
+    event = tmp_path / "abs" / "Detection" / "event_dataset"
+    noun.mkdir(parents=True)
+    event.mkdir(parents=True)
     rows = [
-        {"event": "PersonX drinks <milk> every morning", "concept": "beverage", "label": 1, "type": "noun"},
-        {"event": "PersonX buys <milk> at the shop", "concept": "beverage", "label": 1, "type": "noun"},
-        {"event": "PersonX spills <milk> on the floor", "concept": "beverage", "label": 0, "type": "noun"},
-        {"event": "PersonX pours <milk> into a glass", "concept": "beverage", "label": 1, "type": "noun"},
-        {"event": "PersonX reads <a book>", "concept": "novel", "label": 1, "type": "noun"},
+        {"event": "PersonX drinks <milk> every morning", "concept": "beverage", "label": 1},
+        {"event": "PersonX buys <milk> at the shop", "concept": "beverage", "label": 1},
+        {"event": "PersonX spills <milk> on the floor", "concept": "beverage", "label": 0},
+        {"event": "PersonX pours <milk> into a glass", "concept": "beverage", "label": 1},
+        {"event": "PersonX reads <a book>", "concept": "novel", "label": 1},
+        {"event": "PersonX brews <coffee>", "concept": "beverage", "label": 0},
     ]
-    (folder / "test.json").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (noun / "test.json").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    ev = {"event": "<PersonX wins the match>", "concept": "success", "label": 1}
+    (event / "test.json").write_text(json.dumps(ev) + "\n", encoding="utf-8")
     with open_store(str(tmp_path / "a.lbug")) as store:
         load_abspyramid(store, tmp_path / "abs")
         task = get_task("abspyramid-det")
@@ -223,8 +228,15 @@ def test_abspyramid_detection_reads_other_tuples_only(tmp_path: Path) -> None:
         assert reply("PersonX spills milk on the floor") == "Yes"
         # drinks: others say 1 (buys), 0 (spills), 1 (pours) -> 2 of 3 -> Yes
         assert reply("PersonX drinks milk every morning") == "Yes"
-        # the book tuple has no other tuple with the same instance and concept -> abstain
-        assert reply("PersonX reads a book") == NO_ANSWER
+        # an event tuple with no other tuple: no evidence at all -> abstain
+        assert reply("PersonX wins the match") == NO_ANSWER
+        from tasks.models.kg_oracle import _wordnet
+
+        if _wordnet() is not None:
+            # no other tuple: WordNet. coffee.n.01 -> ... -> beverage.n.01 is a hypernym -> Yes
+            # (its own label 0 unseen); no sense of "book" has a sense of "novel" above it -> No
+            assert reply("PersonX brews coffee") == "Yes"
+            assert reply("PersonX reads a book") == "No"
 
 
 def test_clomo_oracle_abstains() -> None:

@@ -37,7 +37,12 @@ def test_abspyramid_detection_and_generation(store, tmp_path: Path) -> None:
     assert {t["relation"] for t in tuples} == {"noun", "verb", "event"}
     det = get_task("abspyramid-det")
     oracle = evaluate(store, det, load_model("kg-oracle", store=store), split="test", out_dir=tmp_path / "det" / "kg-oracle")
-    assert oracle.metrics["acc"] == oracle.metrics["macro_f1"] == oracle.metrics["auc"] == 1.0
+    # kg-oracle cannot see a tuple's own label: abstentions ("I cannot tell.") are parsed as
+    # nothing and scored wrong, so acc is the share of its Yes/No replies that match the label
+    said = [(r.response, r.gold) for r in oracle.records]
+    right = sum((resp == "Yes" and g == 1) or (resp == "No" and g == 0) for resp, g in said)
+    assert oracle.metrics["acc"] == pytest.approx(right / len(said))
+    assert oracle.metrics["unparseable"] == sum(resp == "I cannot tell." for resp, _ in said)
     maj = evaluate(store, det, load_model("majority"), split="test", out_dir=tmp_path / "det" / "majority")
     assert maj.metrics["auc"] == 0.5  # a constant answer ranks nothing
     assert "<" in oracle.records[0].prompt and "Yes or No" in oracle.records[0].prompt
@@ -46,24 +51,26 @@ def test_abspyramid_detection_and_generation(store, tmp_path: Path) -> None:
     assert items and all(isinstance(it.gold, list) and it.gold for it in items)
     g_oracle = evaluate(store, gen, load_model("kg-oracle", store=store), split="test", out_dir=tmp_path / "gen" / "kg-oracle")
     g_embed = evaluate(store, gen, load_model("embed-sim"), split="test", out_dir=tmp_path / "gen" / "embed-sim")
-    assert g_oracle.metrics["bleu1"] == pytest.approx(100.0) and g_oracle.metrics["rougeL"] == 1.0
-    assert g_embed.metrics["bleu1"] < g_oracle.metrics["bleu1"]
+    # its concept comes from tuples of other head events with the same instance, or it abstains
+    valid = [(t["head_id"], t["instance"].lower(), t["concept"].lower()) for t in tuples if t["label"] == 1]
+    by_id = {it.id: it for it in items}
+    for r in g_oracle.records:
+        head, inst = by_id[r.id].doc["head_id"], by_id[r.id].doc["instance"].lower()
+        assert r.response == "" or (r.response, inst) in {(c, i) for h, i, c in valid if h != head}
+    assert g_embed.metrics["n"] == g_oracle.metrics["n"]
     report = write_report(tmp_path / "gen").read_text()
     assert "noun-entail" in report and "meteor" in report
 
 
-def test_clomo_ses_with_oracle_and_no_edit(store, tmp_path: Path) -> None:
+def test_clomo_oracle_abstains(store, tmp_path: Path) -> None:
     task = get_task("clomo", style="few")
-    task.set_judge(load_model("kg-oracle", store=store))
     items = task.build(store)
     assert items and all(it.doc["premise1"] and it.doc["premise2"] and it.gold for it in items)
     prompt = task.render(items[0])
     assert "Worked examples" in prompt and "Argument':" in prompt
+    # no graph evidence on an edited argument but the item's own reference: it writes nothing
     best = evaluate(store, task, load_model("kg-oracle", store=store), out_dir=tmp_path / "clomo" / "oracle")
-    assert best.metrics["ses_paper"] == best.metrics["ses_released"] == 1.0
-    no_edit = evaluate(store, task, load_model("majority"), out_dir=tmp_path / "clomo" / "no-edit")
-    assert no_edit.metrics["ses_paper"] == no_edit.metrics["ses_released"] == 0.0
-    assert set(best.metrics["per_relation"]) <= {"necessary_assumption", "sufficient_assumption", "strengthen", "weaken"}
+    assert best.records and all(r.response == "" and r.parsed is None for r in best.records)
     with pytest.raises(TaskError):
         evaluate(store, task, load_model("embed-sim"))
 
@@ -79,6 +86,7 @@ def test_alignment_candidates_and_scores(store, tmp_path: Path) -> None:
         assert gold <= set(cands)
     runs = {spec: evaluate(store, task, load_model(spec, store=store, seed=1), out_dir=tmp_path / "al" / slug(spec)).metrics
             for spec in ("kg-oracle", "random", "embed-sim")}
-    assert runs["kg-oracle"]["event_type_acc"] == 1.0 and runs["kg-oracle"]["triplet_f1"] > 0.4
+    # kg-oracle types an instance from other questions telling the same text (tests/test_kg_oracle.py)
+    assert runs["random"]["event_type_acc"] < runs["kg-oracle"]["event_type_acc"]
     assert runs["random"]["event_type_acc"] < runs["embed-sim"]["event_type_acc"] < 1.0
     assert "Table 5" in write_report(tmp_path / "al").read_text()

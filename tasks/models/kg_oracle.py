@@ -9,7 +9,10 @@ What it can see, per task (abstaining, scored wrong, wherever that evidence deci
   text (never this question's ``event_type``); the triplets are the direct triples among
   those types that some evidence other than this question states (:class:`queries.oracle.TripleEvidence`).
 * AbsPyramid detection: the majority label of the *other* tuples (other head events) with the
-  same instance and concept; a tie or no such tuple abstains.
+  same instance and concept; with none, WordNet hypernymy (offline, Debian's WordNet 3.0) for
+  noun and verb tuples: Yes when a sense of the concept is a sense of the instance or one of
+  its hypernyms, No when both are in WordNet and none is; else (a tie, event tuples, words
+  WordNet lacks, WordNet absent) it abstains.
 * AbsPyramid generation: the concept most often valid for the same instance in tuples of
   other head events; none abstains.
 * CLoMo: the graph holds no evidence on an edited argument other than the item's own
@@ -34,6 +37,24 @@ NO_ANSWER = "I cannot tell."
 
 def _norm(text: str) -> str:
     return " ".join(str(text or "").lower().split())
+
+
+_WORDNET: list[Any] = []
+
+
+def _wordnet() -> Any:
+    """nltk's WordNet reader, or None where no offline WordNet can be set up."""
+    if not _WORDNET:
+        try:
+            from tasks.wordnet_setup import ensure_wordnet
+
+            ensure_wordnet()
+            from nltk.corpus import wordnet
+
+            _WORDNET.append(wordnet)
+        except Exception:  # noqa: BLE001 - no WordNet: the oracle abstains instead
+            _WORDNET.append(None)
+    return _WORDNET[0]
 
 
 class AbsPyramidEvidence:
@@ -63,6 +84,29 @@ class AbsPyramidEvidence:
             return None
         share = yes / len(votes)
         return ("Yes" if share > 0.5 else "No"), share
+
+    def wordnet(self, relation: str, instance: str, concept: str) -> tuple[str, float] | None:
+        """Hypernymy between the instance and the concept (noun/verb tuples), or None."""
+        pos = {"noun": "n", "verb": "v"}.get(relation)
+        wn = _wordnet() if pos else None
+        if wn is None:
+            return None
+
+        def senses(phrase: str) -> list[Any]:
+            words = _norm(phrase).replace("personx", "").split()
+            for cand in ("_".join(words), *(words[-1:] if pos == "n" else words[:1])):
+                found = wn.synsets(cand, pos) if cand else []
+                if found:
+                    return found
+            return []
+
+        inst, conc = senses(instance), set(senses(concept))
+        if not inst or not conc:
+            return None
+        for s in inst:
+            if s in conc or conc & set(s.closure(lambda x: x.hypernyms() + x.instance_hypernyms())):
+                return "Yes", 1.0
+        return "No", 0.0
 
     def generate(self, head: str, instance: str) -> str | None:
         """The concept most often valid for ``instance`` under other heads (ties: alphabetical)."""
@@ -121,7 +165,10 @@ class KGOracleModel(Model):
 
     def _detect(self, item: Item) -> Completion:
         d = item.doc
-        got = self._abs_evidence().detect(d.get("head_id", ""), d.get("instance", ""), d.get("concept", ""))
+        ev = self._abs_evidence()
+        got = ev.detect(d.get("head_id", ""), d.get("instance", ""), d.get("concept", ""))
+        if got is None:
+            got = ev.wordnet(d.get("relation", ""), d.get("instance", ""), d.get("concept", ""))
         return Completion(NO_ANSWER) if got is None else Completion(got[0], score=got[1])
 
     def _generate(self, item: Item) -> Completion:
