@@ -2,8 +2,10 @@
 
 Documents are the store's ``Question`` nodes (imported EV² rows or generated ones); the
 EV²-style row is read back from ``payload``. Prompt styles: ``plain`` (Figures 5-8),
-``direct`` (event types of every instance, plus the schema triples of the context, never
-the asked one; section 5.4) and ``cot`` (Figure 11's reason-with-types guidance).
+``direct`` (event types of every instance, plus the schema triples that touch no candidate's
+type, so never the answer triple or a path into it; section 5.4) and ``cot`` (Figure 11's
+reason-with-types guidance). ``kg-oracle`` goes through :mod:`queries.oracle` (the item's
+answer hidden); abstentions are counted in ``abstained`` and scored wrong.
 Metrics are Table 4's columns: accuracy per level, per relation family, forward vs
 backward, and per relation.
 """
