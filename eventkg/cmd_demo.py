@@ -79,7 +79,7 @@ def headline_table(headline: dict[str, dict[str, float | None]], items: dict[str
     """Suites by baselines, the headline metric of each (what the demo prints last)."""
     from tasks.demo import BASELINES, SUITES
 
-    table = Table(title="eventkg demo: headline (accuracy; SES for CLoMo)", box=box.SIMPLE_HEAD,
+    table = Table(title="eventkg demo: headline accuracy (kg-oracle: own answer hidden, abstentions wrong; - = not run)", box=box.SIMPLE_HEAD,
                   show_edge=False, pad_edge=False)
     table.add_column("suite", no_wrap=True, min_width=max(len(s.key) for s in SUITES))
     table.add_column("items", justify="right")

@@ -19,13 +19,18 @@ Construction, per Algorithm 1 component (forward and backward copies, see
    answer, even by induction);
 5. CRR (3-way): the choices are the asked relation's family plus Vague; the pair's own
    family is asked when exactly one member of it holds over the whole graph (walks of at
-   most ``max_len``); with probability ``vague_prob`` the same pair is also asked about
-   another family of which no member holds, answer Vague (about a third of CRR questions).
+   most ``max_len``); with probability ``vague_prob`` a Vague item follows, built as EV²
+   builds them (242 of the release's 244): ``e0`` with an event unrelated to it (same
+   level, outside the component, no relation of any family by a walk of at most
+   ``max_len``: the kind CEC uses as negatives), asked within the family of an edge ``e0``
+   really has (about a third of CRR questions are Vague).
 
 Instance level: components are walked over event types that have instance events
 (``HAS_TYPE``); each type in a question is shown as one of its instances, numbered
 ``eventN`` per question as in EV², with ``instances``, ``event_type`` and ``event_relation``
-(the schema triples: context plus answer path).
+(as the release: the type-level triples of the question's graph, i.e. the context plus the
+answer triple ``(type(e0), rel, type(e1))``; for Vague, the context plus the edge of
+``e0`` whose family is asked).
 
 Everything is deterministic for a seed and a graph (the index is ordered by event id, so
 two backends holding the same graph give the same questions).
@@ -207,7 +212,7 @@ class _Builder:
             context = [tr for tr in comp.triples if tr[0] in keep and tr[2] in keep]
             qid = f"{comp.cid}-{made}"
             built = (self._cec(qid, comp, h, t, rel, path, context) if self.task == "CEC"
-                     else self._crr(qid, h, t, rel, path, context))
+                     else self._crr(qid, comp, h, t, rel, path, context))
             if built:
                 made += 1
                 yield from built
@@ -257,23 +262,54 @@ class _Builder:
             "question": CEC_QUESTIONS[rel].format(e0=namer.name(h)),
             "choices": [namer.name(c) for c in choices],
         }
-        return [self._finish(row, namer, context + path)]
+        return [self._finish(row, namer, context + [(h, rel, t)])]
 
     # -- CRR -------------------------------------------------------------------------------
-    def _crr(self, qid, h, t, rel, path, context) -> list[GeneratedQuestion]:
+    def _crr(self, qid, comp, h, t, rel, path, context) -> list[GeneratedQuestion]:
         mask = self.idx.reach(h, self.max_len).get(t, 0)
         fam = family_of(rel)
         if mask & _FAMILY_MASK[fam] != 1 << CODE[rel]:
             return []  # both directions of the family hold somewhere: no single right answer
         namer = self._namer([h, t, *(x for tr in context for x in (tr[0], tr[2]))])
-        out = [self._crr_row(qid, h, t, rel, fam, context, path, namer)]
+        out = [self._crr_row(qid, h, t, rel, fam, context, [(h, rel, t)], namer)]
         if self.rng.random() < self.vague_prob:
-            others = [f for f in FAMILIES if f != fam and not mask & _FAMILY_MASK[f]]
-            if others:
-                out.append(self._crr_row(qid, h, t, VAGUE, self.rng.choice(others), context, path, namer))
+            vague = self._vague(qid, comp, h, context)
+            if vague is not None:
+                out.append(vague)
         return out
 
-    def _crr_row(self, qid, h, t, rel, fam, context, path, namer) -> GeneratedQuestion:
+    def _vague(self, qid, comp, h, context) -> GeneratedQuestion | None:
+        """EV²'s Vague item: ``e0`` with an event unrelated to it (the CEC-negative kind: no
+        relation of any family by a walk of at most ``max_len``), asked within the family of
+        an edge ``e0`` really has outside the context (that edge joins ``event_relation``, as
+        in the release)."""
+        idx = self.idx
+        shown = {(a, b) for a, _, b in context} | {(b, a) for a, _, b in context}
+        edges = sorted({(nb, r) for nb, r in idx.neighbours(h) if (h, nb) not in shown}, key=lambda e: (e[0], CODE[e[1]]))
+        if not edges:
+            return None
+        x, r = edges[self.rng.randrange(len(edges))]
+        z = self._unrelated(comp, h)
+        if z is None:
+            return None
+        namer = self._namer([h, z, *(n for tr in context for n in (tr[0], tr[2]))])
+        return self._crr_row(qid, h, z, VAGUE, family_of(r), context, [(h, r, x)], namer)
+
+    def _unrelated(self, comp: Component, h: int) -> int | None:
+        """A seeded random event of ``h``'s level, outside the component, with no induced relation to ``h``."""
+        idx = self.idx
+        linked = idx.reach(h, self.max_len)
+        pool = self.fallback._pool_for(idx.level[h])
+        inside = set(comp.nodes)
+        for _ in range(self.fallback.tries * 3):
+            if not pool:
+                return None
+            z = pool[self.rng.randrange(len(pool))]
+            if z != h and z not in inside and self.allowed(z) and idx.level[z] == idx.level[h] and not linked.get(z):
+                return z
+        return None
+
+    def _crr_row(self, qid, h, t, rel, fam, context, extra, namer) -> GeneratedQuestion:
         a, b, _ = CRR_CHOICES[fam]
         e0, e1 = namer.name(h), namer.name(t)
         row: dict[str, Any] = {
@@ -282,7 +318,7 @@ class _Builder:
             "question": CRR_QUESTION.format(e0=e0, a=a, b=b, e1=e1),
             "choices": list(CRR_CHOICES[fam]),
         }
-        return self._finish(row, namer, context + (path if rel != VAGUE else []))
+        return self._finish(row, namer, context + extra)
 
     # -- names -----------------------------------------------------------------------------
     def _namer(self, nodes: list[int]) -> _Namer:
@@ -427,7 +463,7 @@ def store_questions(store: GraphStore, questions: Sequence[GeneratedQuestion], s
     return store.write_batch(batch)
 
 
-# --- a KG oracle ----------------------------------------------------------------------------
+# --- the graph's own reading (a construction check, not the kg-oracle baseline) ---------------
 
 
 def _row_position(idx: EventIndex, row: Mapping[str, Any], name: str) -> int:
@@ -447,6 +483,10 @@ def kg_oracle_answer(store_or_graph: GraphStore | EventIndex | Any, question_row
     holding from ``e0`` to ``e1``, ``Vague`` when none does. Instance rows are answered on
     their event types (``event_type``). Returns ``None`` when the graph does not single out
     one answer. Pass an :class:`EventIndex` when answering many rows from a store.
+
+    It reads every edge, the row's own gold edges included, so it checks that a generated
+    question follows from its graph; it is not a baseline. The ``kg-oracle`` baseline, which
+    hides each question's answer, is :class:`queries.oracle.EV2Oracle`.
     """
     idx = as_index(store_or_graph)
     row = question_row
@@ -482,7 +522,7 @@ def kg_oracle_answer(store_or_graph: GraphStore | EventIndex | Any, question_row
 
 
 class KGOracle:
-    """:func:`kg_oracle_answer` with the graph fetched once (for answering many rows)."""
+    """:func:`kg_oracle_answer` with the graph fetched once (a construction check; reads gold)."""
 
     def __init__(self, store_or_graph: GraphStore | EventIndex | Any, max_len: int = 4) -> None:
         self.index = as_index(store_or_graph)

@@ -196,7 +196,8 @@ class AlignmentTask(_EV2Task):
             ranked = sorted(cands, key=lambda c: (-self.type_counts[c], c))
             types = {i: ranked[0] for i in ids}
         elif name == "embed-sim":
-            texts = [item.doc["instances"][i] for i in ids] + [c.replace("_", " ") for c in cands]
+            # the release names some instances without text: they are matched as empty text
+            texts = [item.doc["instances"].get(i, "") for i in ids] + [c.replace("_", " ") for c in cands]
             vecs = model.encode(texts)
             sims = vecs[: len(ids)] @ vecs[len(ids):].T
             types = {i: cands[int(sims[k].argmax())] for k, i in enumerate(ids)}

@@ -2,8 +2,10 @@
 
 Documents are the store's ``Question`` nodes (imported EV² rows or generated ones); the
 EV²-style row is read back from ``payload``. Prompt styles: ``plain`` (Figures 5-8),
-``direct`` (event types of every instance, plus the schema triples of the context, never
-the asked one; section 5.4) and ``cot`` (Figure 11's reason-with-types guidance).
+``direct`` (event types of every instance, plus the schema triples that touch no candidate's
+type, so never the answer triple or a path into it; section 5.4) and ``cot`` (Figure 11's
+reason-with-types guidance). ``kg-oracle`` goes through :mod:`queries.oracle` (the item's
+answer hidden); abstentions are counted in ``abstained`` and scored wrong.
 Metrics are Table 4's columns: accuracy per level, per relation family, forward vs
 backward, and per relation.
 """
@@ -19,13 +21,16 @@ from tasks import prompts
 from tasks.base import Item, Record, Task, letters, sample
 from tasks.errors import TaskError
 from tasks.metrics import direction_of, grouped_accuracy, mean
-from tasks.parsing import parse_choice
+from tasks.parsing import released_choice
 
 if TYPE_CHECKING:  # pragma: no cover
     from graphstore.base import GraphStore
-    from queries.questions import KGOracle
+    from queries.oracle import EV2Oracle
 
 LEVELS = ("schema", "instance")
+#: what an offline baseline answers when it abstains (``tasks.models.baselines.NO_ANSWER``)
+ABSTAIN = "I cannot tell."
+
 #: walk length of the kg-oracle, for imported and generated questions alike: generated ones
 #: were induced over walks of up to 4 edges (``generate_questions``' max_len), and the bundled
 #: samples are one coherent world in which every imported question has exactly one right
@@ -97,13 +102,21 @@ class _EV2Task(Task):
         self.origin = origin
         self.max_tokens = 1024 if style == "cot" else 64
         self._oracle_store: GraphStore | None = None
-        self._oracle: KGOracle | None = None
+        self._oracle: EV2Oracle | None = None
 
     # -- documents ---------------------------------------------------------------------
     def build(self, store: GraphStore, split: str | None = None, n: int | None = None, seed: int = 0) -> list[Item]:
         rows = load_question_rows(store, self.ev2_task, self.level, split, self.origin)
         items = [self._item(r) for r in rows]
         return sample(items, n, seed)
+
+    def train_items(self, store: GraphStore) -> list[Item]:
+        """Items a prior may be fitted on: the train split, else every question of this task
+        at any level (the runner drops the scored ones, so a level-restricted run fits on the
+        other level; ``majority`` itself refuses to use the items it scores)."""
+        rows = load_question_rows(store, self.ev2_task, None, "train", self.origin)
+        rows = rows or load_question_rows(store, self.ev2_task, None, None, self.origin)
+        return [self._item(r) for r in rows]
 
     def _meta(self, row: dict[str, Any], family: str | None) -> dict[str, Any]:
         rel = row.get("rel")
@@ -129,17 +142,24 @@ class _EV2Task(Task):
         return text
 
     def _guidance(self, item: Item) -> str:
+        """Direct guidance (section 5.4): every instance's event type, and the schema triples of
+        the question's graph that touch no candidate's type (CEC: any choice; CRR: ``e1``), so
+        neither the answer triple nor any path into the answer is shown."""
         if self.style != "direct" or item.meta["level"] != "instance":
             return ""
         types = item.doc.get("event_type") or {}
-        asked = {types.get(item.doc.get("e0")), *(types.get(c) for c in (item.choices or [])), types.get(item.doc.get("e1"))}
         lines = [f"{k}: {_show(v)}" for k, v in types.items()]
         triples = [
             triple_sentence(_show(h), r, _show(t))
             for h, r, t in item.doc.get("event_relation") or []
-            if not ({h, t} <= asked and types.get(item.doc.get("e0")) in (h, t))
+            if not {h, t} & self._candidate_types(item)
         ]
         return prompts.section("Event types", "\n".join(lines)) + prompts.section("Schema knowledge", " ".join(triples))
+
+    def _candidate_types(self, item: Item) -> set[str]:
+        types = item.doc.get("event_type") or {}
+        cands = [item.doc.get("e1")] if self.ev2_task == "CRR" else list(item.choices or [])
+        return {types[c] for c in cands if c in types}
 
     def render(self, item: Item) -> str:
         choices = "\n".join(f"{letters(len(item.choices))[i]}. {label}" for i, label in enumerate(self._labels(item)))
@@ -158,7 +178,10 @@ class _EV2Task(Task):
         return list(item.choices or [])
 
     def parse(self, item: Item, response: str) -> Any:
-        i = parse_choice(response, item.aliases or [[c] for c in item.choices or []])
+        if response.strip() == ABSTAIN:  # a baseline's abstention is never read as a choice
+            return None
+        # EV²'s released metrics_rq12 cascade: it never abstains on a model's reply
+        i = released_choice(response, self.ev2_task, item.doc.get("question") or "", item.choices or [])
         return None if i is None else item.choices[i]
 
     # -- scoring -----------------------------------------------------------------------
@@ -168,6 +191,11 @@ class _EV2Task(Task):
             "accuracy": mean(ok for _, ok in rows),
             "n": len(rows),
             "unparseable": sum(1 for r in records if r.parsed is None),
+            "abstained": sum(1 for r in records if r.response.strip() == ABSTAIN),
+        }
+        out["abstained_by_level"] = {
+            lv: sum(1 for r in records if r.meta["level"] == lv and r.response.strip() == ABSTAIN)
+            for lv in sorted({r.meta["level"] for r in records})
         }
         out["by_level"] = grouped_accuracy(rows, "level")
         for key in ("family", "rel", "direction"):
@@ -186,31 +214,27 @@ class _EV2Task(Task):
         return out
 
     def table_rows(self, metrics: dict[str, Any]) -> dict[str, dict[str, float]]:
-        tables = {"Table 4 columns (accuracy)": metrics.get("table4", {})}
+        tables = {"Table 4 columns (accuracy)": metrics.get("table4", {}),
+                  "Abstentions per level (items, scored wrong)": metrics.get("abstained_by_level", {})}
         for lv, fam in metrics.get("by_family", {}).items():
             tables[f"{lv} level, per relation family"] = fam
         for lv, rel in metrics.get("by_rel", {}).items():
             tables[f"{lv} level, per relation"] = rel
         return tables
 
-    # -- kg-oracle: queries.questions.KGOracle over the store's event graph ----------------
-    def kg_oracle(self, store: GraphStore) -> KGOracle:
-        """The graph oracle of ``store`` (event graph read once per store)."""
-        from queries.questions import KGOracle
+    # -- kg-oracle: queries.oracle.EV2Oracle, each question's own answer hidden ------------
+    def kg_oracle(self, store: GraphStore) -> EV2Oracle:
+        """The honest oracle of ``store`` (its evidence views built once per store)."""
+        from queries.oracle import EV2Oracle
 
         if self._oracle_store is not store or self._oracle is None:
-            self._oracle_store, self._oracle = store, KGOracle(store, max_len=ORACLE_MAX_LEN)
+            self._oracle_store, self._oracle = store, EV2Oracle(store, max_len=ORACLE_MAX_LEN)
         return self._oracle
 
     def oracle(self, store: GraphStore, item: Item) -> str | None:
-        """The letter of the one choice the graph singles out; ``None`` - scored unparseable, so
-        wrong - when the graph gives none or several (another source may make a negative true)."""
-        from queries.questions import QuestionError
-
-        try:
-            answer = self.kg_oracle(store).answer(item.doc)
-        except QuestionError:  # a row the graph cannot read (an instance without its type)
-            return None
+        """The letter of the one choice the evidence singles out with this item's answer hidden
+        (:mod:`queries.oracle` says what it sees); ``None`` - an abstention, scored wrong - else."""
+        answer = self.kg_oracle(store).answer(item.doc, origin=item.meta.get("origin"))
         if answer is None or answer not in (item.choices or []):
             return None
         return letters(len(item.choices))[item.choices.index(answer)]

@@ -20,11 +20,8 @@ import pytest
 from graphstore import open_store
 from graphstore.model import EVENT_RELATIONS, FAMILIES, INVERSE, STORED_TO_FORWARD, VAGUE, event_id
 from queries.induce import induce
-from queries.questions import KGOracle
+from queries.oracle import EV2Oracle
 from tasks.demo import SOURCES, ingest_samples
-from tasks.models import load_model
-from tasks.registry import get_task
-from tasks.runner import evaluate
 
 MAX_LEN = 4  # the kg-oracle's walk length (tasks/ev2.py)
 EVENT_TYPES = list(STORED_TO_FORWARD)
@@ -132,12 +129,70 @@ def test_the_check_catches_a_second_answer(world: dict) -> None:
     assert cec["negative_chosen"][0] in found[0] and "['After'] holds" in found[1]
 
 
-def test_kg_oracle_answers_every_imported_question(world: dict, tmp_path: Path) -> None:
+def _evidence(world: dict, with_schema_gold: bool) -> Walks:
+    """The kg-oracle's documented view, rebuilt here from the rows (not from queries.oracle):
+    edges another dataset holds, every row's background (schema context; instance context
+    through event_type; instance event_relation minus triples touching a candidate type), and
+    for the instance view the schema rows' gold edges. Instance gold never."""
+    g = nx.MultiDiGraph()
+    for u, v, k, d in world["graph"].edges(keys=True, data=True):
+        if set(d.get("sources") or []) - {"ev2"}:
+            g.add_edge(u, v, key=k)
+
+    def add(h: str, r: str, t: str) -> None:
+        a, b = event_id(h, "schema"), event_id(t, "schema")
+        if r in STORED_TO_FORWARD.values():
+            g.add_edge(a, b, key=next(k for k, f in STORED_TO_FORWARD.items() if f == r))
+        else:
+            g.add_edge(b, a, key=next(k for k, f in STORED_TO_FORWARD.items() if f == INVERSE[r]))
+
+    for row in world["rows"]:
+        types = row.get("event_type")
+        if not types:
+            for h, r, t in row.get("context_tpl") or []:
+                add(h, r, t)
+            if with_schema_gold and row["rel"] != VAGUE:
+                add(row["e0"], row["rel"], row["e1"])
+            continue
+        for h, r, t in row.get("context_tpl") or []:
+            add(types[h], r, types[t])
+        cands = {types[c] for c in (row["choices"] if row["task"] == "CEC" else [row["e1"]])}
+        for h, r, t in row.get("event_relation") or []:
+            if not {h, t} & cands:
+                add(h, r, t)
+    return Walks(g)
+
+
+def _reference(row: dict, walks: Walks) -> str | None:
+    """The answer the view singles out: one choice reached by rel (CEC); the one family member
+    held, Vague when none (CRR); None otherwise, and None when the view knows nothing of e0."""
+    e0 = schema_node(row, row["e0"])
+    if not walks.adj.get(e0):
+        return None
+    if row["task"] == "CEC":
+        right = [c for c in row["choices"] if row["rel"] in walks.held(e0, schema_node(row, c))]
+        return right[0] if len(right) == 1 else None
+    family = next(members for members in FAMILIES.values() if set(members) < set(row["choices"]))
+    holding = sorted(set(family) & walks.held(e0, schema_node(row, row["e1"])))
+    return VAGUE if not holding else holding[0] if len(holding) == 1 else None
+
+
+def test_kg_oracle_agrees_with_an_independent_reading_of_its_view(world: dict) -> None:
+    """Where the reference decides, the oracle gives the same answer; where it does not, the
+    oracle abstains or breaks a tie by a direct edge. Gold is compared only at the end."""
     store = world["store"]
-    oracle = KGOracle(store, max_len=MAX_LEN)
-    wrong = [r["id"] for r in world["rows"] if oracle.answer(r) != (r["e1"] if r["task"] == "CEC" else r["rel"])]
-    assert wrong == []
-    for name in ("ev2-cec", "ev2-crr"):
-        metrics = evaluate(store, get_task(name, origin="imported"), load_model("kg-oracle", store=store),
-                           out_dir=tmp_path / name).metrics
-        assert metrics["accuracy"] == 1.0 and metrics["unparseable"] == 0 and metrics["n"] > 20, name
+    oracle = EV2Oracle(store, max_len=MAX_LEN)
+    views = {"schema": _evidence(world, False), "instance": _evidence(world, True)}
+    decided, wrong = 0, []
+    for row in world["rows"]:
+        ref = _reference(row, views[row["level"]])
+        got = oracle.answer(row)
+        if ref is not None:
+            assert got == ref, (row["task"], row["level"], row["id"])
+            decided += 1
+            if ref != (row["e1"] if row["task"] == "CEC" else row["rel"]):
+                wrong.append((row["task"], row["level"], row["rel"], ref))
+    assert decided > 100
+    # the samples are one coherent world, so a decided answer is wrong only where the hidden
+    # gold was the pair's one link: the closed world then reads a real relation as Vague
+    assert all(task == "CRR" and ref == VAGUE for task, _, _, ref in wrong), wrong

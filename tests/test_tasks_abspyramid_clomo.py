@@ -15,11 +15,12 @@ import ingest.clomo
 import ingest.ev2
 from graphstore.model import ENTAIL_RELATIONS
 from tasks.abspyramid import grouped_splits, load_tuples
+from tasks.errors import TaskError
 from tasks.models import load_model
 from tasks.models.base import Completion, Model, Request
 from tasks.registry import get_task
 from tasks.report import write_report
-from tasks.runner import evaluate
+from tasks.runner import evaluate, slug
 
 
 class Scripted(Model):
@@ -152,6 +153,45 @@ def test_clomo_ses_released_rule_through_the_pipeline(store, tmp_path: Path) -> 
     assert len(lines) == n
     assert all(set(ln["judge_responses"]) == {"c_p1_a", "c_p2_ap", "c_p2_a"} for ln in lines)
     assert all(ln["response"] and "parsed" in ln and ln["gold"] for ln in lines)
+def test_abspyramid_detection_and_generation(store, tmp_path: Path) -> None:
+    tuples = load_tuples(store)
+    assert {t["relation"] for t in tuples} == {"noun", "verb", "event"}
+    det = get_task("abspyramid-det")
+    oracle = evaluate(store, det, load_model("kg-oracle", store=store), split="test", out_dir=tmp_path / "det" / "kg-oracle")
+    # kg-oracle cannot see a tuple's own label: abstentions ("I cannot tell.") are parsed as
+    # nothing and scored wrong, so acc is the share of its Yes/No replies that match the label
+    said = [(r.response, r.gold) for r in oracle.records]
+    right = sum((resp == "Yes" and g == 1) or (resp == "No" and g == 0) for resp, g in said)
+    assert oracle.metrics["acc"] == pytest.approx(right / len(said))
+    assert oracle.metrics["unparseable"] == sum(resp == "I cannot tell." for resp, _ in said)
+    maj = evaluate(store, det, load_model("majority"), split="test", out_dir=tmp_path / "det" / "majority")
+    assert maj.metrics["auc"] == 0.5  # a constant answer ranks nothing
+    assert "<" in oracle.records[0].prompt and "Yes or No" in oracle.records[0].prompt
+    gen = get_task("abspyramid-gen")
+    items = gen.build(store, split="test")
+    assert items and all(isinstance(it.gold, list) and it.gold for it in items)
+    g_oracle = evaluate(store, gen, load_model("kg-oracle", store=store), split="test", out_dir=tmp_path / "gen" / "kg-oracle")
+    g_embed = evaluate(store, gen, load_model("embed-sim"), split="test", out_dir=tmp_path / "gen" / "embed-sim")
+    # its concept comes from tuples of other head events with the same instance, or it abstains
+    valid = [(t["head_id"], t["instance"].lower(), t["concept"].lower()) for t in tuples if t["label"] == 1]
+    by_id = {it.id: it for it in items}
+    for r in g_oracle.records:
+        head, inst = by_id[r.id].doc["head_id"], by_id[r.id].doc["instance"].lower()
+        assert r.response == "" or (r.response, inst) in {(c, i) for h, i, c in valid if h != head}
+    assert g_embed.metrics["n"] == g_oracle.metrics["n"]
+    report = write_report(tmp_path / "gen").read_text()
+    assert "noun-entail" in report and "meteor" in report
+
+
+def test_clomo_oracle_abstains(store, tmp_path: Path) -> None:
+    task = get_task("clomo", style="few")
+    items = task.build(store)
+    assert items and all(it.doc["premise1"] and it.doc["premise2"] and it.gold for it in items)
+    # no graph evidence on an edited argument but the item's own reference: it writes nothing
+    best = evaluate(store, task, load_model("kg-oracle", store=store), out_dir=tmp_path / "clomo" / "oracle")
+    assert best.records and all(r.response == "" and not r.parsed for r in best.records)
+    with pytest.raises(TaskError):
+        evaluate(store, task, load_model("embed-sim"))
 
 
 def test_clomo_offline_judge_is_labelled_not_ses(store, tmp_path: Path) -> None:
@@ -201,3 +241,13 @@ def test_choice_predictions_keep_what_the_release_rescores(store, tmp_path: Path
         assert ln["response"] == "B." and ln["choices"] and ln["gold"] in ln["choices"]
         assert ln["gold_letter"] == "ABCD"[ln["choices"].index(ln["gold"])]
     assert run.metrics["n"] == 5
+
+
+def test_alignment_baselines_rank(store, tmp_path: Path) -> None:
+    task = get_task("ev2-alignment")
+    runs = {spec: evaluate(store, task, load_model(spec, store=store, seed=1), out_dir=tmp_path / "al" / slug(spec)).metrics
+            for spec in ("kg-oracle", "random", "embed-sim")}
+    # kg-oracle types an instance from other questions telling the same text (tests/test_kg_oracle.py)
+    assert runs["random"]["event_type_acc"] < runs["kg-oracle"]["event_type_acc"]
+    assert runs["random"]["event_type_acc"] < runs["embed-sim"]["event_type_acc"] < 1.0
+    assert "Table 5" in write_report(tmp_path / "al").read_text()

@@ -14,13 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from tasks.errors import TaskError
 from tasks.models.base import Completion, Model, Request
+from tasks.models.kg_oracle import NO_ANSWER, KGOracleModel
 
 if TYPE_CHECKING:  # pragma: no cover
-    from graphstore.base import GraphStore
     from tasks.base import Item, Task
-
-NO_ANSWER = "I cannot tell."
-
 
 def _task_item(req: Request) -> tuple[Task, Item]:
     if req.task is None or req.item is None:
@@ -72,37 +69,80 @@ class RandomModel(_Baseline):
 
 
 class MajorityModel(_Baseline):
-    """The most frequent gold answer of the train split (else the label prior of the items)."""
+    """The most frequent gold answer of items other than the scored one.
+
+    Fitted on what the runner hands it (the train split; for EV², which ships none, the
+    questions of the other level). When that includes the item being answered (the runner
+    falls back to the scored items when no train split exists), only fitted items of another
+    group (EV² level) count; with none it abstains and ``describe()`` says why: it never
+    learns from the items it is scored on.
+    """
 
     def __init__(self) -> None:
         self.name = "majority"
-        self.counts: Counter[str] = Counter()
-        self.positions: Counter[int] = Counter()
+        self.fitted: dict[str, Any] = {}  # item id -> group
+        self.counts: dict[Any, Counter[str]] = {}
+        self.positions: dict[Any, Counter[int]] = {}
+        self.closed = True
+        self.notes: set[str] = set()
+
+    def describe(self) -> dict[str, Any]:
+        groups = sorted(str(g) for g in self.counts)
+        return {"name": self.name, "fitted_items": len(self.fitted), "fitted_groups": groups,
+                "notes": sorted(self.notes)}
 
     def fit(self, task: Task, train_items: Sequence[Item]) -> None:
         # Gold texts are a prior only over a closed label set (CRR relations, yes/no); over open
-        # choices (CEC events) counting them would memorise the evaluated answers, so there
-        # only the answer position is learnt.
+        # choices (CEC events) counting them would memorise answers, so there only the answer
+        # position is learnt.
         vocab = {c for it in train_items for c in (it.choices or [])}
-        closed = not vocab or len(vocab) <= 12
+        self.closed = not vocab or len(vocab) <= 12
+        self.fitted, self.counts, self.positions = {}, {}, {}
         for it in train_items:
-            if closed:
-                self.counts.update(_gold_texts(it.gold))
+            g = it.meta.get("level")
+            self.fitted[it.id] = g
+            counts = self.counts.setdefault(g, Counter())
+            positions = self.positions.setdefault(g, Counter())
+            if self.closed:
+                counts.update(_gold_texts(it.gold))
             if it.choices and it.gold in it.choices:
-                self.positions[it.choices.index(it.gold)] += 1
+                positions[it.choices.index(it.gold)] += 1
+
+    def _prior(self, item: Item) -> tuple[Counter[str], Counter[int]] | None:
+        groups = list(self.counts)
+        if item.id in self.fitted:  # fitted on the scored items: use only other groups
+            groups = [g for g in groups if g != item.meta.get("level")]
+            if not groups:
+                self.notes.add("abstained: no train split and no other level to fit on (never fits on scored items)")
+                return None
+            self.notes.add("fitted on the other level's items (no train split)")
+        counts: Counter[str] = Counter()
+        positions: Counter[int] = Counter()
+        for g in groups:
+            counts.update(self.counts[g])
+            positions.update(self.positions[g])
+        return counts, positions
 
     def answer(self, task: Task, item: Item) -> Completion:
+        prior = self._prior(item)
+        if prior is None:
+            return Completion(NO_ANSWER)
+        counts, positions = prior
         if item.choices:
-            seen = [(self.counts[c], -i, i) for i, c in enumerate(item.choices) if self.counts[c]]
+            seen = [(counts[c], -i, i) for i, c in enumerate(item.choices) if counts[c]]
             if seen:
                 return Completion(task.answer_text(item, max(seen)[2]))
-            pos = self.positions.most_common(1)[0][0] if self.positions else 0
+            if not positions:
+                return Completion(NO_ANSWER)
+            pos = positions.most_common(1)[0][0]
             return Completion(task.answer_text(item, min(pos, len(item.choices) - 1)))
         if task.kind == "yesno":
-            pos = self.counts.get("1", 0) / max(1, self.counts.get("1", 0) + self.counts.get("0", 0))
-            return Completion("Yes" if pos >= 0.5 else "No", score=pos)
-        if task.kind == "generate" and self.counts:
-            return Completion(self.counts.most_common(1)[0][0])
+            yes, no = counts.get("1", 0), counts.get("0", 0)
+            if not yes + no:
+                return Completion(NO_ANSWER)
+            return Completion("Yes" if yes >= no else "No", score=yes / (yes + no))
+        if task.kind == "generate" and counts:
+            return Completion(counts.most_common(1)[0][0])
         return Completion(NO_ANSWER)
 
 
@@ -181,16 +221,4 @@ class EmbedSimModel(_Baseline):
         return Completion(task.answer_text(item, int(sims.argmax())))
 
 
-class KGOracleModel(_Baseline):
-    """Answers from the graph itself (relations between the events' types, stored labels):
-    the ceiling a benchmark built from this graph allows. No answer when the graph has none."""
-
-    def __init__(self, store: GraphStore | None) -> None:
-        if store is None:
-            raise TaskError("kg-oracle needs a store")
-        self.store = store
-        self.name = "kg-oracle"
-
-    def answer(self, task: Task, item: Item) -> Completion:
-        text = task.oracle(self.store, item)
-        return Completion(text if text is not None else NO_ANSWER)
+__all__ = ["EmbedSimModel", "KGOracleModel", "MajorityModel", "NO_ANSWER", "RandomModel"]
