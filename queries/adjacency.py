@@ -84,10 +84,20 @@ def clear(index_folder: Path) -> None:
     shutil.rmtree(_folder(index_folder), ignore_errors=True)
 
 
-def open_adjacency(store: GraphStore, index_folder: Path, event_count: int, types: list[str]) -> Adjacency:
-    """The store's adjacency: in memory, else from disk when current, else built now."""
+def open_adjacency(store: GraphStore, index_folder: Path, event_count: int | None, types: list[str]) -> Adjacency:
+    """The store's adjacency: in memory, else from disk when current, else built now.
+
+    ``event_count`` None trusts an adjacency already in memory without checking it (for
+    callers that vouch the store did not change, as ``retrieve(index=...)`` does).
+    """
     key = str(index_folder)
     held = _LOADED.get(key)
+    if held is not None and event_count is None:
+        return held[0]
+    if event_count is None:
+        from queries.vector_index import event_count as count_events
+
+        event_count = count_events(store)
     if held is not None and held[1] == event_count and all(
         held[0].counts.get(t) == n for t, n in columnar.edge_counts(store, types).items()
     ):
@@ -107,7 +117,8 @@ def _load(folder: Path, stamp: dict[str, Any]) -> Adjacency | None:
     try:
         if json.loads((folder / "stamp.json").read_text()) != stamp:
             return None
-        arrays = {a: np.load(folder / f"{a}.npy", mmap_mode="r", allow_pickle=False) for a in _ARRAYS}
+        # memory-mapped, seen as plain arrays (indexing a np.memmap object is ~10x slower)
+        arrays = {a: np.asarray(np.load(folder / f"{a}.npy", mmap_mode="r", allow_pickle=False)) for a in _ARRAYS}
     except (OSError, ValueError):
         return None
     return Adjacency(**arrays, counts=stamp["counts"])
@@ -202,9 +213,9 @@ def expand(adj: Adjacency, seeds: list[int], hops: int, types: list[str], per_no
             if per_node is not None and len(sel) > per_node:
                 truncated.append((node, per_node, len(sel)))
                 sel = sel[:per_node]
-            for j in sel.tolist():
-                other = int(adj.nbr[j])
-                pending.append((node, other, int(adj.etype[j]), bool(adj.out[j]), float(adj.weight[j])))
+            for other, code, is_out, w in zip(adj.nbr[sel].tolist(), adj.etype[sel].tolist(), adj.out[sel].tolist(),
+                                              adj.weight[sel].tolist(), strict=True):
+                pending.append((node, other, code, is_out, w))
                 if other not in seen and other not in fresh:
                     fresh.add(other)
                     new.append(other)

@@ -262,8 +262,8 @@ def retrieve(
     :data:`DEFAULT_HOP_LIMIT`) and ``per_node`` the neighbours followed from one node
     (default :data:`DEFAULT_PER_NODE`, best-ranked first), so a hub in a big graph cannot
     turn one prompt into thousands of triples and the latency stays bounded; ``None`` for
-    all. ``index`` skips the staleness check (for callers that hold an index they know is
-    fresh).
+    all. ``index`` skips the staleness checks of the vector index and of the adjacency
+    once loaded (for callers that hold an index they know is fresh).
     """
     if not text.strip():
         raise RetrieveError("retrieve: the query text is empty")
@@ -274,7 +274,7 @@ def retrieve(
     seed_ids = [i for i, _ in seeds]
     truncated: list[tuple[str, int, int]] = []
     if all(t in adjacency.EVENT_TYPES for t in types):
-        graph, truncated = _bounded(store, vi, seed_ids, hops, types, per_node, limit)
+        graph, truncated = _bounded(store, seed_ids, hops, types, per_node, limit, trust=index is not None)
     else:
         graph = store.neighbourhood(seed_ids, hops=hops, rel_types=types, direction="both", limit=limit, induced=False)
     hop = _hop_distances(graph, seed_ids)
@@ -289,17 +289,18 @@ def retrieve(
 
 def _bounded(
     store: GraphStore,
-    vi: VectorIndex,
     seed_ids: list[str],
     hops: int,
     types: list[str],
     per_node: int | None,
     limit: int | None,
+    *,
+    trust: bool,
 ) -> tuple[nx.MultiDiGraph, list[tuple[str, int, int]]]:
     """The capped neighbourhood from the ranked adjacency, with node properties from the store."""
     from queries.vector_index import event_count
 
-    adj = adjacency.open_adjacency(store, index_dir(store), event_count(store), types)
+    adj = adjacency.open_adjacency(store, index_dir(store), None if trust else event_count(store), types)
     exp = adjacency.expand(adj, adj.positions(seed_ids), hops, types, per_node, limit)
     ids = {p: adj.id_of(p) for p in exp.hops}
     props = store.get_nodes("Event", list(ids.values()))
