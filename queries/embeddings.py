@@ -187,9 +187,26 @@ class Embedder:
     def __init__(self, model_name: str | None = None, batch_size: int | None = None, device: str | None = "auto") -> None:
         self.model = resolve_model(model_name)
         self.name = model_label(self.model)
-        self.device = resolve_device(device)
-        self.batch_size = batch_size or default_batch_size(self.device)
+        if (device or "auto").lower().split(":")[0] not in DEVICES:
+            resolve_device(device)  # raises the one-line error now
+        self._device_asked = device
+        self._device: str | None = None  # resolved on first use: reading an index never imports torch
+        self._batch_size = batch_size
         self.encoded = 0
+
+    @property
+    def device(self) -> str:
+        if self._device is None:
+            self._device = resolve_device(self._device_asked)
+        return self._device
+
+    @property
+    def batch_size(self) -> int:
+        return self._batch_size or default_batch_size(self.device)
+
+    @batch_size.setter
+    def batch_size(self, value: int) -> None:
+        self._batch_size = value
 
     @property
     def st(self) -> Any:
