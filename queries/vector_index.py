@@ -47,7 +47,7 @@ A build that is interrupted (Ctrl-C, a crash, a killed job) resumes from the sav
 chunks when the same index is asked for again, and gives the same index: chunk
 boundaries and contents depend only on the sorted ids. ``notice`` hears, before the
 first text is encoded, how many events will be embedded and an ETA measured on a probe
-batch; ``progress`` hears ``(done, total)`` after every chunk (first with what a resumed
+batch (builds of at least :data:`NOTICE_MIN` texts); ``progress`` hears ``(done, total)`` after every chunk (first with what a resumed
 build already had).
 """
 
@@ -81,6 +81,7 @@ MAX_CACHED_STORES = 8
 LEVELS = ("schema", "instance")
 ENCODE_CHUNK = 16_384  # texts per saved chunk: ~30 s of CPU work lost at most on an interrupt
 PROBE = 256  # texts encoded to estimate the rate before a build
+NOTICE_MIN = 2_000  # builds of fewer texts (seconds of work) start without the ETA notice
 SMALL_QUERY = 8
 ENV_INDEX = "EVENTKG_INDEX"
 INDEX_KINDS = ("auto", "flat", "ivf", "ivfpq", "hnsw")
@@ -534,8 +535,9 @@ def _encode_chunks(
         todo = n - done
         if have:
             notice(f"resuming the vector index of {what}: {done:,} of {n:,} already embedded in {work}")
-        if todo:
+        if todo >= NOTICE_MIN:
             sample = texts[:: max(1, n // PROBE)][:PROBE]
+            embedder.encode(sample[:8])  # loads the model and warms up: not part of the rate
             t0 = time.perf_counter()
             embedder.encode(sample)
             rate = len(sample) / max(1e-9, time.perf_counter() - t0)

@@ -38,6 +38,7 @@ class Stop(Exception):
 
 def test_interrupted_build_resumes_and_equals_the_uninterrupted_one(world, monkeypatch, tmp_path):
     monkeypatch.setattr(vx, "ENCODE_CHUNK", 8)
+    monkeypatch.setattr(vx, "NOTICE_MIN", 0)
     folder = vx.index_dir(world)
     n = vx.fingerprint(world, "schema")["count"]
     assert n > 24  # several chunks
@@ -62,8 +63,8 @@ def test_interrupted_build_resumes_and_equals_the_uninterrupted_one(world, monke
     notes: list[str] = []
     resumed = vx.open_index(world, level="schema", embedder=emb, progress=lambda d, t: resumed_progress.append((d, t)),
                             notice=notes.append)
-    probe = len(range(0, n, max(1, n // vx.PROBE)))  # the ETA probe encodes this many texts
-    assert resumed.built and emb.encoded == (n - 8) + min(probe, vx.PROBE)  # the saved chunk was not encoded again
+    probe = min(len(range(0, n, max(1, n // vx.PROBE))), vx.PROBE)  # the ETA probe encodes this many texts
+    assert resumed.built and emb.encoded == (n - 8) + 8 + probe  # (+ 8 warm-up) the saved chunk was not encoded again
     assert resumed_progress[0] == (8, n) and resumed_progress[-1] == (n, n)
     assert any(f"resuming the vector index of {n} schema events: 8 of {n}" in m for m in notes)
     assert not (folder / "schema.build").exists()  # work files removed once the index is written
@@ -96,7 +97,8 @@ def test_a_stale_plan_is_not_resumed(world, monkeypatch):
     assert emb.encoded == len(vi) and E("aaa first") in vi
 
 
-def test_first_build_says_size_and_eta_before_encoding(world):
+def test_first_build_says_size_and_eta_before_encoding(world, monkeypatch):
+    monkeypatch.setattr(vx, "NOTICE_MIN", 10)
     notes: list[str] = []
     encoded_at_notice: list[int] = []
     emb = Embedder()
@@ -110,11 +112,15 @@ def test_first_build_says_size_and_eta_before_encoding(world):
     first = notes[0]
     assert f"embedding {n} texts of {n} schema events" in first and "about" in first and "texts/s" in first
     assert "resumes" in first
-    assert encoded_at_notice[0] <= vx.PROBE and encoded_at_notice[0] < emb.encoded  # said before the real work
+    assert encoded_at_notice[0] <= vx.PROBE + 8 and encoded_at_notice[0] < emb.encoded  # said before the real work
     vx.forget_loaded()
     again: list[str] = []
     vx.open_index(world, level="schema", notice=again.append)
     assert again == []  # nothing to say when the index exists
+    monkeypatch.setattr(vx, "NOTICE_MIN", 2_000)
+    quiet: list[str] = []
+    vx.open_index(world, level="instance", notice=quiet.append)
+    assert quiet == []  # a build of seconds starts without the probe
 
 
 def test_index_kind_is_a_setting_and_persisted(world, monkeypatch):
