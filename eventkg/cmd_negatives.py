@@ -1,8 +1,12 @@
 """``eventkg negatives`` and ``eventkg subgraph``: the embedding-backed queries.
 
 Both are thin skins over :class:`queries.negatives.NegativeSampler` and
-:func:`queries.retrieve.retrieve`; the FAISS index they share is built on first use
-(with a progress bar) and reused afterwards (see :mod:`queries.vector_index`).
+:func:`queries.retrieve.retrieve`; the FAISS index they share is built on first use and
+reused afterwards (see :mod:`queries.vector_index`). A first build says on stderr how
+many events it will embed and its ETA, shows a progress bar with rate and time left, and
+saves its work in chunks: interrupt it and run the command again to resume. ``--device``
+picks the encoder's device (``auto``: CUDA when torch sees a GPU), ``--index-kind`` the
+FAISS index (``$EVENTKG_INDEX``).
 """
 
 from __future__ import annotations
@@ -14,30 +18,48 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from graphstore.base import GraphStore
-from graphstore.model import CANONICAL, event_id, normalise_text
-from queries.negatives import NegativeSampler, NegativesError
+from graphstore.model import CANONICAL, event_id, family_of, normalise_text
+from queries.negatives import NegativeSampler, NegativesError, require_event_relations
 from queries.vector_index import LEVELS, clear_index, index_dir, open_index
 
 console = Console()
 err_console = Console(stderr=True)
 
 
+def _notice(message: str) -> None:
+    err_console.print(message, highlight=False)
+
+
 @contextmanager
 def _progress(label: str) -> Iterator:
     """A progress callback for index builds (silent unless a build happens)."""
-    bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err_console, transient=True)
+    bar = Progress(
+        TextColumn(label), BarColumn(), MofNCompleteColumn(), TaskProgressColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=err_console, transient=True,
+    )
     task = None
 
     def update(done: int, total: int) -> None:
         nonlocal task
-        if task is None:
+        if task is None:  # the first call carries what a resumed build already had
             bar.start()
-            task = bar.add_task(label, total=total)
-        bar.update(task, completed=done)
+            task = bar.add_task(label, total=total, completed=done, rate="")
+            return
+        speed = bar.tasks[0].speed
+        bar.update(task, completed=done, rate=f"{speed:,.0f} texts/s" if speed else "")
 
     try:
         yield update
@@ -85,6 +107,8 @@ def negatives(
     seed: Annotated[int | None, typer.Option("--seed", help="Draw among the best 4k candidates with this seed.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")] = False,
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Drop the store's vector index and build it again.")] = False,
+    device: Annotated[str, typer.Option("--device", help="Encoder device for an index build: auto (CUDA when present), cpu, cuda, mps.")] = "auto",
+    index_kind: Annotated[str | None, typer.Option("--index-kind", help="FAISS index for a build: auto, flat, ivf, hnsw (default $EVENTKG_INDEX or auto).")] = None,
 ) -> None:
     """Hard negative events for a question: close to the answer, not linked to the event.
 
@@ -96,6 +120,7 @@ def negatives(
     if rel not in CANONICAL:
         raise NegativesError(f"--rel {rel!r}: expected one of {', '.join(CANONICAL)}")
     with state(ctx).open(read_only=True) as store:
+        require_event_relations(store, family_of(rel))
         qid, _ = find_event(store, event, level)
         aid = find_event(store, answer, level)[0] if answer else default_answer(store, qid, rel)
         if rebuild:
@@ -103,7 +128,8 @@ def negatives(
         sampler = NegativeSampler(store, model_name=model, level=level, similarity_cap=cap, clusters=clusters)
         ans_level = level or store.get_nodes("Event", [aid])[aid].get("level")
         with _progress("embedding events") as cb:
-            vi = open_index(store, model, ans_level if ans_level in LEVELS else None, progress=cb)
+            vi = open_index(store, model, ans_level if ans_level in LEVELS else None, progress=cb, notice=_notice,
+                            device=device, index_kind=index_kind)
         scored = sampler.sample_scored(qid, rel, aid, k=k, rng=seed)
         nodes = store.get_nodes("Event", [qid, aid, *(i for i, _ in scored)])
     text = {i: n.get("text") for i, n in nodes.items()}
@@ -142,6 +168,8 @@ def subgraph(
     rel: Annotated[list[str] | None, typer.Option("--rel", help="Relation types to follow (repeatable; default event relations + HAS_TYPE).")] = None,
     level: Annotated[str | None, typer.Option("--level", help="Seed only from schema or instance events.")] = None,
     model: Annotated[str | None, typer.Option("--model", help="Embedding model folder or name.")] = None,
+    device: Annotated[str, typer.Option("--device", help="Encoder device: auto (CUDA when present), cpu, cuda, mps.")] = "auto",
+    index_kind: Annotated[str | None, typer.Option("--index-kind", help="FAISS index for a build: auto, flat, ivf, hnsw (default $EVENTKG_INDEX or auto).")] = None,
 ) -> None:
     """Retrieve the typed subgraph around the events nearest to a text, as a prompt, JSON or triples.
 
@@ -155,13 +183,16 @@ def subgraph(
         raise RetrieveError(f"--format {fmt!r}: expected prompt, json or triples")
     with state(ctx).open(read_only=True) as store:
         with _progress("embedding events") as cb:
-            vi = open_index(store, model, level, progress=cb)
+            vi = open_index(store, model, level, progress=cb, notice=_notice, device=device, index_kind=index_kind)
         sub = retrieve(store, text, k=k, hops=hops, rel_types=rel, level=level, model_name=model, index=vi)
+    note = sub.truncation_note()
     if fmt == "json":
         print(sub.to_json(indent=2))
     elif fmt == "triples":
         for h, r, t in sub.triples:
             print(json.dumps([h, r, t], ensure_ascii=False))
+        if note:
+            err_console.print(note, highlight=False)
     else:
         print(sub.to_prompt(style=style, max_tokens=max_tokens, question=question))
 

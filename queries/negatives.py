@@ -50,6 +50,33 @@ class NegativesError(StoreError):
     """A negatives request names an unknown relation or a missing event."""
 
 
+def require_event_relations(store: GraphStore, family: str) -> None:
+    """Raise a clear error when the store has none of the edges that ask/vet ``family``.
+
+    An ASER store ingested without ``--map-events`` holds only discourse relations
+    (PRECEDENCE, RESULT...), no CAUSES/BEFORE/HAS_SUBEVENT: the answer to a question and
+    the links that disqualify a negative are both missing, so say how to get them.
+    """
+    from graphstore.model import ASER_RELATIONS, upper_snake
+    from queries.columnar import edge_counts
+
+    types = INDUCING_TYPES[family]
+    if any(edge_counts(store, list(types)).values()):
+        return
+    aser = sum(edge_counts(store, [upper_snake(a) for a in ASER_RELATIONS]).values())
+    needed = "/".join(types)
+    if aser:
+        raise NegativesError(
+            f"store {store.url} has no {needed} edges but {aser:,} ASER discourse relations: it was "
+            "ingested from ASER without --map-events; re-ingest with `eventkg ingest aser KG.db --map-events` "
+            "(it adds CAUSES/BEFORE edges from Result/Reason/Precedence/Succession) and ask again"
+        )
+    raise NegativesError(
+        f"store {store.url} has no {needed} edges, which {family} questions and their negatives need; "
+        "ingest EV² (`eventkg ingest ev2 ...`), EECKG, or ASER with --map-events"
+    )
+
+
 def _induction_automaton() -> tuple[Any, dict[str, int], int] | None:
     """``queries.induce``'s Table 1 automaton (AUTOMATON, CODE, DEAD), when that module is there."""
     try:

@@ -18,6 +18,15 @@ similarity of its events to the query text. Tokens are counted by ``count_tokens
 (default :func:`approx_tokens`: words and punctuation marks, each one token — close to
 what BPE tokenizers give for short English phrases; pass e.g.
 ``lambda s: len(tokenizer.encode(s))`` for your model's exact count).
+
+Bounded on big graphs: over Event->Event types the neighbourhood comes from the ranked
+adjacency of :mod:`queries.adjacency` (built once beside the vector index, memory-mapped
+after). Each node contributes at most ``per_node`` neighbours (default
+:data:`DEFAULT_PER_NODE`), its best by edge count/weight, then by the neighbour's
+frequency; each hop adds at most ``limit`` new nodes. A node that had more is listed in
+``RetrievedSubgraph.truncated`` as (id, kept, degree), in ``to_dict()["truncated"]`` and
+in a note line of the prompt, so a reader knows a hub was cut. Other types (e.g.
+``ABSTRACTS_TO``) go through ``store.neighbourhood`` with the per-hop limit.
 """
 
 from __future__ import annotations
@@ -33,7 +42,8 @@ import numpy as np
 
 from graphstore.base import GraphStore, StoreError
 from graphstore.model import ASER_RELATIONS, CANONICAL, NODE_TYPES, REL_TYPES, upper_snake
-from queries.vector_index import VectorIndex, open_index
+from queries import adjacency
+from queries.vector_index import VectorIndex, index_dir, open_index
 
 DEFAULT_REL_TYPES = ("CAUSES", "BEFORE", "HAS_SUBEVENT", "HAS_TYPE")
 STYLES = ("direct", "context")
@@ -93,6 +103,17 @@ class RetrievedSubgraph:
     graph: nx.MultiDiGraph
     hops: dict[str, int] = field(default_factory=dict)
     similarity: dict[str, float] = field(default_factory=dict)
+    #: (event id, neighbours kept, neighbours it has) for each node whose neighbours were capped
+    truncated: list[tuple[str, int, int]] = field(default_factory=list)
+
+    def truncation_note(self) -> str | None:
+        """One line saying which high-degree events were cut, or None."""
+        if not self.truncated:
+            return None
+        parts = [f'"{_node_text(self.graph, n) if n in self.graph else n}" {kept} of {deg:,}' for n, kept, deg in self.truncated[:3]]
+        more = f" and {len(self.truncated) - 3} more" if len(self.truncated) > 3 else ""
+        return (f"Note: {len(self.truncated)} high-degree event(s) have more neighbours than shown; "
+                f"only the most frequent are kept ({'; '.join(parts)}{more}).")
 
     # -- facts ------------------------------------------------------------------------------
     def _rank(self, *nodes: str) -> tuple[int, float]:
@@ -143,6 +164,10 @@ class RetrievedSubgraph:
             ],
             "event_types": [list(t) for t in self.event_types],
             "triples": [list(t) for t in self.triples],
+            "truncated": [
+                {"id": n, "text": _node_text(self.graph, n) if n in self.graph else None, "kept": kept, "degree": deg}
+                for n, kept, deg in self.truncated
+            ],
         }
 
     def to_json(self, indent: int | None = None) -> str:
@@ -169,6 +194,9 @@ class RetrievedSubgraph:
             facts = [(e[0], _SENTENCE.get(e[0][3], '"{h}" {r} "{t}".').format(h=e[0][2], r=e[0][3], t=e[0][4])) for e in self._edges()]
             head = []
             sections = [("Event types:", types), ("Context:", facts)]
+        note = self.truncation_note()
+        if note:
+            head = [*head, note]
         tail = [f"Question: {question}"] if question else []
         return _fit(head, sections, tail, max_tokens, count_tokens)
 
@@ -209,6 +237,8 @@ def _fit(
 
 #: Nodes added per hop unless the caller says otherwise (the prompt is trimmed later anyway).
 DEFAULT_HOP_LIMIT = 50
+#: Neighbours followed from one node (its best by count/frequency) unless the caller says otherwise.
+DEFAULT_PER_NODE = 20
 
 
 def retrieve(
@@ -221,6 +251,7 @@ def retrieve(
     level: str | None = None,
     model_name: str | None = None,
     limit: int | None = DEFAULT_HOP_LIMIT,
+    per_node: int | None = DEFAULT_PER_NODE,
     index: VectorIndex | None = None,
 ) -> RetrievedSubgraph:
     """The k events nearest to ``text`` and their ``hops``-hop typed neighbourhood.
@@ -228,9 +259,11 @@ def retrieve(
     ``rel_types``: paper names (``Causes``, ``After``...) or stored types; default the
     three event relations and ``HAS_TYPE``. ``level`` restricts the seeds to schema or
     instance events. ``limit`` caps the nodes added per hop (default
-    :data:`DEFAULT_HOP_LIMIT`, so a hub in a big graph cannot turn one prompt into
-    thousands of triples and the latency stays bounded; ``None`` for all). ``index`` skips the
-    staleness check (for callers that hold an index they know is fresh).
+    :data:`DEFAULT_HOP_LIMIT`) and ``per_node`` the neighbours followed from one node
+    (default :data:`DEFAULT_PER_NODE`, best-ranked first), so a hub in a big graph cannot
+    turn one prompt into thousands of triples and the latency stays bounded; ``None`` for
+    all. ``index`` skips the staleness checks of the vector index and of the adjacency
+    once loaded (for callers that hold an index they know is fresh).
     """
     if not text.strip():
         raise RetrieveError("retrieve: the query text is empty")
@@ -238,17 +271,50 @@ def retrieve(
     vi = index or open_index(store, model_name, level)
     qvec = vi.embedder.encode([text])[0]
     seeds = vi.search(qvec, k)[0]
-    graph = store.neighbourhood(
-        [i for i, _ in seeds], hops=hops, rel_types=types, direction="both", limit=limit, induced=False
-    )
-    hop = _hop_distances(graph, [i for i, _ in seeds])
+    seed_ids = [i for i, _ in seeds]
+    truncated: list[tuple[str, int, int]] = []
+    if all(t in adjacency.EVENT_TYPES for t in types):
+        graph, truncated = _bounded(store, seed_ids, hops, types, per_node, limit, trust=index is not None)
+    else:
+        graph = store.neighbourhood(seed_ids, hops=hops, rel_types=types, direction="both", limit=limit, induced=False)
+    hop = _hop_distances(graph, seed_ids)
     vecs = vi.vectors(list(graph.nodes))
     sims: dict[str, float] = {}
     if vecs:
         ids = list(vecs)
         scores = np.stack([vecs[i] for i in ids]) @ qvec
         sims = {i: float(s) for i, s in zip(ids, scores, strict=True)}
-    return RetrievedSubgraph(text, seeds, graph, hop, sims)
+    return RetrievedSubgraph(text, seeds, graph, hop, sims, truncated)
+
+
+def _bounded(
+    store: GraphStore,
+    seed_ids: list[str],
+    hops: int,
+    types: list[str],
+    per_node: int | None,
+    limit: int | None,
+    *,
+    trust: bool,
+) -> tuple[nx.MultiDiGraph, list[tuple[str, int, int]]]:
+    """The capped neighbourhood from the ranked adjacency, with node properties from the store."""
+    from queries.vector_index import event_count
+
+    adj = adjacency.open_adjacency(store, index_dir(store), None if trust else event_count(store), types)
+    exp = adjacency.expand(adj, adj.positions(seed_ids), hops, types, per_node, limit)
+    ids = {p: adj.id_of(p) for p in exp.hops}
+    props = store.get_nodes("Event", list(ids.values()))
+    g = nx.MultiDiGraph()
+    for p in sorted(exp.hops, key=lambda q: (exp.hops[q], ids[q])):
+        nid = ids[p]
+        g.add_node(nid, label="Event", **{k: v for k, v in props.get(nid, {}).items() if v is not None})
+    for src, dst, rtype, w in exp.edges:
+        attrs = {}
+        prop = adjacency.columnar.WEIGHT_PROPERTY[rtype]
+        if prop and w == w:  # not NaN
+            attrs[prop] = w
+        g.add_edge(ids[src], ids[dst], key=rtype, type=rtype, **attrs)
+    return g, [(ids.get(p) or adj.id_of(p), kept, deg) for p, kept, deg in exp.truncated]
 
 
 def _hop_distances(g: nx.MultiDiGraph, seeds: list[str]) -> dict[str, int]:

@@ -20,10 +20,35 @@ count is unchanged (one ``count(*)`` query per call, so retrieval stays fast); a
 different count triggers the full fingerprint check. ``clear_index`` (or
 ``eventkg negatives --rebuild``) drops everything.
 
-Index kind: exact ``IndexFlatIP`` below :data:`IVF_THRESHOLD` vectors; above, an
-``IndexIVFFlat`` (inner product) with ``nlist = 4·sqrt(n)`` whose ``nprobe`` is
-calibrated at build time against exact search on sampled queries: twice the smallest
-power of two reaching recall@10 :data:`TARGET_RECALL`. Vectors are unit length, so inner product = cosine similarity.
+Index kind (a setting: ``index_kind``, else ``$EVENTKG_INDEX``, else ``auto``):
+
+- ``flat``: exact ``IndexFlatIP``;
+- ``ivf``: ``IndexIVFFlat`` (inner product) with ``nlist = 4·sqrt(n)`` whose ``nprobe``
+  is calibrated at build time against exact search on sampled queries: twice the
+  smallest power of two reaching recall@10 :data:`TARGET_RECALL`;
+- ``ivfpq``: ``IVF<4√n>,PQ<d/2>x4fs,RFlat``: 4-bit product-quantised codes scanned with
+  SIMD ("fast scan"), the best ``k_factor``·k re-ranked exactly with the full vectors
+  (which ``vector()`` also reads); ``nprobe`` calibrated to recall 0.96 on indexed
+  vectors searched leave-one-out (no doubling), ``k_factor`` doubled from
+  :data:`REFINE_FACTOR` while that is not reached;
+- ``hnsw``: ``IndexHNSWFlat`` (M 32) whose ``efSearch`` is calibrated the same way (slow
+  to build on few cores: minutes per 100K vectors);
+- ``auto``: ``flat`` below :data:`IVF_THRESHOLD` vectors, else ``ivfpq``, the fastest at
+  recall@10 >= 0.95 in bench/query_bench_retrieval.py (1M vectors, 2 cores).
+
+The parameters go in the manifest and are set again on load. Vectors are unit length,
+so inner product = cosine similarity.
+
+Building (the slow part is the encoder: ~500 texts/s on 2 CPU cores, so a million events
+take about half an hour): texts are read in columns (:mod:`queries.columnar`), ordered by
+id, and encoded in chunks of :data:`ENCODE_CHUNK`; each chunk's vectors are saved as
+they finish in ``<level>.build/`` with a plan naming model, fingerprint and chunk size.
+A build that is interrupted (Ctrl-C, a crash, a killed job) resumes from the saved
+chunks when the same index is asked for again, and gives the same index: chunk
+boundaries and contents depend only on the sorted ids. ``notice`` hears, before the
+first text is encoded, how many events will be embedded and an ETA measured on a probe
+batch (builds of at least :data:`NOTICE_MIN` texts); ``progress`` hears ``(done, total)`` after every chunk (first with what a resumed
+build already had).
 """
 
 from __future__ import annotations
@@ -46,6 +71,7 @@ import numpy as np
 
 from graphstore.base import GraphStore, StoreError
 from graphstore.open import NEO4J_SCHEMES
+from queries import columnar
 from queries.embeddings import Embedder
 
 FORMAT = 1
@@ -53,10 +79,17 @@ IVF_THRESHOLD = 50_000
 TARGET_RECALL = 0.95  # reached at half the nprobe we keep (see calibrate_nprobe)
 MAX_CACHED_STORES = 8
 LEVELS = ("schema", "instance")
-ENCODE_CHUNK = 4096
+ENCODE_CHUNK = 16_384  # texts per saved chunk: ~30 s of CPU work lost at most on an interrupt
+PROBE = 256  # texts encoded to estimate the rate before a build
+NOTICE_MIN = 2_000  # builds of fewer texts (seconds of work) start without the ETA notice
 SMALL_QUERY = 8
+ENV_INDEX = "EVENTKG_INDEX"
+INDEX_KINDS = ("auto", "flat", "ivf", "ivfpq", "hnsw")
+HNSW_M = 32
+REFINE_FACTOR = 16  # ivfpq: candidates re-ranked exactly per result wanted (doubled while short)
 
 Progress = Callable[[int, int], None]
+Notice = Callable[[str], None]
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
 
@@ -117,69 +150,193 @@ def event_count(store: GraphStore) -> int:
 
 
 def fingerprint(store: GraphStore, level: str | None = None) -> dict[str, Any]:
-    """Count + hash of the sorted ids of the level's Event nodes."""
-    where, params = _level_filter(level)
-    ids = sorted(r["id"] for r in store.query(f"MATCH (e:Event){where} RETURN e.id AS id", params))
+    """Count + hash of the sorted ids of the level's Event nodes that have a text."""
+    _level_filter(level)
+    return _fingerprint_of(_sorted_texts(store, level).column("id"))
+
+
+def _sorted_texts(store: GraphStore, level: str | None) -> Any:
+    """``(id, text)`` of the level's events with a text, ordered by id (a pyarrow Table)."""
+    import pyarrow.compute as pc
+
+    table = columnar.event_texts(store, level)
+    return table.take(pc.sort_indices(table, [("id", "ascending")]))
+
+
+def _fingerprint_of(ids: Any) -> dict[str, Any]:
     h = hashlib.blake2b(digest_size=16)
-    for i in ids:
-        h.update(i.encode())
-        h.update(b"\n")
-    return {"count": len(ids), "hash": h.hexdigest()}
+    values = ids.to_pylist()
+    if values:
+        h.update(("\n".join(values) + "\n").encode())
+    return {"count": len(values), "hash": h.hexdigest()}
 
 
 # -- building -------------------------------------------------------------------------------
 
 
-def build_faiss(vectors: np.ndarray, target_recall: float = TARGET_RECALL, seed: int = 0) -> tuple[faiss.Index, dict]:
-    """An inner-product index over unit vectors: exact when small, calibrated IVF when large."""
+def index_kind(kind: str | None = None) -> str:
+    """The index kind setting: the argument, else ``$EVENTKG_INDEX``, else ``auto``."""
+    kind = (kind or os.environ.get(ENV_INDEX) or "auto").lower()
+    if kind not in INDEX_KINDS:
+        raise IndexError_(f"unknown index kind {kind!r} (${ENV_INDEX} or index_kind); expected one of {', '.join(INDEX_KINDS)}")
+    return kind
+
+
+def build_faiss(
+    vectors: np.ndarray, target_recall: float = TARGET_RECALL, seed: int = 0, kind: str | None = None
+) -> tuple[faiss.Index, dict]:
+    """An inner-product index over unit vectors of the given kind (see the module docstring)."""
     n, d = vectors.shape
-    if n < IVF_THRESHOLD:
+    kind = index_kind(kind)
+    if kind == "auto":
+        kind = "flat" if n < IVF_THRESHOLD else "ivfpq"
+    if kind == "flat" or n == 0:
         index = faiss.IndexFlatIP(d)
         index.add(vectors)
         return index, {"kind": "flat"}
+    rng = np.random.default_rng(seed)
+    if kind == "hnsw":
+        hnsw = faiss.IndexHNSWFlat(d, HNSW_M, faiss.METRIC_INNER_PRODUCT)
+        hnsw.hnsw.efConstruction = 80
+        hnsw.add(vectors)
+
+        def set_ef(v: int) -> None:
+            hnsw.hnsw.efSearch = v
+
+        ef, recall = calibrate(hnsw, set_ef, 16, max(16, n), vectors, target_recall, rng)
+        return hnsw, {"kind": "hnsw", "M": HNSW_M, "efConstruction": 80, "efSearch": ef,
+                      "calibrated_recall@10": round(recall, 4)}
     nlist = int(min(65536, max(64, 4 * math.sqrt(n))))
+    nlist = min(nlist, max(1, n // 8))
+    train = vectors[rng.choice(n, size=min(n, nlist * 64), replace=False)] if n > nlist * 64 else vectors
+    if kind == "ivfpq":
+        # 4-bit PQ codes over pairs of dimensions, scanned with SIMD ("fast scan"), then the
+        # best k_factor·k candidates re-ranked with the exact vectors (kept for reconstruct)
+        m = d // 2 if d % 2 == 0 else d
+        train = train[: nlist * 32]  # k-means cost is samples x nlist: 32 per list halves the build
+        index = faiss.index_factory(d, f"IVF{nlist},PQ{m}x4fs,RFlat", faiss.METRIC_INNER_PRODUCT)
+        ivf = faiss.extract_index_ivf(index)
+        ivf.cp.seed = seed
+        ivf.cp.min_points_per_centroid = 5
+        index.train(train)
+        index.add(vectors)
+
+        def set_probe(v: int) -> None:
+            ivf.nprobe = v
+
+        k_factor = REFINE_FACTOR
+        while True:  # PQ error caps the recall any nprobe reaches: re-rank more when it is short
+            index.k_factor = k_factor
+            # queries: indexed vectors left out of their own result (see calibrate); margin: 1%
+            # more recall asked, no doubling (nprobe costs speed linearly)
+            nprobe, recall = calibrate(index, set_probe, 1, min(nlist, 256), vectors, target_recall + 0.01, rng,
+                                       margin=1, held_out=True)
+            if recall >= target_recall + 0.01 or k_factor >= 64:
+                break
+            k_factor *= 2
+        return index, {"kind": "ivfpq", "nlist": nlist, "pq": f"PQ{m}x4fs", "k_factor": k_factor,
+                       "nprobe": nprobe, "calibrated_recall@10": round(recall, 4)}
     quantizer = faiss.IndexFlatIP(d)
     index = faiss.IndexIVFFlat(quantizer, d, nlist, faiss.METRIC_INNER_PRODUCT)
     index.cp.seed = seed
     index.cp.min_points_per_centroid = 5  # small sets train on what they have, without a warning
-    rng = np.random.default_rng(seed)
-    train = vectors[rng.choice(n, size=min(n, nlist * 64), replace=False)] if n > nlist * 64 else vectors
     index.train(train)
     index.add(vectors)
-    nprobe, recall = calibrate_nprobe(index, vectors, target_recall, rng)
+
+    def set_nprobe(v: int) -> None:
+        index.nprobe = v
+
+    nprobe, recall = calibrate(index, set_nprobe, 1, index.nlist, vectors, target_recall, rng)
     return index, {"kind": "ivf", "nlist": nlist, "nprobe": nprobe, "calibrated_recall@10": round(recall, 4)}
 
 
 def calibrate_nprobe(
     index: faiss.IndexIVF, vectors: np.ndarray, target: float, rng: np.random.Generator, queries: int = 256, k: int = 10
 ) -> tuple[int, float]:
-    """Twice the smallest power-of-two nprobe whose recall@k on sampled queries reaches ``target``.
+    """:func:`calibrate` for an IVF index's ``nprobe``."""
 
-    Queries are indexed vectors moved by random noise as long as their distance to their
-    nearest other vector, so they sit between points as unseen texts do; the doubling is a
-    margin for queries further from the data than these.
+    def set_nprobe(v: int) -> None:
+        index.nprobe = v
+
+    return calibrate(index, set_nprobe, 1, index.nlist, vectors, target, rng, queries, k)
+
+
+def calibrate(
+    index: faiss.Index,
+    set_param: Callable[[int], None],
+    start: int,
+    most: int,
+    vectors: np.ndarray,
+    target: float,
+    rng: np.random.Generator,
+    queries: int = 256,
+    k: int = 10,
+    margin: int = 2,
+    held_out: bool = False,
+) -> tuple[int, float]:
+    """``margin`` times the smallest power-of-two search parameter whose recall@k reaches ``target``.
+
+    The parameter is IVF's ``nprobe`` or HNSW's ``efSearch``. Queries are indexed vectors
+    moved by random noise as long as their distance to their nearest other vector, so they
+    sit between points as unseen texts do; the doubling is a margin for queries further
+    from the data than these. With ``held_out`` the queries are indexed vectors searched
+    leave-one-out instead (each one's own hit removed from the result and the truth): a
+    query from the data's own distribution, as the next text of the same corpus is.
     """
     n, d = vectors.shape
-    base = vectors[rng.choice(n, size=min(queries, n), replace=False)]
-    exact = faiss.IndexFlatIP(d)
-    exact.add(vectors)
-    sims, _ = exact.search(base, 2)
+    picked = rng.choice(n, size=min(queries, n), replace=False)
+    base = vectors[picked]
+    if held_out:
+        return _calibrate_held_out(index, set_param, start, most, vectors, picked, target, k, margin)
+    sims, _ = faiss.knn(base, vectors, 2, metric=faiss.METRIC_INNER_PRODUCT)  # exact, without a copy
     gap = np.sqrt(np.clip(2.0 - 2.0 * sims[:, 1:2], 1e-6, 4.0))
     noise = rng.normal(size=base.shape).astype(np.float32)
     noise *= gap / np.linalg.norm(noise, axis=1, keepdims=True)
     noisy = base + noise
     noisy /= np.linalg.norm(noisy, axis=1, keepdims=True)
-    _, truth = exact.search(noisy, k)
-    nprobe = 1
+    _, truth = faiss.knn(noisy, vectors, k, metric=faiss.METRIC_INNER_PRODUCT)
+    value = start
     while True:
-        index.nprobe = nprobe
+        set_param(value)
         _, got = index.search(noisy, k)
-        if recall_at_k(got, truth) >= target or nprobe >= index.nlist:
+        if recall_at_k(got, truth) >= target or value >= most:
             break
-        nprobe = min(index.nlist, nprobe * 2)
-    index.nprobe = min(index.nlist, nprobe * 2)
+        value = min(most, value * 2)
+    value = min(most, value * margin)
+    set_param(value)
     _, got = index.search(noisy, k)
-    return index.nprobe, recall_at_k(got, truth)
+    return value, recall_at_k(got, truth)
+
+
+def _calibrate_held_out(
+    index: faiss.Index,
+    set_param: Callable[[int], None],
+    start: int,
+    most: int,
+    vectors: np.ndarray,
+    picked: np.ndarray,
+    target: float,
+    k: int,
+    margin: int,
+) -> tuple[int, float]:
+    base = vectors[picked]
+    _, truth = faiss.knn(base, vectors, k + 1, metric=faiss.METRIC_INNER_PRODUCT)
+
+    def drop_self(rows: np.ndarray) -> np.ndarray:
+        return np.stack([np.array([p for p in row if p != me][:k] + [-1] * k)[:k] for row, me in zip(rows, picked, strict=True)])
+
+    truth = drop_self(truth)
+
+    def recall_at(value: int) -> float:
+        set_param(value)
+        _, got = index.search(base, k + 1)
+        return recall_at_k(drop_self(got), truth)
+
+    value = start
+    while recall_at(value) < target and value < most:
+        value = min(most, value * 2)
+    value = min(most, value * margin)
+    return value, recall_at(value)
 
 
 def recall_at_k(got: np.ndarray, truth: np.ndarray) -> float:
@@ -254,7 +411,10 @@ _LOADED: dict[tuple[str, str], tuple[VectorIndex, int]] = {}
 
 def forget_loaded() -> None:
     """Drop the in-process copies (the next open reads the folder again)."""
+    from queries import adjacency
+
     _LOADED.clear()
+    adjacency._LOADED.clear()
 
 
 def open_index(
@@ -265,10 +425,17 @@ def open_index(
     rebuild: bool = False,
     embedder: Embedder | None = None,
     progress: Progress | None = None,
+    notice: Notice | None = None,
+    index_kind: str | None = None,
+    device: str | None = None,
 ) -> VectorIndex:
-    """The store's index for ``level`` (None: all events), built only when missing or stale."""
+    """The store's index for ``level`` (None: all events), built only when missing or stale.
+
+    ``index_kind`` (else ``$EVENTKG_INDEX``) and ``device`` only matter when a build
+    happens; see the module docstring for ``notice`` and ``progress``.
+    """
     _level_filter(level)
-    embedder = embedder or Embedder(model_name)
+    embedder = embedder or Embedder(model_name, device=device)
     folder = index_dir(store)
     stem = level or "all"
     key = (str(folder), stem)
@@ -277,10 +444,11 @@ def open_index(
         vi, seen = _LOADED[key]
         if seen == count and vi.manifest["model"] == embedder.name:
             return vi
-    fp = fingerprint(store, level)
+    table = _sorted_texts(store, level)
+    fp = _fingerprint_of(table.column("id"))
     vi = None if rebuild else _load(folder, stem, embedder, fp)
     if vi is None:
-        vi = _build(store, folder, stem, level, embedder, fp, progress)
+        vi = _build(table, folder, stem, level, embedder, fp, progress, notice, index_kind, rebuild)
     _LOADED[key] = (replace(vi, built=False), count)  # later opens report a reuse
     return vi
 
@@ -314,40 +482,121 @@ def _load(folder: Path, stem: str, embedder: Embedder, fp: dict[str, Any]) -> Ve
 
 
 def _prepare(index: faiss.Index, manifest: dict[str, Any]) -> None:
-    if manifest["params"]["kind"] == "ivf":
+    params = manifest["params"]
+    if params["kind"] == "ivf":
         ivf = faiss.extract_index_ivf(index)
-        ivf.nprobe = manifest["params"]["nprobe"]
+        ivf.nprobe = params["nprobe"]
         ivf.make_direct_map()  # reconstruct() by position, for negatives
+    elif params["kind"] == "ivfpq":
+        faiss.extract_index_ivf(index).nprobe = params["nprobe"]
+        refine = faiss.downcast_index(index)
+        refine.k_factor = params["k_factor"]
+    elif params["kind"] == "hnsw":
+        faiss.downcast_index(index).hnsw.efSearch = params["efSearch"]
+
+
+def _fmt_seconds(s: float) -> str:
+    s = int(round(s))
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
+
+
+def _encode_chunks(
+    texts: list[str],
+    work: Path,
+    plan: dict[str, Any],
+    embedder: Embedder,
+    what: str,
+    progress: Progress | None,
+    notice: Notice | None,
+) -> np.ndarray:
+    """Vectors of ``texts`` in order, encoded chunk by chunk; chunks already in ``work`` are reused."""
+    n, chunk = len(texts), plan["chunk"]
+    plan_file = work / "plan.json"
+    try:
+        same = json.loads(plan_file.read_text()) == plan
+    except (OSError, ValueError):
+        same = False
+    if not same:
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True, exist_ok=True)
+        plan_file.write_text(json.dumps(plan, indent=2))
+    starts = list(range(0, n, chunk))
+    files = [work / f"chunk-{i:06d}.npy" for i in range(len(starts))]
+    have: dict[int, np.ndarray] = {}
+    for i, (start, f) in enumerate(zip(starts, files, strict=True)):
+        try:
+            got = np.load(f, allow_pickle=False)
+        except (OSError, ValueError):
+            continue
+        if got.shape == (min(chunk, n - start), plan["dim"]) and got.dtype == np.float32:
+            have[i] = got
+    done = sum(len(v) for v in have.values())
+    if notice:
+        todo = n - done
+        if have:
+            notice(f"resuming the vector index of {what}: {done:,} of {n:,} already embedded in {work}")
+        if todo >= NOTICE_MIN:
+            sample = texts[:: max(1, n // PROBE)][:PROBE]
+            embedder.encode(sample[:8])  # loads the model and warms up: not part of the rate
+            t0 = time.perf_counter()
+            embedder.encode(sample)
+            rate = len(sample) / max(1e-9, time.perf_counter() - t0)
+            notice(
+                f"embedding {todo:,} texts of {what} with {embedder.name} on {embedder.device} "
+                f"(batch {embedder.batch_size}): about {_fmt_seconds(todo / rate)} at ~{rate:,.0f} texts/s; "
+                f"chunks of {chunk:,} are saved as they finish, so an interrupted build resumes"
+            )
+    vectors = np.empty((n, plan["dim"]), dtype=np.float32)
+    if progress:
+        progress(done, n)
+    for i, (start, f) in enumerate(zip(starts, files, strict=True)):
+        stop = min(n, start + chunk)
+        if i in have:
+            vectors[start:stop] = have.pop(i)
+            continue
+        vecs = embedder.encode(texts[start:stop])
+        _atomic(work, f, lambda tmp, v=vecs: _save_npy(tmp, v))
+        vectors[start:stop] = vecs
+        done += stop - start
+        if progress:
+            progress(done, n)
+    return vectors
 
 
 def _build(
-    store: GraphStore,
+    table: Any,
     folder: Path,
     stem: str,
     level: str | None,
     embedder: Embedder,
     fp: dict[str, Any],
     progress: Progress | None,
+    notice: Notice | None,
+    kind: str | None,
+    rebuild: bool,
 ) -> VectorIndex:
-    ids, texts = [], []
-    for row in store.iter_nodes("Event"):
-        if (level is None or row.get("level") == level) and row.get("text"):
-            ids.append(row["id"])
-            texts.append(row["text"])
+    kind = index_kind(kind)
+    ids = table.column("id").to_numpy(zero_copy_only=False).astype(str) if table.num_rows else np.zeros(0, dtype="<U20")
+    texts = table.column("text").to_pylist()
+    dim = embedder.dim
+    work = folder / f"{stem}.build"
+    if rebuild:
+        shutil.rmtree(work, ignore_errors=True)
+    plan = {"format": FORMAT, "model": embedder.name, "dim": int(dim), "fingerprint": fp, "chunk": ENCODE_CHUNK}
+    what = f"{len(texts):,} {level or 'all'} events"
     t0 = time.perf_counter()
     if texts:
-        chunks = []
-        for i in range(0, len(texts), ENCODE_CHUNK):
-            chunks.append(embedder.encode(texts[i : i + ENCODE_CHUNK]))
-            if progress:
-                progress(min(i + ENCODE_CHUNK, len(texts)), len(texts))
-        vectors = np.concatenate(chunks)
-        dim = vectors.shape[1]
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise IndexError_(f"cannot create index folder {folder}: {exc.strerror}") from exc
+        vectors = _encode_chunks(texts, work, plan, embedder, what, progress, notice)
     else:
-        dim = embedder.dim
         vectors = np.zeros((0, dim), dtype=np.float32)
     encode_s = time.perf_counter() - t0
-    index, params = build_faiss(vectors)
+    if notice and len(texts) >= IVF_THRESHOLD:
+        notice(f"building the {kind} FAISS index over {what}")
+    index, params = build_faiss(vectors, kind=kind)
     manifest = {
         "format": FORMAT,
         "model": embedder.name,
@@ -357,12 +606,31 @@ def _build(
         "params": params,
         "size": len(ids),
         "encode_seconds": round(encode_s, 3),
+        "device": embedder.device,
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
-    id_array = np.array(ids, dtype=str) if ids else np.zeros(0, dtype="<U20")
-    _persist(folder, stem, index, id_array, manifest)
+    _persist(folder, stem, index, ids, manifest)
+    shutil.rmtree(work, ignore_errors=True)
     _prepare(index, manifest)
-    return VectorIndex(index, id_array, manifest, embedder, built=True)
+    return VectorIndex(index, ids, manifest, embedder, built=True)
+
+
+def _save_npy(tmp: str, arr: np.ndarray) -> None:
+    with open(tmp, "wb") as fh:
+        np.save(fh, arr, allow_pickle=False)
+
+
+def _atomic(folder: Path, target: Path, write: Callable[[str], None]) -> None:
+    """Write ``target`` through a temp file in ``folder`` and a rename (never half-written)."""
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+    os.close(fd)
+    os.chmod(tmp, 0o666 & ~_UMASK)
+    try:
+        write(tmp)
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def _persist(folder: Path, stem: str, index: faiss.Index, ids: np.ndarray, manifest: dict[str, Any]) -> None:
@@ -375,33 +643,20 @@ def _persist(folder: Path, stem: str, index: faiss.Index, ids: np.ndarray, manif
     _manifest_path(folder, stem).unlink(missing_ok=True)  # a half-replaced set is never read as valid
     for leftover in folder.glob(".tmp-*"):
         leftover.unlink(missing_ok=True)
-
-    def atomic(target: Path, write: Callable[[str], None]) -> None:
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
-        os.close(fd)
-        os.chmod(tmp, 0o666 & ~_UMASK)
-        try:
-            write(tmp)
-            os.replace(tmp, target)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-
-    def save_ids(tmp: str) -> None:
-        with open(tmp, "wb") as fh:
-            np.save(fh, ids, allow_pickle=False)
-
     try:
-        atomic(folder / f"{stem}.faiss", lambda tmp: faiss.write_index(index, tmp))
-        atomic(folder / f"{stem}.ids.npy", save_ids)
-        atomic(_manifest_path(folder, stem), lambda tmp: Path(tmp).write_text(json.dumps(manifest, indent=2)))
+        _atomic(folder, folder / f"{stem}.faiss", lambda tmp: faiss.write_index(index, tmp))
+        _atomic(folder, folder / f"{stem}.ids.npy", lambda tmp: _save_npy(tmp, ids))
+        _atomic(folder, _manifest_path(folder, stem), lambda tmp: Path(tmp).write_text(json.dumps(manifest, indent=2)))
     except OSError as exc:
         raise IndexError_(f"cannot write vector index in {folder}: {exc.strerror}") from exc
 
 
 def clear_index(store: GraphStore) -> Path | None:
     """Delete the store's index folder (and in-process copies); returns the folder removed."""
+    from queries import adjacency
+
     folder = index_dir(store)
+    adjacency.clear(folder)
     for key in [k for k in _LOADED if k[0] == str(folder)]:
         del _LOADED[key]
     if folder.is_dir():

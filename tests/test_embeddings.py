@@ -132,7 +132,7 @@ def test_large_sets_use_calibrated_ivf(monkeypatch):
     monkeypatch.setattr(vx, "IVF_THRESHOLD", 5_000)
     data = clustered(20_300, 64, 200)
     x, q = data[:20_000], data[20_000:]  # held-out queries from the same distribution
-    index, params = vx.build_faiss(x)
+    index, params = vx.build_faiss(x, kind="ivf")
     assert params["kind"] == "ivf" and params["nprobe"] < params["nlist"] / 4
     exact = faiss.IndexFlatIP(64)
     exact.add(x)
@@ -141,3 +141,19 @@ def test_large_sets_use_calibrated_ivf(monkeypatch):
     assert vx.recall_at_k(got, truth) >= 0.95
     small, p = vx.build_faiss(x[:1000])
     assert p == {"kind": "flat"} and isinstance(small, faiss.IndexFlatIP)
+
+
+def test_auto_kind_above_the_threshold_is_refined_ivfpq(monkeypatch):
+    import faiss
+
+    monkeypatch.setattr(vx, "IVF_THRESHOLD", 5_000)
+    data = clustered(20_300, 64, 200, seed=1)
+    x, q = data[:20_000], data[20_000:]
+    index, params = vx.build_faiss(x)
+    assert params["kind"] == "ivfpq" and params["nprobe"] <= params["nlist"] and params["k_factor"] >= vx.REFINE_FACTOR
+    exact = faiss.IndexFlatIP(64)
+    exact.add(x)
+    _, truth = exact.search(q, 10)
+    _, got = index.search(q, 10)
+    assert vx.recall_at_k(got, truth) >= 0.95
+    np.testing.assert_array_equal(index.reconstruct(7), x[7])  # exact vectors kept for negatives
