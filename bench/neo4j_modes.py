@@ -109,7 +109,9 @@ def _bolt(kg_path: str, workdir: Path, out: dict) -> None:
         start, cpu = time.perf_counter(), _cpu_self_and_children()
         report = aser.load(store, kg_path)
         out["seconds"] = time.perf_counter() - start
-        out["cpu"] = _cpu_self_and_children() - cpu + _proc_cpu(server.process.pid) - server_cpu0
+        out["client_cpu"] = _cpu_self_and_children() - cpu
+        out["server_cpu"] = _proc_cpu(server.process.pid) - server_cpu0
+        out["cpu"] = out["client_cpu"] + out["server_cpu"]
         out["counts"] = _counts(store)
         out["source_rows"] = report.rows
         store.close()

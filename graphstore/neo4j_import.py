@@ -13,7 +13,9 @@ ids (``id:ID(<Label>)``, so ``n.id`` is a string property, one id space per labe
 ``STRING[]`` as ``string[]``; a null property is an empty unquoted field (not set, as Bolt
 leaves it), an empty string is ``""``. Array elements are joined with U+001F (a value
 holding that character is refused); a file with a line break inside a value is read with
-``--multiline-fields``. Constraints and indexes are not part of the import: the store
+``--multiline-fields``. One difference: the importer leaves an empty array unset (CSV has
+no way to tell ``[]`` or ``[""]`` from no value), where Bolt stores ``[]``; the store reads
+a missing ``sources`` as ``[]`` either way, so only raw Cypher (``n.sources IS NULL``) sees it. Constraints and indexes are not part of the import: the store
 creates them when it first opens the database (``Neo4jStore``).
 
 Reading is columnar and bounded: nodes in pages of ``PAGE`` node offsets, relationships in

@@ -409,30 +409,45 @@ class Neo4jStore(GraphStore):
         txs = nb.plan(parts, self._tx_rows, self._tx_bytes)
         total = nb.count_rows(parts)
         done = 0
-        for tx_parts in txs:
-            try:
-                result.add(self._run_tx(session, tx_parts))
-            except StoreError as exc:
-                if done:
-                    raise type(exc)(f"{exc} ({done:,} of this batch's {total:,} rows were written in earlier "
-                                    "transactions; writing the batch again completes it)") from None
-                raise
-            except (ServiceUnavailable, SessionExpired, Neo4jError) as exc:
-                if isinstance(exc, ServiceUnavailable | SessionExpired):
-                    msg = f"cannot reach Neo4j at {self.url}: {_reason(exc, self._address)}"
-                else:
-                    msg = f"writing to Neo4j at {self.url}: {_one_line(exc.message or exc)}"
-                if done:
-                    msg += (f" ({done:,} of this batch's {total:,} rows were written in earlier transactions; "
-                            "writing the batch again completes it)")
-                raise StoreError(msg) from None
-            done += nb.count_rows(tx_parts)
-            if self._keys is not None:
-                for part in tx_parts:
-                    keys = self._keys.get(part.name)
-                    if keys is not None and part.new:
-                        keys.add(part.h1, part.h2)
+        committed: list[nb.Part] = []
+        try:
+            for tx_parts in txs:
+                result.add(self._commit(session, tx_parts, done, total))
+                done += nb.count_rows(tx_parts)
+                committed += tx_parts
+        finally:
+            self._remember(committed)
         return result
+
+    def _remember(self, parts: list[nb.Part]) -> None:
+        """Add the keys of committed rows known new to the session's key sets (once per batch)."""
+        if self._keys is None:
+            return
+        grouped: dict[str, list[nb.Part]] = {}
+        for part in parts:
+            if part.new and self._keys.get(part.name) is not None:
+                grouped.setdefault(part.name, []).append(part)
+        for name, group in grouped.items():
+            self._keys[name].add(np.concatenate([p.h1 for p in group]), np.concatenate([p.h2 for p in group]))
+
+    def _commit(self, session: neo4j.Session, tx_parts: list[nb.Part], done: int, total: int) -> WriteResult:
+        """One bounded transaction of a batch; errors say how much of the batch landed before."""
+        try:
+            return self._run_tx(session, tx_parts)
+        except StoreError as exc:
+            if done:
+                raise type(exc)(f"{exc} ({done:,} of this batch's {total:,} rows were written in earlier "
+                                "transactions; writing the batch again completes it)") from None
+            raise
+        except (Neo4jError, DriverError) as exc:
+            if isinstance(exc, ServiceUnavailable | SessionExpired):
+                msg = f"cannot reach Neo4j at {self.url}: {_reason(exc, self._address)}"
+            else:
+                msg = f"writing to Neo4j at {self.url}: {_one_line(getattr(exc, 'message', None) or exc)}"
+            if done:
+                msg += (f" ({done:,} of this batch's {total:,} rows were written in earlier transactions; "
+                        "writing the batch again completes it)")
+            raise StoreError(msg) from None
 
     def _run_tx(self, session: neo4j.Session, parts: list[nb.Part]) -> WriteResult:
         """One transaction, retried on transient errors; split in halves when Neo4j runs out of
