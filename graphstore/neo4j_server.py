@@ -34,7 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -180,7 +180,10 @@ class Neo4jServer:
         self.stop()
 
 
-def _write_conf(conf_dir: Path, *, bolt_port: int, http_port: int | None, auth: bool, pagecache: str | None) -> None:
+def _write_conf(
+    conf_dir: Path, *, bolt_port: int, http_port: int | None, auth: bool, pagecache: str | None,
+    settings: Mapping[str, str] | None = None,
+) -> None:
     lines = [
         "server.default_listen_address=127.0.0.1",
         "server.bolt.enabled=true",
@@ -195,6 +198,7 @@ def _write_conf(conf_dir: Path, *, bolt_port: int, http_port: int | None, auth: 
         lines.append(f"server.http.listen_address=127.0.0.1:{http_port}")
     if pagecache:
         lines.append(f"server.memory.pagecache.size={pagecache}")
+    lines += [f"{k}={v}" for k, v in (settings or {}).items()]
     (conf_dir / "neo4j.conf").write_text("\n".join(lines) + "\n")
 
 
@@ -217,6 +221,7 @@ def start(
     quiet: bool = True,
     jvm_flags: Sequence[str] = (),
     import_dir: Path | None = None,
+    settings: Mapping[str, str] | None = None,
 ) -> Neo4jServer:
     """Start a Neo4j 5 Community server on 127.0.0.1 and wait until Bolt answers.
 
@@ -227,6 +232,7 @@ def start(
     ``heap=None`` is Neo4j's default heap (512 MB), ``pagecache=None`` its default page cache.
     ``import_dir``: first bulk-import the CSV files of ``eventkg export neo4j-import`` into
     the (empty) database with ``neo4j-admin database import full`` (see :func:`run_import`).
+    ``settings`` are extra ``neo4j.conf`` lines (e.g. ``{"db.memory.transaction.max": "64m"}``).
     """
     classpath = prepare(version, with_browser=with_browser)
     keep = home is not None
@@ -237,7 +243,7 @@ def start(
     bolt_port = port or free_port()
     if with_browser and not http_port:
         http_port = free_port()
-    _write_conf(conf, bolt_port=bolt_port, http_port=http_port, auth=auth, pagecache=pagecache)
+    _write_conf(conf, bolt_port=bolt_port, http_port=http_port, auth=auth, pagecache=pagecache, settings=settings)
     cp = os.pathsep.join(classpath)
     env = _java_env(home, conf)
     user = "neo4j" if auth else None

@@ -475,8 +475,8 @@ class Neo4jStore(GraphStore):
                     part = parts[0]
                     raise StoreError(
                         f"writing to Neo4j at {self.url}: {part.name} {part.key_of(0)} alone exceeds the server's "
-                        f"transaction memory (~{int(part.row_bytes[0]):,} bytes; raise "
-                        f"dbms.memory.transaction.total.max or the heap): {_one_line(exc)}"
+                        f"transaction memory (~{int(part.row_bytes[0]):,} bytes; the server says: "
+                        f"{_one_line(getattr(exc, 'message', None) or exc)})"
                     ) from None
                 retry = isinstance(exc, IncompleteCommit) or (hasattr(exc, "is_retryable") and exc.is_retryable())
                 if not retry or time.monotonic() + delay > deadline:
