@@ -546,9 +546,13 @@ class Neo4jStore(GraphStore):
 
     @staticmethod
     def _empty_kinds(tx: neo4j.ManagedTransaction, labels: list[str], types: list[str]) -> set[str]:
-        """Which of the labels/types hold nothing yet (answered from the count store)."""
-        parts = [f"MATCH (n:{label}) RETURN '{label}' AS k, count(n) AS c" for label in labels]
-        parts += [f"MATCH ()-[e:{t}]->() RETURN '{t}' AS k, count(e) AS c" for t in types]
+        """Which of the labels/types hold nothing yet (answered from the count store).
+
+        ``WITH count(..) AS c`` first: ``RETURN 'X' AS k, count(n)`` groups by the literal and
+        returns no row at all when nothing matches, so an empty label looked non-empty.
+        """
+        parts = [f"MATCH (n:{label}) WITH count(n) AS c RETURN '{label}' AS k, c" for label in labels]
+        parts += [f"MATCH ()-[e:{t}]->() WITH count(e) AS c RETURN '{t}' AS k, c" for t in types]
         return {rec["k"] for rec in tx.run(" UNION ALL ".join(parts)) if rec["c"] == 0}
 
     @staticmethod
