@@ -295,3 +295,12 @@ def test_a_stopped_server_is_one_line_and_a_rerun_completes(tmp_path):
             assert counts["nodes"]["Event"] == 20 and counts["edges"]["BEFORE"] == 19
     finally:
         server.stop()
+
+
+def test_empty_labels_and_types_are_known_empty(n4):
+    # rows of an empty label/type are CREATEd without a lookup; this check decides it
+    with n4._session() as s:
+        assert s.execute_read(n4._empty_kinds, ["Event"], ["CAUSES"]) == {"Event", "CAUSES"}
+    n4.write_batch(_events("a"))
+    with n4._session() as s:
+        assert s.execute_read(n4._empty_kinds, ["Event"], ["CAUSES"]) == {"CAUSES"}
