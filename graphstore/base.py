@@ -59,7 +59,12 @@ class MissingEndpointError(StoreError):
 
 @dataclass
 class Batch:
-    """Rows to write atomically: all of it lands, or none of it does."""
+    """Rows to write as one upsert: all of it lands, or none of it does.
+
+    On Neo4j this holds for batches of up to ``neo4j_store.TX_ROWS`` rows and
+    ``TX_BYTES`` estimated bytes; a bigger batch is written in several transactions
+    (nodes first), and if one fails the earlier ones stay: writing the batch again
+    completes it (see ``graphstore.neo4j_store``)."""
 
     nodes: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     edges: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
@@ -227,7 +232,7 @@ class GraphStore(ABC):
     # -- writing ---------------------------------------------------------------------------
     @abstractmethod
     def write_batch(self, batch: Batch) -> WriteResult:
-        """Upsert the batch's nodes, then its edges, in one transaction."""
+        """Upsert the batch's nodes, then its edges, in one transaction (Neo4j: see :class:`Batch`)."""
 
     @contextmanager
     def bulk_load(self) -> Iterator[GraphStore]:

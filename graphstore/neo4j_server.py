@@ -9,6 +9,17 @@ set with ``neo4j-admin dbms set-initial-password``, and is deleted again by
 
     python -m graphstore.neo4j_server --prepare        # resolve/download the jars only
     python -m graphstore.neo4j_server --port 7687 --browser   # run one in the foreground
+    python -m graphstore.neo4j_server --import ./neo4j-csv --home ./n4   # bulk import, then serve
+
+``--import DIR`` (``start(import_dir=...)``) runs ``neo4j-admin database import full`` on the
+CSV files ``eventkg export neo4j-import DIR`` wrote, with the same jars (the importer is
+``org.neo4j:neo4j-import-tool``, a dependency of ``org.neo4j:neo4j``, behind the admin entry
+point ``org.neo4j.cli.AdminTool``), into the server's still empty home, then starts it.
+
+Memory: ``heap``/``pagecache`` default to 1 GB / 512 MB (tests, dev); pass ``None``
+(``--heap default --pagecache default``) for Neo4j's own defaults: a 512 MB heap, as in the
+``neo4j.conf`` Neo4j ships, and a page cache Neo4j sizes itself; the transaction memory
+limit (``dbms.memory.transaction.total.max``) stays Neo4j's default, 70% of the heap.
 """
 
 from __future__ import annotations
@@ -23,7 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,7 +44,10 @@ NEO4J_VERSION = os.environ.get("EVENTKG_NEO4J_VERSION", "5.26.0")
 POM = Path(__file__).with_name("neo4j-server-pom.xml")
 CACHE_DIR = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "eventkg" / "neo4j"
 ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"
-ADMIN_TOOL = "org.neo4j.cli.AdminTool"
+ADMIN_TOOL = "org.neo4j.cli.AdminTool"  # neo4j-admin: set-initial-password, database import full
+NEO4J_DEFAULT_HEAP = "512m"  # server.memory.heap.*_size in the neo4j.conf Neo4j ships
+IMPORT_HEAP = "1g"  # the importer's JVM heap; its big arrays live off heap (IMPORT_OFF_HEAP)
+IMPORT_OFF_HEAP = os.environ.get("EVENTKG_NEO4J_IMPORT_MEMORY", "2g")  # --max-off-heap-memory (default: 90% of RAM)
 
 # The module openings and flags the official launcher puts on the JVM (conf/neo4j.conf of
 # the 5.26 distribution, ``server.jvm.additional``), minus the profiling-only ones.
@@ -166,7 +180,10 @@ class Neo4jServer:
         self.stop()
 
 
-def _write_conf(conf_dir: Path, *, bolt_port: int, http_port: int | None, auth: bool, pagecache: str) -> None:
+def _write_conf(
+    conf_dir: Path, *, bolt_port: int, http_port: int | None, auth: bool, pagecache: str | None,
+    settings: Mapping[str, str] | None = None,
+) -> None:
     lines = [
         "server.default_listen_address=127.0.0.1",
         "server.bolt.enabled=true",
@@ -174,12 +191,14 @@ def _write_conf(conf_dir: Path, *, bolt_port: int, http_port: int | None, auth: 
         "server.https.enabled=false",
         f"server.http.enabled={'true' if http_port else 'false'}",
         f"dbms.security.auth_enabled={'true' if auth else 'false'}",
-        f"server.memory.pagecache.size={pagecache}",
         "dbms.usage_report.enabled=false",
         "db.tx_log.rotation.retention_policy=1 files",
     ]
     if http_port:
         lines.append(f"server.http.listen_address=127.0.0.1:{http_port}")
+    if pagecache:
+        lines.append(f"server.memory.pagecache.size={pagecache}")
+    lines += [f"{k}={v}" for k, v in (settings or {}).items()]
     (conf_dir / "neo4j.conf").write_text("\n".join(lines) + "\n")
 
 
@@ -195,12 +214,14 @@ def start(
     password: str | None = None,
     with_browser: bool = False,
     home: Path | None = None,
-    heap: str = "1g",
-    pagecache: str = "512m",
+    heap: str | None = "1g",
+    pagecache: str | None = "512m",
     timeout: float = 120,
     version: str = NEO4J_VERSION,
     quiet: bool = True,
     jvm_flags: Sequence[str] = (),
+    import_dir: Path | None = None,
+    settings: Mapping[str, str] | None = None,
 ) -> Neo4jServer:
     """Start a Neo4j 5 Community server on 127.0.0.1 and wait until Bolt answers.
 
@@ -208,6 +229,10 @@ def start(
     stop). With ``auth`` a random password is set unless one is given; the HTTP connector
     (and Browser with ``with_browser``) is enabled when ``with_browser`` or ``http_port``.
     ``jvm_flags`` (and ``$EVENTKG_NEO4J_JVM_FLAGS``, space-separated) go on the java command.
+    ``heap=None`` is Neo4j's default heap (512 MB), ``pagecache=None`` its default page cache.
+    ``import_dir``: first bulk-import the CSV files of ``eventkg export neo4j-import`` into
+    the (empty) database with ``neo4j-admin database import full`` (see :func:`run_import`).
+    ``settings`` are extra ``neo4j.conf`` lines (e.g. ``{"db.memory.transaction.max": "64m"}``).
     """
     classpath = prepare(version, with_browser=with_browser)
     keep = home is not None
@@ -218,10 +243,17 @@ def start(
     bolt_port = port or free_port()
     if with_browser and not http_port:
         http_port = free_port()
-    _write_conf(conf, bolt_port=bolt_port, http_port=http_port, auth=auth, pagecache=pagecache)
+    _write_conf(conf, bolt_port=bolt_port, http_port=http_port, auth=auth, pagecache=pagecache, settings=settings)
     cp = os.pathsep.join(classpath)
     env = _java_env(home, conf)
     user = "neo4j" if auth else None
+    if import_dir is not None:
+        try:
+            run_import(import_dir, home=home, classpath=classpath, quiet=quiet)
+        except BaseException:
+            if not keep:
+                shutil.rmtree(home, ignore_errors=True)
+            raise
     if auth:
         password = password or "ek" + secrets.token_hex(10)
         if not (home / "data" / "dbms" / "auth.ini").exists():
@@ -233,6 +265,7 @@ def start(
                 raise Neo4jServerError(f"neo4j-admin set-initial-password failed: {proc.stderr.strip()[-500:]}")
     log = open(home / "logs" / "console.log", "ab")  # noqa: SIM115 - owned by the process
     extra = [*jvm_flags, *os.environ.get("EVENTKG_NEO4J_JVM_FLAGS", "").split()]
+    heap = heap or NEO4J_DEFAULT_HEAP
     cmd = ["java", f"-Xms{heap}", f"-Xmx{heap}", *JVM_FLAGS, *extra, "-cp", cp, ENTRY_POINT]
     cmd += [f"--home-dir={home}", f"--config-dir={conf}"]
     proc = subprocess.Popen(
@@ -251,6 +284,47 @@ def start(
         server.stop()
         raise
     return server
+
+
+def run_import(
+    import_dir: Path,
+    *,
+    home: Path,
+    classpath: Sequence[str] | None = None,
+    database: str = "neo4j",
+    quiet: bool = True,
+    version: str = NEO4J_VERSION,
+) -> None:
+    """``neo4j-admin database import full`` of an ``eventkg export neo4j-import`` folder into ``home``.
+
+    The folder's ``import.json`` (written by :mod:`graphstore.neo4j_import`) names the node and
+    relationship files and the CSV options; the database must not exist yet (the importer
+    only fills empty databases, and this never passes ``--overwrite-destination``).
+    """
+    from graphstore.neo4j_import import admin_arguments
+
+    import_dir = Path(import_dir)
+    args = admin_arguments(import_dir, database=database)  # raises StoreError on a bad folder
+    if (home / "data" / "databases" / database).exists():
+        raise Neo4jServerError(
+            f"cannot import {import_dir} into {home}: database {database!r} exists there already "
+            "(the importer only fills a new database; use a fresh --home)"
+        )
+    classpath = classpath or prepare(version)
+    conf = home / "conf"
+    for sub in ("conf", "logs", "data", "run"):
+        (home / sub).mkdir(parents=True, exist_ok=True)
+    if not (conf / "neo4j.conf").exists():
+        (conf / "neo4j.conf").write_text("")
+    report = home / "logs" / "import.report"
+    cmd = ["java", f"-Xmx{IMPORT_HEAP}", *JVM_FLAGS, "-cp", os.pathsep.join(classpath), ADMIN_TOOL]
+    cmd += ["database", "import", "full", f"--max-off-heap-memory={IMPORT_OFF_HEAP}", f"--report-file={report}"]
+    cmd += [*args]
+    proc = subprocess.run(cmd, env=_java_env(home, conf), cwd=import_dir, capture_output=quiet, text=True)
+    if proc.returncode != 0:
+        out = ((proc.stdout or "") + (proc.stderr or "")).strip().splitlines()
+        why = next((ln.strip() for ln in reversed(out) if ln.strip() and not ln.startswith("\t")), "see the output above")
+        raise Neo4jServerError(f"neo4j-admin database import of {import_dir} failed (exit {proc.returncode}): {why}")
 
 
 def _wait_for_bolt(server: Neo4jServer, timeout: float) -> None:
@@ -292,6 +366,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--home", type=Path, default=None, help="keep data in this folder (default: temp, deleted)")
     ap.add_argument("--no-auth", action="store_true", help="disable authentication")
     ap.add_argument("--version", default=NEO4J_VERSION, help=f"org.neo4j:neo4j version (default {NEO4J_VERSION})")
+    ap.add_argument("--heap", default="1g", help="JVM heap, e.g. 2g ('default': Neo4j's default, 512m; default 1g)")
+    ap.add_argument("--pagecache", default="512m", help="page cache size ('default': Neo4j sizes it; default 512m)")
+    ap.add_argument(
+        "--import", dest="import_dir", type=Path, default=None, metavar="DIR",
+        help="first bulk-import the CSV folder written by 'eventkg export neo4j-import DIR' (needs an empty --home)",
+    )
     args = ap.parse_args(argv)
     try:
         if args.prepare:
@@ -307,6 +387,9 @@ def main(argv: list[str] | None = None) -> int:
             with_browser=args.browser,
             home=args.home,
             version=args.version,
+            heap=None if args.heap == "default" else args.heap,
+            pagecache=None if args.pagecache == "default" else args.pagecache,
+            import_dir=args.import_dir,
         )
     except StoreError as e:
         print(f"error: {e}", file=sys.stderr)

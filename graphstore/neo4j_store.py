@@ -2,16 +2,31 @@
 
 Why it looks the way it does:
 
-* A batch is one explicit write transaction, sent as ``UNWIND $rows`` statements of
-  5,000 rows. Endpoints are matched with their label so the uniqueness constraint on
-  ``id`` (created on open) makes each lookup an index seek; an unlabelled MATCH scans.
-* Upserts look up which rows exist (skipped when the label/type is still empty), CREATE
-  the new ones with their properties inline, and replace only the rows whose merge
-  (``base.merge_props``, as in the embedded backend) changes something, so re-ingesting a
-  file writes and counts nothing. Neo4j has no null properties: nulls are stripped.
-* Arrow tables in a batch (``Batch.node_tables``/``edge_tables``) are typed as the
-  embedded store types them (``graphstore.tables.conform_table``), then take the row path:
-  Bolt sends Python values either way.
+* Transactions are bounded (``graphstore.neo4j_batches``): Neo4j holds a transaction's
+  state on its heap and refuses one past ``dbms.memory.transaction.total.max`` (70% of a
+  512 MB default heap). **A batch of at most ``TX_ROWS`` rows (20,000) and ``TX_BYTES``
+  estimated bytes (16 MB) is one transaction: it lands whole or not at all.** A bigger
+  batch (a loader's 200,000-row batch) is written in several such transactions, nodes
+  before edges; if one fails, the ones before it stay committed and the one-line error
+  says how many rows landed. Every write is an upsert, so writing the batch again (or
+  re-running the ingest) completes it and changes nothing that landed. A transaction that
+  still runs out of server memory is retried in halves, down to one row; a single row too
+  big for the server is a one-line error naming it.
+* Transient errors (a leader switch, a dropped connection, a deadlock) are retried for up
+  to ``RETRY_SECONDS``. A retried transaction looks every row up before writing, so a
+  commit whose outcome was lost is never applied twice.
+* Statements are ``UNWIND $rows`` of ``CHUNK`` rows sent as positional lists; the next
+  chunk is built while the server runs the previous one. Endpoints are matched with their
+  label so the uniqueness constraint on ``id`` (created on open) makes each lookup an
+  index seek; an unlabelled MATCH scans.
+* Rows and Arrow tables are typed and deduplicated as the embedded store does it
+  (``graphstore.tables``). Rows known to be new are CREATEd with their properties inline;
+  the others are looked up, the new ones CREATEd, and only those whose merge
+  (``base.merge_props``, as in the embedded backend) changes something are replaced, so
+  re-ingesting a file writes and counts nothing. Neo4j has no null properties: nulls are
+  stripped. Known new: a label/type empty when the batch starts, or, inside
+  ``bulk_load()``, empty when the session first wrote to it (a key set of what the session
+  wrote answers for it then; the session assumes no other writer).
 * Read-only Cypher runs in a READ access-mode session, so Neo4j itself refuses writes.
 * Install ``neo4j-rust-ext`` beside the driver: it packs Bolt messages several times
   faster than the pure-Python code, which dominates bulk writes.
@@ -22,15 +37,27 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import time
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import SplitResult, unquote, urlsplit
 
 import neo4j
 import networkx as nx
-from neo4j.exceptions import AuthError, ConfigurationError, Neo4jError, ServiceUnavailable
+import numpy as np
+from neo4j.exceptions import (
+    AuthError,
+    ConfigurationError,
+    DriverError,
+    IncompleteCommit,
+    Neo4jError,
+    ServiceUnavailable,
+    SessionExpired,
+)
 from neo4j.graph import Node, Path, Relationship
 
+from graphstore import neo4j_batches as nb
 from graphstore.base import (
     Batch,
     GraphStore,
@@ -39,11 +66,10 @@ from graphstore.base import (
     WriteRefused,
     WriteResult,
     merge_props,
-    merge_rows,
     neighbourhood_types,
-    table_rows,
     validate_batch,
 )
+from graphstore.keyset import KeySet
 from graphstore.model import NODE_TYPES, REL_TYPES
 
 # The driver logs routing failures and server notifications as warnings; without this
@@ -51,7 +77,9 @@ from graphstore.model import NODE_TYPES, REL_TYPES
 # that configures logging still receives them.
 logging.getLogger("neo4j").addHandler(logging.NullHandler())
 
-CHUNK = 5_000  # rows per UNWIND statement (Neo4j's per-transaction state grows per statement)
+CHUNK = 5_000  # rows per UNWIND statement
+TX_ROWS, TX_BYTES = nb.TX_ROWS, nb.TX_BYTES  # bounds of one write transaction (see neo4j_batches)
+RETRY_SECONDS = 15.0  # how long transient errors are retried
 LOOKUP_CHUNK = 50_000  # ids per lookup statement
 CONNECT_TIMEOUT = 5.0  # seconds to wait for a TCP connection
 #: Label -> property with a (non-unique) range index, beside the unique ``id`` of every label.
@@ -88,28 +116,42 @@ def _strip(row: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _inline(props: Sequence[str]) -> str:
-    """``{sources: r.sources, text: r.text, ...}``: properties set as part of CREATE.
+def _insert_cypher(name: str) -> str:
+    """CREATE of rows sent as lists: ``[id, sources, props...]`` or ``[src, dst, sources, props...]``.
 
-    Setting them inside CREATE (nulls are skipped) avoids a later SET on a relationship
-    created in the same transaction, which Neo4j 5 resolves by scanning the
-    transaction's new relationships (quadratic in the chunk size).
+    Properties are set inside CREATE (a null one is simply not set), which avoids a later
+    SET on a relationship created in the same transaction (Neo4j 5 resolves that by
+    scanning the transaction's new relationships: quadratic in the chunk size).
     """
-    return "{" + ", ".join(f"`{p}`: r.`{p}`" for p in ["sources", *props]) + "}"
+    if name in NODE_TYPES:
+        cols = ["id", "sources", *NODE_TYPES[name].properties]
+        props = ", ".join(f"`{c}`: r[{i}]" for i, c in enumerate(cols))
+        return f"UNWIND $rows AS r CREATE (n:{name} {{{props}}})"
+    rel = REL_TYPES[name]
+    cols = ["sources", *rel.properties]
+    props = ", ".join(f"`{c}`: r[{i + 2}]" for i, c in enumerate(cols))
+    return (
+        f"UNWIND $rows AS r MATCH (a:{rel.source} {{id: r[0]}}) MATCH (b:{rel.target} {{id: r[1]}}) "
+        f"CREATE (a)-[e:{name} {{{props}}}]->(b) RETURN count(*) AS n"
+    )
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    """Neo4j refused a transaction for want of (transaction) memory."""
+    code = getattr(exc, "code", None) or ""
+    return "MemoryPoolOutOfMemoryError" in code or "OutOfMemory" in code
 
 
 def _node_cyphers(label: str) -> dict[str, str]:
-    """Existing-row lookup, insert and replace statements for one label."""
-    props = _inline(["id", *NODE_TYPES[label].properties])
+    """Existing-row lookup and replace statements for one label."""
     return {
         "lookup": f"UNWIND $ids AS i MATCH (n:{label} {{id: i}}) RETURN properties(n) AS p",
-        "insert": f"UNWIND $rows AS r CREATE (n:{label} {props})",
         "replace": f"UNWIND $rows AS r MATCH (n:{label} {{id: r.id}}) SET n = r",
     }
 
 
 def _edge_cyphers(rtype: str) -> dict[str, str]:
-    """Lookup (existing edge / missing endpoint per row), insert and replace for one type."""
+    """Lookup (existing edge / missing endpoint per row) and replace for one type."""
     rel = REL_TYPES[rtype]
     ends = f"MATCH (a:{rel.source} {{id: r.src}}) MATCH (b:{rel.target} {{id: r.dst}})"
     return {
@@ -119,7 +161,6 @@ def _edge_cyphers(rtype: str) -> dict[str, str]:
             f"OPTIONAL MATCH (a)-[e:{rtype}]->(b) WITH i, a, b, e WHERE a IS NULL OR b IS NULL OR e IS NOT NULL "
             "RETURN i, a IS NULL AS no_src, b IS NULL AS no_dst, properties(e) AS p"
         ),
-        "insert": f"UNWIND $rows AS r {ends} CREATE (a)-[e:{rtype} {_inline(rel.properties)}]->(b) RETURN count(*) AS n",
         # r.p: the edge's full merged properties (sources included, nulls stripped)
         "replace": f"UNWIND $rows AS r {ends} MATCH (a)-[e:{rtype}]->(b) SET e = r.p",
     }
@@ -142,23 +183,6 @@ def _diff(rows: list[dict], stored: list[dict | None], keys: Sequence[str] = ())
         if merged != old:
             changed.append(merged | {k: row[k] for k in keys})
     return new, changed
-
-
-def _with_tables(rows: Mapping[str, list[dict]], tables: Mapping[str, Any]) -> dict[str, list[dict]]:
-    """A batch's rows plus its Arrow tables turned into rows (after them), per label/type.
-
-    Bolt sends Python values anyway, so tables take the row path here, typed first as in
-    the embedded store (a column that does not fit its declared type is refused alike).
-    """
-    from graphstore.tables import conform_table
-
-    out = {name: list(r) for name, r in rows.items()}
-    for name, table in tables.items():
-        kind = NODE_TYPES.get(name) or REL_TYPES[name]
-        typed = conform_table(name, table, ("id",) if name in NODE_TYPES else ("src", "dst"), kind.properties)
-        for i in range(0, typed.num_rows, LOOKUP_CHUNK):
-            out.setdefault(name, []).extend(table_rows(typed.slice(i, LOOKUP_CHUNK)))
-    return out
 
 
 def _edge_param(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -249,11 +273,13 @@ def _address(driver_url: str) -> tuple[str, int]:
 class Neo4jStore(GraphStore):
     """A Neo4j 5 database holding the eventkg graph."""
 
-    def __init__(self, url: str, *, chunk_size: int = CHUNK) -> None:
+    def __init__(self, url: str, *, chunk_size: int = CHUNK, tx_rows: int = TX_ROWS, tx_bytes: int = TX_BYTES) -> None:
         driver_url, auth, self._database, self.url = parse_url(url)
         self._address = _address(driver_url)
         self._user = auth[0] if auth else None
         self._chunk = chunk_size
+        self._tx_rows, self._tx_bytes = tx_rows, tx_bytes
+        self._keys: dict[str, KeySet | None] | None = None  # inside bulk_load(): see there
         try:
             self._driver = neo4j.GraphDatabase.driver(
                 driver_url,
@@ -305,16 +331,42 @@ class Neo4jStore(GraphStore):
                 s.run("CALL db.awaitIndexes(300)").consume()
 
     # -- writing ---------------------------------------------------------------------------
+    @contextmanager
+    def bulk_load(self) -> Iterator[Neo4jStore]:
+        """A bulk session: the store assumes it is the only writer of what it writes.
+
+        A label/type that is empty when the session first writes to it gets a key set
+        (``graphstore.keyset``: fingerprints of the keys this session wrote); rows it
+        reports absent are CREATEd without asking the server which exist. Labels/types
+        that held rows before use the exact lookup path, as outside a session. Every batch
+        is still written when handed over; nothing is held back.
+        """
+        if self._keys is not None:  # nested: the outer session rules
+            yield self
+            return
+        self._keys = {}
+        try:
+            yield self
+        finally:
+            self._keys = None
+
     def write_batch(self, batch: Batch) -> WriteResult:
+        """Upsert a batch: one transaction, or several when it is big (see the module docstring)."""
         validate_batch(batch)
-        node_rows, edge_rows = _with_tables(batch.nodes, batch.node_tables), _with_tables(batch.edges, batch.edge_tables)
-        nodes = {label: list(merge_rows(rows, ("id",)).values()) for label, rows in node_rows.items() if rows}
-        edges = {t: list(merge_rows(rows, ("src", "dst")).values()) for t, rows in edge_rows.items() if rows}
-        if not nodes and not edges:
+        names = [*dict.fromkeys([*batch.nodes, *batch.node_tables]), *dict.fromkeys([*batch.edges, *batch.edge_tables])]
+        sources = {**batch.nodes, **batch.edges}
+        tables = {**batch.node_tables, **batch.edge_tables}
+        typed = {}
+        for name in names:
+            rows, table = sources.get(name), tables.get(name)
+            if rows or (table is not None and table.num_rows):
+                typed[name] = nb.typed_table(name, rows, table)
+        if not typed:
             return WriteResult()
         try:
-            with self._session() as s:
-                return s.execute_write(self._write_tx, nodes, edges)
+            with self._session() as session:
+                parts = self._split_known(session, typed)
+                return self._write_parts(session, parts)
         except StoreError:
             raise
         except ServiceUnavailable as exc:
@@ -322,60 +374,185 @@ class Neo4jStore(GraphStore):
         except Neo4jError as exc:
             raise StoreError(f"writing to Neo4j at {self.url}: {_one_line(exc.message or exc)}") from None
 
-    def _write_tx(
-        self, tx: neo4j.ManagedTransaction, nodes: dict[str, list[dict]], edges: dict[str, list[dict]]
-    ) -> WriteResult:
-        """Nodes, then edges, chunk by chunk: look up what exists, CREATE the new rows, replace
-        the changed ones (merged in Python with base.merge_props, like the embedded backend).
+    def _split_known(self, session: neo4j.Session, typed: Mapping[str, tuple]) -> list[nb.Part]:
+        """Each name's rows as a part of rows known to be new and a part to look up (nodes first)."""
+        empty: set[str] = set()
+        unknown = [n for n in typed if self._keys is None or n not in self._keys]
+        if unknown:
+            empty = session.execute_read(self._empty_kinds, [n for n in unknown if n in NODE_TYPES],
+                                         [n for n in unknown if n in REL_TYPES])
+            if self._keys is not None:
+                for name in unknown:
+                    self._keys[name] = KeySet() if name in empty else None
+        parts = []
+        for name, (table, (h1, h2)) in typed.items():
+            sizes = nb.row_bytes(table)
+            keys = self._keys.get(name) if self._keys is not None else None
+            if keys is not None:
+                present, unsure = keys.lookup(h1, h2)
+                new = ~(present | unsure)
+            else:
+                new = np.full(len(h1), name in empty)
+            if new.all():
+                parts.append(nb.Part(name, table, h1, h2, sizes, new=True))
+                continue
+            for flag, mask in ((True, new), (False, ~new)):
+                if mask.any():
+                    idx = np.flatnonzero(mask)
+                    parts.append(nb.Part(name, table.take(idx), h1[idx], h2[idx], sizes[idx], new=flag))
+        parts.sort(key=lambda p: p.is_edge)  # nodes before edges (stable)
+        return parts
 
-        A label/type that is empty when the batch starts skips the lookup: its rows are all
-        new (rows are unique within a batch). CREATE after a lookup assumes one writer at a
-        time, the same rule the embedded store has; the uniqueness constraints still
-        reject a duplicate node from a concurrent writer.
-        """
+    def _write_parts(self, session: neo4j.Session, parts: list[nb.Part]) -> WriteResult:
+        """Write the parts in bounded transactions; a failure names what already landed."""
         result = WriteResult()
-        empty = self._empty_kinds(tx, list(nodes), list(edges))
-        for label, rows in nodes.items():
-            q = _node_cyphers(label)
-            for i in range(0, len(rows), self._chunk):
-                chunk = rows[i : i + self._chunk]
-                old = (
-                    {}
-                    if label in empty
-                    else {rec["p"]["id"]: rec["p"] for rec in tx.run(q["lookup"], ids=[r["id"] for r in chunk])}
-                )
-                new, changed = _diff(chunk, [old.get(r["id"]) for r in chunk])
-                created = tx.run(q["insert"], rows=new).consume().counters.nodes_created if new else 0
-                if changed:
-                    tx.run(q["replace"], rows=changed).consume()
-                result.add(WriteResult({label: created}, {label: len(changed)}))
-        for rtype, rows in edges.items():
-            q = _edge_cyphers(rtype)
-            for i in range(0, len(rows), self._chunk):
-                chunk = rows[i : i + self._chunk]
+        txs = nb.plan(parts, self._tx_rows, self._tx_bytes)
+        total = nb.count_rows(parts)
+        done = 0
+        committed: list[nb.Part] = []
+        try:
+            for tx_parts in txs:
+                result.add(self._commit(session, tx_parts, done, total))
+                done += nb.count_rows(tx_parts)
+                committed += tx_parts
+        finally:
+            self._remember(committed)
+        return result
+
+    def _remember(self, parts: list[nb.Part]) -> None:
+        """Add the keys of committed rows known new to the session's key sets (once per batch)."""
+        if self._keys is None:
+            return
+        grouped: dict[str, list[nb.Part]] = {}
+        for part in parts:
+            if part.new and self._keys.get(part.name) is not None:
+                grouped.setdefault(part.name, []).append(part)
+        for name, group in grouped.items():
+            self._keys[name].add(np.concatenate([p.h1 for p in group]), np.concatenate([p.h2 for p in group]))
+
+    def _commit(self, session: neo4j.Session, tx_parts: list[nb.Part], done: int, total: int) -> WriteResult:
+        """One bounded transaction of a batch; errors say how much of the batch landed before."""
+        try:
+            return self._run_tx(session, tx_parts)
+        except StoreError as exc:
+            if done:
+                raise type(exc)(f"{exc} ({done:,} of this batch's {total:,} rows were written in earlier "
+                                "transactions; writing the batch again completes it)") from None
+            raise
+        except (Neo4jError, DriverError) as exc:
+            if isinstance(exc, ServiceUnavailable | SessionExpired):
+                msg = f"cannot reach Neo4j at {self.url}: {_reason(exc, self._address)}"
+            else:
+                msg = f"writing to Neo4j at {self.url}: {_one_line(getattr(exc, 'message', None) or exc)}"
+            if done:
+                msg += (f" ({done:,} of this batch's {total:,} rows were written in earlier transactions; "
+                        "writing the batch again completes it)")
+            raise StoreError(msg) from None
+
+    def _run_tx(self, session: neo4j.Session, parts: list[nb.Part]) -> WriteResult:
+        """One transaction, retried on transient errors; split in halves when Neo4j runs out of
+        transaction memory (a single row that still does not fit is a one-line StoreError).
+
+        A retry (attempt > 1) looks every row up instead of CREATEing the rows known new: a
+        commit whose outcome was lost may have landed, and the lookup makes the retry write
+        nothing twice.
+        """
+        delay, deadline, attempt = 0.2, time.monotonic() + RETRY_SECONDS, 0
+        while True:
+            attempt += 1
+            try:
+                with session.begin_transaction() as tx:
+                    out = self._write_tx(tx, parts, blind=attempt == 1)
+                    tx.commit()
+                return out
+            except (Neo4jError, DriverError) as exc:
+                if _out_of_memory(exc):
+                    if nb.count_rows(parts) > 1:
+                        out = WriteResult()
+                        for half in nb.halves(parts):
+                            out.add(self._run_tx(session, half))
+                        return out
+                    part = parts[0]
+                    raise StoreError(
+                        f"writing to Neo4j at {self.url}: {part.name} {part.key_of(0)} alone exceeds the server's "
+                        f"transaction memory (~{int(part.row_bytes[0]):,} bytes; the server says: "
+                        f"{_one_line(getattr(exc, 'message', None) or exc)})"
+                    ) from None
+                retry = isinstance(exc, IncompleteCommit) or (hasattr(exc, "is_retryable") and exc.is_retryable())
+                if not retry or time.monotonic() + delay > deadline:
+                    raise
+                time.sleep(delay)
+                delay *= 2
+
+    def _write_tx(self, tx: neo4j.Transaction, parts: list[nb.Part], *, blind: bool) -> WriteResult:
+        """Nodes, then edges: rows known new are CREATEd; the others are looked up, the new ones
+        CREATEd and the changed ones replaced (merged with base.merge_props, like the embedded
+        backend). Statements of ``chunk_size`` rows are sent while the next ones are built."""
+        result = WriteResult()
+        for part in parts:
+            if part.new and blind:
+                created = self._create(tx, part.name, part.tuples())
+                result.add(WriteResult({part.name: created}, {part.name: 0}))
+            else:
+                result.add(self._upsert(tx, part.name, part.dicts()))
+        return result
+
+    def _create(self, tx: neo4j.Transaction, name: str, rows: list[tuple]) -> int:
+        """CREATE rows (all new); an edge whose endpoint is missing raises MissingEndpointError."""
+        q = _insert_cypher(name)
+        created = 0
+        pending: tuple[neo4j.Result, list[tuple]] | None = None
+        for i in range(0, len(rows), self._chunk):
+            chunk = rows[i : i + self._chunk]
+            if pending is not None:
+                created += self._created(tx, name, *pending)
+            pending = (tx.run(q, rows=chunk), chunk)
+        if pending is not None:
+            created += self._created(tx, name, *pending)
+        return created
+
+    def _created(self, tx: neo4j.Transaction, name: str, res: neo4j.Result, chunk: list[tuple]) -> int:
+        if name in NODE_TYPES:
+            return res.consume().counters.nodes_created
+        if res.single(strict=True)["n"] != len(chunk):
+            raise MissingEndpointError(self._missing_endpoint(tx, name, [{"src": r[0], "dst": r[1]} for r in chunk]))
+        return res.consume().counters.relationships_created
+
+    def _upsert(self, tx: neo4j.Transaction, name: str, rows: list[dict]) -> WriteResult:
+        """Look rows up, CREATE the new ones, replace the changed ones (exact, any state)."""
+        result = WriteResult()
+        edge = name in REL_TYPES
+        q = _edge_cyphers(name) if edge else _node_cyphers(name)
+        cols = ["src", "dst"] if edge else ["id"]
+        cols += ["sources", *(REL_TYPES[name] if edge else NODE_TYPES[name]).properties]
+        for i in range(0, len(rows), self._chunk):
+            chunk = rows[i : i + self._chunk]
+            if edge:
                 old = {}
-                if rtype not in empty:
-                    for rec in tx.run(q["lookup"], keys=[[r["src"], r["dst"]] for r in chunk]):
-                        if rec["no_src"] or rec["no_dst"]:
-                            raise MissingEndpointError(self._missing_message(rtype, chunk[rec["i"]], rec["no_src"]))
-                        old[rec["i"]] = rec["p"]
+                for rec in tx.run(q["lookup"], keys=[[r["src"], r["dst"]] for r in chunk]):
+                    if rec["no_src"] or rec["no_dst"]:
+                        raise MissingEndpointError(self._missing_message(name, chunk[rec["i"]], rec["no_src"]))
+                    old[rec["i"]] = rec["p"]
                 new, changed = _diff(chunk, [old.get(n) for n in range(len(chunk))], ("src", "dst"))
-                created = 0
-                if new:
-                    res = tx.run(q["insert"], rows=new)
-                    if res.single(strict=True)["n"] != len(new):
-                        raise MissingEndpointError(self._missing_endpoint(tx, rtype, new))
-                    created = res.consume().counters.relationships_created
-                if changed:
-                    tx.run(q["replace"], rows=[_edge_param(r) for r in changed]).consume()
-                result.add(WriteResult({rtype: created}, {rtype: len(changed)}))
+            else:
+                old = {rec["p"]["id"]: rec["p"] for rec in tx.run(q["lookup"], ids=[r["id"] for r in chunk])}
+                new, changed = _diff(chunk, [old.get(r["id"]) for r in chunk])
+            created = self._create(tx, name, [tuple(r.get(c) for c in cols) for r in new]) if new else 0
+            if changed:
+                rows_param = [_edge_param(r) for r in changed] if edge else changed
+                tx.run(q["replace"], rows=rows_param).consume()
+            result.add(WriteResult({name: created}, {name: len(changed)}))
         return result
 
     @staticmethod
     def _empty_kinds(tx: neo4j.ManagedTransaction, labels: list[str], types: list[str]) -> set[str]:
-        """Which of the labels/types hold nothing yet (answered from the count store)."""
-        parts = [f"MATCH (n:{label}) RETURN '{label}' AS k, count(n) AS c" for label in labels]
-        parts += [f"MATCH ()-[e:{t}]->() RETURN '{t}' AS k, count(e) AS c" for t in types]
+        """Which of the labels/types hold nothing yet (answered from the count store).
+
+        ``WITH count(..) AS c`` first: ``RETURN 'X' AS k, count(n)`` groups by the literal and
+        returns no row at all when nothing matches, so an empty label looked non-empty.
+        """
+        parts = [f"MATCH (n:{label}) WITH count(n) AS c RETURN '{label}' AS k, c" for label in labels]
+        parts += [f"MATCH ()-[e:{t}]->() WITH count(e) AS c RETURN '{t}' AS k, c" for t in types]
         return {rec["k"] for rec in tx.run(" UNION ALL ".join(parts)) if rec["c"] == 0}
 
     @staticmethod
@@ -400,6 +577,8 @@ class Neo4jStore(GraphStore):
 
     def clear(self) -> None:
         """Delete all nodes and edges: one transaction when small, else in batches."""
+        if self._keys is not None:
+            self._keys = {}
         total = self._read("MATCH (n) RETURN count(n) AS c")[0]["c"]
         if total == 0:
             return
@@ -413,6 +592,8 @@ class Neo4jStore(GraphStore):
     def query(
         self, cypher: str, params: Mapping[str, Any] | None = None, *, write: bool = False
     ) -> list[dict[str, Any]]:
+        if write and self._keys is not None:
+            self._keys = {}  # a raw write may add keys the session's key sets do not know
         try:
             with self._session(write=write) as s:
                 result = s.run(cypher, dict(params or {}))

@@ -168,3 +168,139 @@ def test_clear_removes_everything_but_keeps_the_schema(n4):
     assert n4.query("MATCH (n) RETURN count(n) AS c") == [{"c": 0}]
     names = {c["name"] for c in n4.query("SHOW CONSTRAINTS YIELD name")}
     assert "event_id" in names
+
+
+def _chain(n: int, prefix: str = "c", source: str = "t") -> Batch:
+    b = Batch()
+    for i in range(n):
+        b.add_node("Event", {"id": f"{prefix}{i}", "text": f"{prefix} {i}", "sources": [source]})
+    for i in range(n - 1):
+        b.add_edge("BEFORE", {"src": f"{prefix}{i}", "dst": f"{prefix}{i + 1}", "sources": [source], "weight": 1.0})
+    return b
+
+
+def test_a_big_batch_goes_in_bounded_transactions_and_lands_whole(neo4j_server):
+    with Neo4jStore(neo4j_server.url, tx_rows=7, chunk_size=3) as s:
+        s.clear()
+        first = s.write_batch(_chain(30))  # 59 rows: 9 transactions of at most 7 rows
+        assert first.created == {"Event": 30, "BEFORE": 29}
+        again = s.write_batch(_chain(30))
+        assert again.created == {"Event": 0, "BEFORE": 0} and again.updated == {"Event": 0, "BEFORE": 0}
+        other = s.write_batch(_chain(30, source="u"))  # every row changes: merged, not duplicated
+        assert other.updated == {"Event": 30, "BEFORE": 29}
+        counts = s.counts()
+        assert counts["nodes"]["Event"] == 30 and counts["edges"]["BEFORE"] == 29
+        assert s.get_nodes("Event", ["c29"])["c29"]["sources"] == ["t", "u"]
+
+
+def test_a_byte_bound_splits_batches_too(neo4j_server):
+    with Neo4jStore(neo4j_server.url, tx_bytes=4_000) as s:  # ~20 rows of ~200 bytes per transaction
+        s.clear()
+        b = _chain(200)
+        assert s.write_batch(b).created == {"Event": 200, "BEFORE": 199}
+        assert s.counts()["edges"]["BEFORE"] == 199
+
+
+def test_a_failing_later_transaction_keeps_the_earlier_ones_and_says_so(neo4j_server):
+    with Neo4jStore(neo4j_server.url, tx_rows=5) as s:
+        s.clear()
+        b = _chain(10)
+        b.add_edge("BEFORE", {"src": "c9", "dst": "ghost", "sources": ["t"]})
+        with pytest.raises(MissingEndpointError, match="Event 'ghost'") as err:
+            s.write_batch(b)
+        msg = str(err.value)
+        assert "rows were written in earlier transactions; writing the batch again completes it" in msg
+        assert "\n" not in msg
+        assert s.counts()["nodes"]["Event"] == 10  # nodes go first, in their own transactions
+        b.edges["BEFORE"].pop()
+        s.write_batch(b)  # the re-run completes the batch, nothing twice
+        counts = s.counts()
+        assert counts["nodes"]["Event"] == 10 and counts["edges"]["BEFORE"] == 9
+
+
+def test_small_batches_stay_one_transaction(neo4j_server):
+    with Neo4jStore(neo4j_server.url) as s:  # default bounds: 20,000 rows
+        s.clear()
+        b = _chain(500)
+        b.add_edge("BEFORE", {"src": "c0", "dst": "ghost", "sources": ["t"]})
+        with pytest.raises(MissingEndpointError) as err:
+            s.write_batch(b)
+        assert "earlier transactions" not in str(err.value)
+        assert s.counts()["nodes"]["Event"] == 0
+
+
+def test_server_transaction_memory_limit_halves_then_names_a_single_row():
+    from graphstore import neo4j_server as server_mod
+
+    if server_mod.missing_tools():
+        pytest.skip("needs java and mvn")
+    server = server_mod.start(heap="512m", pagecache="64m", jvm_flags=["-XX:TieredStopAtLevel=1"],
+                              settings={"db.memory.transaction.max": "4m"})
+    try:
+        with Neo4jStore(server.url, tx_bytes=1 << 40) as s:  # the store's own bound off: the server's decides
+            b = Batch()
+            for i in range(40):  # ~12 MB in one transaction, 300 KB a row
+                b.add_node("Event", {"id": f"big{i}", "pattern": f"{i}" + "x" * 300_000, "sources": ["t"]})  # not indexed
+            assert s.write_batch(b).created == {"Event": 40}
+            assert s.counts()["nodes"]["Event"] == 40
+            giant = {"id": "giant", "pattern": "y" * 8_000_000, "sources": ["t"]}
+            with pytest.raises(StoreError, match="Event 'giant' alone exceeds the server's transaction memory") as err:
+                s.upsert_nodes("Event", [giant])
+            assert "\n" not in str(err.value)
+            assert s.counts()["nodes"]["Event"] == 40
+            s.write_batch(b)  # the re-run changes nothing
+            assert s.counts()["nodes"]["Event"] == 40
+    finally:
+        server.stop()
+
+
+def test_bulk_session_key_sets_skip_lookups_but_never_duplicate(neo4j_server):
+    with Neo4jStore(neo4j_server.url) as s:
+        s.clear()
+        with s.bulk_load():
+            assert s.write_batch(_chain(20)).created == {"Event": 20, "BEFORE": 19}
+            assert s.write_batch(_chain(25)).created == {"Event": 5, "BEFORE": 5}  # 20/19 known: looked up
+            s.query("MATCH (a:Event {id: 'c0'}), (b:Event {id: 'c24'}) CREATE (a)-[:BEFORE {sources: ['raw']}]->(b)",
+                    write=True)  # a raw write: the session forgets its key sets
+            b = Batch()
+            b.add_edge("BEFORE", {"src": "c0", "dst": "c24", "sources": ["t"]})
+            assert s.write_batch(b).updated == {"BEFORE": 1}
+        with s.bulk_load():  # a new session on a non-empty store looks rows up
+            assert s.write_batch(_chain(25)).created == {"Event": 0, "BEFORE": 0}
+        counts = s.counts()
+        assert counts["nodes"]["Event"] == 25 and counts["edges"]["BEFORE"] == 25
+
+
+def test_a_stopped_server_is_one_line_and_a_rerun_completes(tmp_path):
+    from graphstore import neo4j_server as server_mod
+
+    if server_mod.missing_tools():
+        pytest.skip("needs java and mvn")
+    home = tmp_path / "home"
+    server = server_mod.start(home=home, heap="512m", pagecache="64m", jvm_flags=["-XX:TieredStopAtLevel=1"])
+    try:
+        store = Neo4jStore(server.url)
+        store.write_batch(_chain(10, "s"))
+        server.stop()  # a clean shutdown: the first batch is on disk
+        with pytest.raises(StoreError, match="^cannot reach Neo4j at ") as err:
+            store.write_batch(_chain(20, "s"))
+        assert "\n" not in str(err.value)
+        store.close()
+        server = server_mod.start(home=home, password=server.password, port=server.bolt_port, heap="512m",
+                                  pagecache="64m", jvm_flags=["-XX:TieredStopAtLevel=1"])
+        with Neo4jStore(server.url) as again:
+            assert again.counts()["nodes"]["Event"] == 10  # nothing of the first batch lost
+            again.write_batch(_chain(20, "s"))  # the re-run completes
+            counts = again.counts()
+            assert counts["nodes"]["Event"] == 20 and counts["edges"]["BEFORE"] == 19
+    finally:
+        server.stop()
+
+
+def test_empty_labels_and_types_are_known_empty(n4):
+    # rows of an empty label/type are CREATEd without a lookup; this check decides it
+    with n4._session() as s:
+        assert s.execute_read(n4._empty_kinds, ["Event"], ["CAUSES"]) == {"Event", "CAUSES"}
+    n4.write_batch(_events("a"))
+    with n4._session() as s:
+        assert s.execute_read(n4._empty_kinds, ["Event"], ["CAUSES"]) == {"CAUSES"}

@@ -1,0 +1,208 @@
+"""ASER ``KG.db`` into Neo4j, two ways, each measured in one call of :func:`child`.
+
+    .venv/bin/python bench/neo4j_modes.py --kg KG.db --mode neo4j-bolt
+    .venv/bin/python bench/neo4j_modes.py --kg KG.db --mode neo4j-bulk --workdir /tmp/n4
+
+* ``neo4j-bolt``: a Neo4j server with Neo4j's default memory settings (512 MB heap, page
+  cache as Neo4j sizes it, default transaction memory limit) from
+  ``graphstore.neo4j_server``; ``ingest.aser.load`` writes the file through Bolt
+  (``Neo4jStore``). ``seconds`` is the ingest alone (the server is up before the clock
+  starts); then, on the same server and in the same run, the baseline: the raw driver
+  writing ``RAW_EDGES`` edges between random stored events (any of them, as the ingest's
+  edges are) with ``UNWIND $rows ... CREATE`` in
+  ``RAW_BATCH``-row transactions (``raw_create_rate``, edges/s), beside our own typed-edge
+  rate (``edge_rate``).
+* ``neo4j-bulk``: ``ingest.aser.load`` into a fresh embedded store (``embedded_s``, not part of
+  ``seconds``), then the bulk path: ``export neo4j-import`` CSV files (``export_s``),
+  ``neo4j-admin database import full`` (``import_s``), the server up (``up_s``), and the
+  store's constraints/indexes created on first open (``schema_s``); ``seconds`` is the sum
+  of those four, the end-to-end figure of issue 11.
+
+``rows`` is the file's Relations rows; ``rate`` = rows / seconds. ``cpu`` counts this
+process and its children (the importer and the server JVMs). ``server_peak_rss_mb`` is
+the server JVM's VmHWM just before it stops.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import sqlite3
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+MODES = ("neo4j-bolt", "neo4j-bulk")
+RAW_EDGES = 200_000  # edges the raw-driver baseline writes
+RAW_BATCH = 10_000  # rows per baseline transaction (one UNWIND statement each)
+
+
+def _cpu_self_and_children() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _proc_cpu(pid: int) -> float:
+    """CPU seconds of a running process (user + system), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def relation_rows(kg_path: str) -> int:
+    conn = sqlite3.connect(f"file:{kg_path}?mode=ro", uri=True)
+    try:
+        return conn.execute("SELECT count(*) FROM Relations").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def _counts(store) -> dict[str, int]:
+    c = store.counts()
+    return {k: v for part in ("nodes", "edges") for k, v in c[part].items() if v}
+
+
+def raw_create_rate(server, n_edges: int = RAW_EDGES, batch: int = RAW_BATCH) -> float:
+    """Edges/s of the raw driver: ``UNWIND $rows MATCH a, b CREATE (a)-[:T {...}]->(b)``, map rows."""
+    import random
+
+    import neo4j
+
+    auth = (server.user, server.password) if server.user else None
+    with neo4j.GraphDatabase.driver(server.bare_url, auth=auth) as drv, drv.session() as s:
+        ids = [r["id"] for r in s.run("MATCH (n:Event) RETURN n.id AS id")]  # endpoints over the whole graph
+        if len(ids) < 2:
+            return float("nan")
+        rng = random.Random(7)
+        rows = [{"src": rng.choice(ids), "dst": rng.choice(ids), "count": 1.0, "sources": ["raw"]}
+                for _ in range(n_edges)]
+        q = ("UNWIND $rows AS r MATCH (a:Event {id: r.src}) MATCH (b:Event {id: r.dst}) "
+             "CREATE (a)-[:RAW_BASELINE {count: r.count, sources: r.sources}]->(b)")
+        start = time.perf_counter()
+        for i in range(0, n_edges, batch):
+            s.execute_write(lambda tx, part=rows[i : i + batch]: tx.run(q, rows=part).consume())
+        return n_edges / (time.perf_counter() - start)
+
+
+def _bolt(kg_path: str, workdir: Path, out: dict) -> None:
+    from graphstore import neo4j_server
+    from graphstore.neo4j_store import Neo4jStore
+    from ingest import aser
+
+    server = neo4j_server.start(heap=None, pagecache=None, home=None)  # Neo4j's default memory settings
+    try:
+        store = Neo4jStore(server.url)
+        server_cpu0 = _proc_cpu(server.process.pid)
+        start, cpu = time.perf_counter(), _cpu_self_and_children()
+        report = aser.load(store, kg_path)
+        out["seconds"] = time.perf_counter() - start
+        out["client_cpu"] = _cpu_self_and_children() - cpu
+        out["server_cpu"] = _proc_cpu(server.process.pid) - server_cpu0
+        out["cpu"] = out["client_cpu"] + out["server_cpu"]
+        out["counts"] = _counts(store)
+        out["source_rows"] = report.rows
+        store.close()
+        out["raw_create_rate"] = raw_create_rate(server)
+        out["server_peak_rss_mb"] = _peak_rss_mb(server.process.pid)
+    finally:
+        server.stop()
+
+
+def _bulk(kg_path: str, workdir: Path, out: dict) -> None:
+    from graphstore import neo4j_server, open_store
+    from graphstore.neo4j_import import export_neo4j_import
+    from graphstore.neo4j_store import Neo4jStore
+    from ingest import aser
+
+    lbug, csv_dir, home = workdir / "bulk.lbug", workdir / "neo4j-import", workdir / "neo4j-home"
+    for path in (csv_dir, home):
+        shutil.rmtree(path, ignore_errors=True)
+    lbug.unlink(missing_ok=True)
+    neo4j_server.prepare()
+    start = time.perf_counter()
+    with open_store(str(lbug)) as emb:
+        aser.load(emb, kg_path)
+    out["embedded_s"] = time.perf_counter() - start
+
+    start, cpu = time.perf_counter(), _cpu_self_and_children()
+    with open_store(str(lbug)) as emb:
+        export_neo4j_import(emb, csv_dir)
+    out["export_s"] = time.perf_counter() - start
+    out["csv_mb"] = sum(f.stat().st_size for f in csv_dir.iterdir()) / 1e6
+    t = time.perf_counter()
+    neo4j_server.run_import(csv_dir, home=home)
+    out["import_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    server = neo4j_server.start(heap=None, pagecache=None, home=home)
+    try:
+        out["up_s"] = time.perf_counter() - t
+        t = time.perf_counter()
+        store = Neo4jStore(server.url)  # creates the constraints and indexes, waits for them
+        out["schema_s"] = time.perf_counter() - t
+        out["seconds"] = time.perf_counter() - start
+        out["cpu"] = _cpu_self_and_children() - cpu + _proc_cpu(server.process.pid)
+        out["counts"] = _counts(store)
+        store.close()
+        out["server_peak_rss_mb"] = _peak_rss_mb(server.process.pid)
+    finally:
+        server.stop()
+        shutil.rmtree(home, ignore_errors=True)
+        shutil.rmtree(csv_dir, ignore_errors=True)
+        lbug.unlink(missing_ok=True)
+
+
+def child(mode: str, kg_path: str, workdir: str) -> dict:
+    """Run one mode on ``kg_path`` (work files under ``workdir``, removed after); the figures."""
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
+    work = Path(workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    out: dict = {"mode": mode, "rows": relation_rows(kg_path)}
+    (_bolt if mode == "neo4j-bolt" else _bulk)(kg_path, work, out)
+    out["rate"] = out["rows"] / out["seconds"]
+    edges = sum(v for k, v in out["counts"].items() if k.isupper())
+    out["edges"] = edges
+    out["edge_rate"] = edges / (out.get("ingest_s") or out["seconds"])
+    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kg", required=True, help="an ASER KG.db (e.g. from ingest.synthetic.make_aser_kg)")
+    ap.add_argument("--mode", choices=MODES, action="append", help="neo4j-bolt and/or neo4j-bulk (default: both)")
+    ap.add_argument("--workdir", default=None, help="work folder (default: a temp folder, removed)")
+    args = ap.parse_args()
+    work = Path(args.workdir or tempfile.mkdtemp(prefix="eventkg-neo4j-bench-"))
+    try:
+        for mode in args.mode or MODES:
+            r = child(mode, args.kg, str(work))
+            line = (f"{mode:>10}: {r['rows']:,} relations rows in {r['seconds']:.1f} s = {r['rate']:,.0f} rows/s; "
+                    f"{r['edges']:,} edges ({r['edge_rate']:,.0f}/s); CPU {r['cpu']:.1f} s; "
+                    f"server peak RSS {r['server_peak_rss_mb']:,.0f} MB")
+            if "raw_create_rate" in r:
+                line += f"; raw driver UNWIND CREATE {r['raw_create_rate']:,.0f} edges/s (ours / raw = " \
+                        f"{r['edge_rate'] / r['raw_create_rate']:.2f})"
+            print(line, flush=True)
+            print(json.dumps(r), flush=True)
+    finally:
+        if not args.workdir:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,270 @@
+"""CSV files for ``neo4j-admin database import full``, streamed from an embedded store.
+
+Why: writing millions of rows through Bolt runs a transaction per few thousand rows; the
+offline importer builds a new database from CSV files at a million rows a second. This
+module writes those files from a LadybugDB store: one ``nodes-<Label>.csv`` per non-empty
+label and one ``rels-<TYPE>.csv`` per non-empty relationship type, each with its header
+line, plus ``import.json`` (the files and CSV options; written last, so a folder without it
+is an unfinished export) and ``import.sh`` (the same command for a Neo4j installation).
+
+The graph the importer builds is the one the Bolt path writes: the same labels, types and
+ids (``id:ID(<Label>)``, so ``n.id`` is a string property, one id space per label),
+``sources`` as ``sources:string[]``, ``DOUBLE``/``INT64`` properties as ``double``/``long``,
+``STRING[]`` as ``string[]``; a null property is an empty unquoted field (not set, as Bolt
+leaves it), an empty string is ``""``. Array elements are joined with U+001F (a value
+holding that character is refused); a file with a line break inside a value is read with
+``--multiline-fields``. One difference: the importer leaves an empty array unset (CSV has
+no way to tell ``[]`` or ``[""]`` from no value), where Bolt stores ``[]``; the store reads
+a missing ``sources`` as ``[]`` either way, so only raw Cypher (``n.sources IS NULL``) sees it. Constraints and indexes are not part of the import: the store
+creates them when it first opens the database (``Neo4jStore``).
+
+Reading is columnar and bounded: nodes in pages of ``PAGE`` node offsets, relationships in
+pages of ``PAGE`` source-node offsets, each page one Arrow table, never the whole table.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from graphstore.base import StoreError
+from graphstore.model import DOUBLE, INT64, NODE_TYPES, REL_TYPES, STRING_LIST
+
+MANIFEST = "import.json"
+ARRAY_DELIMITER = "\x1f"
+ADMIN_ARRAY_DELIMITER = "U+001F"
+PAGE = 200_000  # node offsets read per query (a page of relationships: their source nodes')
+_HEADER_TYPE = {DOUBLE: "double", INT64: "long", STRING_LIST: "string[]"}
+_ARROW_TYPE = {DOUBLE: pa.float64(), INT64: pa.int64()}
+#: progress callback: (what is being written, rows written in it so far, rows it will have)
+ProgressFn = Callable[[str, int, int], None]
+
+
+def _header(name: str, ctype: str) -> str:
+    kind = _HEADER_TYPE.get(ctype)
+    return f"{name}:{kind}" if kind else name
+
+
+def node_header(label: str) -> list[str]:
+    """The CSV header of a label's node file."""
+    props = NODE_TYPES[label].properties
+    return [f"id:ID({label})", "sources:string[]", *(_header(p, t) for p, t in props.items())]
+
+
+def rel_header(rtype: str) -> list[str]:
+    """The CSV header of a relationship type's file."""
+    rel = REL_TYPES[rtype]
+    return [f":START_ID({rel.source})", f":END_ID({rel.target})", "sources:string[]",
+            *(_header(p, t) for p, t in rel.properties.items())]
+
+
+def _csv_schema(header: list[str], kinds: list[str]) -> pa.Schema:
+    return pa.schema([(h, _ARROW_TYPE.get(k, pa.string())) for h, k in zip(header, kinds, strict=True)])
+
+
+def _connection(store: Any):
+    conn = getattr(store, "_conn", None)
+    if conn is None or not hasattr(conn, "execute"):
+        raise StoreError(f"export neo4j-import reads an embedded LadybugDB store; {store.url} is not one")
+    return conn
+
+
+def _max_offset(conn, label: str) -> int:
+    res = conn.execute(f"MATCH (n:{label}) RETURN max(offset(id(n)))")
+    value = res.get_next()[0]
+    return -1 if value is None else int(value)
+
+
+def _count(conn, cypher: str) -> int:
+    return int(conn.execute(cypher).get_next()[0])
+
+
+class _Checker:
+    """Finds what the importer's CSV options must allow (line breaks), or cannot carry."""
+
+    def __init__(self) -> None:
+        self.multiline: set[str] = set()
+
+    def column(self, file: str, name: str, col: pa.Array, *, array: bool, where: Callable[[int], str]) -> pa.Array:
+        """``col`` as the CSV column: arrays joined with U+001F, strings checked."""
+        if array:
+            flat = pc.list_flatten(col)
+            self._refuse_delimiter(file, name, flat, col, where)
+            col = pc.binary_join(col, ARRAY_DELIMITER)
+        if len(col) and pc.any(pc.match_substring_regex(col, "[\n\r]")).as_py():
+            self.multiline.add(file)
+        return col
+
+    @staticmethod
+    def _refuse_delimiter(file: str, name: str, flat: pa.Array, lists: pa.Array, where: Callable[[int], str]) -> None:
+        if not len(flat) or not pc.any(pc.match_substring(flat, ARRAY_DELIMITER)).as_py():
+            return
+        bad = pc.list_parent_indices(lists).to_numpy()[pc.match_substring(flat, ARRAY_DELIMITER).to_numpy(
+            zero_copy_only=False)]
+        raise StoreError(f"{file}: {where(int(bad[0]))}: {name} holds U+001F, the importer's array delimiter")
+
+
+def _sources_list(col: pa.Array) -> pa.Array:
+    """The store's comma-joined ``sources`` strings as lists (empty string: empty list)."""
+    col = pc.fill_null(col, "")
+    lists = pc.split_pattern(col, ",")
+    empty = pc.equal(col, "")
+    return pc.if_else(empty, pa.scalar([], pa.list_(pa.string())), lists)
+
+
+def _node_pages(conn, label: str) -> Iterator[pa.Table]:
+    cols = ["id", "sources", *NODE_TYPES[label].properties]
+    ret = ", ".join(f"n.`{c}` AS `{c}`" for c in cols)
+    top = _max_offset(conn, label)
+    for lo in range(0, top + 1, PAGE):
+        yield conn.execute(
+            f"MATCH (n:{label}) WHERE offset(id(n)) >= {lo} AND offset(id(n)) < {lo + PAGE} RETURN {ret}"
+        ).get_as_arrow(0)
+
+
+def _rel_pages(conn, rtype: str) -> Iterator[pa.Table]:
+    rel = REL_TYPES[rtype]
+    ret = ", ".join(["a.id AS src", "b.id AS dst", *(f"e.`{c}` AS `{c}`" for c in ["sources", *rel.properties])])
+    top = _max_offset(conn, rel.source)
+    for lo in range(0, top + 1, PAGE):
+        yield conn.execute(
+            f"MATCH (a:{rel.source})-[e:{rtype}]->(b:{rel.target}) "
+            f"WHERE offset(id(a)) >= {lo} AND offset(id(a)) < {lo + PAGE} RETURN {ret}"
+        ).get_as_arrow(0)
+
+
+def _write_file(
+    path: Path,
+    header: list[str],
+    kinds: list[str],
+    pages: Iterator[pa.Table],
+    checker: _Checker,
+    key: str,
+    total: int,
+    progress: ProgressFn | None,
+) -> int:
+    """Write one CSV file (header + every page); the number of rows written."""
+    schema = _csv_schema(header, kinds)
+    written = 0
+    options = pacsv.WriteOptions(include_header=True, batch_size=65_536)
+    with pacsv.CSVWriter(str(path), schema, write_options=options) as writer:
+        for page in pages:
+            if not page.num_rows:
+                continue
+            ids = page.column(0)
+
+            def where(i: int, ids: pa.ChunkedArray = ids) -> str:
+                return f"{key} {ids[i].as_py()!r}"
+
+            arrays = []
+            for j, (name, kind) in enumerate(zip(header, kinds, strict=True)):
+                col = page.column(j).combine_chunks()
+                if name == "sources:string[]":
+                    col = _sources_list(col)
+                if kind == STRING_LIST or name == "sources:string[]":
+                    col = checker.column(path.name, name, col, array=True, where=where)
+                elif kind in _ARROW_TYPE:
+                    col = col.cast(_ARROW_TYPE[kind])
+                else:
+                    col = checker.column(path.name, name, col.cast(pa.string()), array=False, where=where)
+                arrays.append(col)
+            writer.write_table(pa.Table.from_arrays(arrays, schema=schema))
+            written += page.num_rows
+            if progress:
+                progress(path.name, written, total)
+    return written
+
+
+def export_neo4j_import(store: Any, out: str | Path, *, progress: ProgressFn | None = None) -> dict[str, int]:
+    """Write the import folder for the graph in ``store`` (a LadybugStore); rows per label/type.
+
+    Files of an earlier export in ``out`` are replaced; the manifest goes last.
+    """
+    conn = _connection(store)
+    out = Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / MANIFEST).unlink(missing_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot write the import folder {out}: {exc.strerror or exc}") from None
+    checker = _Checker()
+    counts: dict[str, int] = {}
+    nodes: dict[str, str] = {}
+    rels: dict[str, str] = {}
+    try:
+        for label, kind in NODE_TYPES.items():
+            total = _count(conn, f"MATCH (n:{label}) RETURN count(*)")
+            if not total:
+                continue
+            name = f"nodes-{label}.csv"
+            kinds = ["id", STRING_LIST, *kind.properties.values()]
+            counts[label] = _write_file(out / name, node_header(label), kinds, _node_pages(conn, label), checker,
+                                        f"{label}", total, progress)
+            nodes[label] = name
+        for rtype, rel in REL_TYPES.items():
+            total = _count(conn, f"MATCH ()-[e:{rtype}]->() RETURN count(*)")
+            if not total:
+                continue
+            name = f"rels-{rtype}.csv"
+            kinds = ["src", "dst", STRING_LIST, *rel.properties.values()]
+            counts[rtype] = _write_file(out / name, rel_header(rtype), kinds, _rel_pages(conn, rtype), checker,
+                                        f"{rtype} edge from", total, progress)
+            rels[rtype] = name
+    except OSError as exc:
+        raise StoreError(f"cannot write the import folder {out}: {exc.strerror or exc}") from None
+    manifest = {
+        "format": "neo4j-admin database import full",
+        "nodes": nodes,
+        "relationships": rels,
+        "array_delimiter": ADMIN_ARRAY_DELIMITER,
+        "multiline": sorted(checker.multiline),
+        "counts": counts,
+    }
+    (out / "import.sh").write_text(
+        "#!/bin/sh\n# Build a new Neo4j database from these files (stop the server first; the database must be "
+        "new or empty).\ncd \"$(dirname \"$0\")\" && exec neo4j-admin database import full "
+        + " ".join(shlex.quote(a) for a in _arguments(manifest, "")[:-1])
+        + ' "${1:-neo4j}"\n'
+    )
+    os.chmod(out / "import.sh", 0o755)
+    tmp = out / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=2) + "\n")
+    tmp.replace(out / MANIFEST)
+    return counts
+
+
+def _arguments(manifest: dict[str, Any], database: str) -> list[str]:
+    args = [f"--nodes={label}={name}" for label, name in manifest["nodes"].items()]
+    args += [f"--relationships={rtype}={name}" for rtype, name in manifest["relationships"].items()]
+    args += [f"--array-delimiter={manifest['array_delimiter']}"]
+    if manifest.get("multiline"):
+        args += ["--multiline-fields=true"]
+    return [*args, database]
+
+
+def admin_arguments(folder: str | Path, *, database: str = "neo4j") -> list[str]:
+    """The ``neo4j-admin database import full`` arguments for an export folder (run in that folder)."""
+    folder = Path(folder)
+    path = folder / MANIFEST
+    if not path.is_file():
+        why = "no such folder" if not folder.is_dir() else f"no {MANIFEST} (not an export, or an unfinished one)"
+        raise StoreError(f"cannot import {folder}: {why}; write it with 'eventkg export neo4j-import {folder}'")
+    try:
+        manifest = json.loads(path.read_text())
+        files = [*manifest["nodes"].values(), *manifest["relationships"].values()]
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise StoreError(f"cannot import {folder}: {MANIFEST} is not an eventkg export manifest ({exc})") from None
+    missing = [f for f in files if not (folder / f).is_file()]
+    if missing:
+        raise StoreError(f"cannot import {folder}: {', '.join(missing)} missing")
+    if not manifest["nodes"]:
+        raise StoreError(f"cannot import {folder}: the export holds no nodes")
+    return _arguments(manifest, database)

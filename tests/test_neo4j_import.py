@@ -1,0 +1,149 @@
+"""The bulk path: ``export neo4j-import`` CSV + ``neo4j-admin database import full`` builds the
+same graph as writing through Bolt.
+
+The reference is the Bolt path itself (the session server of tests/neo4j_fixture.py): the
+project samples and a batch of awkward values go both ways, and every node and edge of
+every label and type must come out equal. Needs Java and Maven (skips outside CI otherwise).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from graphstore import Batch, StoreError, open_store
+from graphstore import neo4j_server as server_mod
+from graphstore.model import NODE_TYPES, REL_TYPES
+from graphstore.neo4j_import import admin_arguments, export_neo4j_import, node_header, rel_header
+from ingest import abspyramid, aser, clomo, eeckg, ev2
+
+pytestmark = pytest.mark.neo4j
+
+SAMPLES = Path(__file__).resolve().parent.parent / "ingest" / "samples"
+
+
+def awkward_batch() -> Batch:
+    """Values a CSV file can get wrong: quotes, commas, line breaks, empty vs null, lists, numbers."""
+    b = Batch()
+    texts = {"q1": 'he said "hi", then left', "q2": "two\nlines\r\nhere", "q3": "", "q4": "back\\slash; semi"}
+    for nid, text in texts.items():
+        b.add_node("Event", {"id": nid, "text": text, "level": "schema", "sources": ["zeta", "alpha"],
+                             "frequency": 0.1, "cluster": 7})
+    b.add_node("Event", {"id": "q5", "text": None, "sources": [], "frequency": 1e20})  # nulls: not set
+    b.add_node("Question", {"id": "qq", "qid": "Q-1", "choices": ["a; b", "c,d", ""], "sources": ["t"]})
+    b.add_edge("CAUSES", {"src": "q1", "dst": "q2", "sources": ["t"], "weight": 2.5})
+    b.add_edge("CAUSES", {"src": "q2", "dst": "q3", "sources": [], "weight": None})
+    b.add_edge("ASKS", {"src": "qq", "dst": "q1", "sources": ["t"], "role": 'e0 "x"'})
+    return b
+
+
+def load_all(store) -> None:
+    ev2.load(store, SAMPLES / "ev2")
+    eeckg.load(store, SAMPLES / "eeckg")
+    aser.load(store, SAMPLES / "aser", map_events=True, concepts=SAMPLES / "aser" / "concept.db")
+    abspyramid.load(store, SAMPLES / "abspyramid")
+    clomo.load(store, SAMPLES / "clomo")
+    store.write_batch(awkward_batch())
+
+
+def everything(store) -> dict[str, list]:
+    """Every node and edge, per label/type, in a canonical order."""
+    out: dict[str, list] = {}
+    for label in NODE_TYPES:
+        out[label] = sorted(json.dumps(r, sort_keys=True) for r in store.iter_nodes(label))
+    for rtype in REL_TYPES:
+        out[rtype] = sorted(json.dumps(r, sort_keys=True) for r in store.iter_edges(rtype))
+    return out
+
+
+@pytest.fixture(scope="module")
+def both(neo4j_server, tmp_path_factory):
+    """(graph written through Bolt, graph built by the bulk importer), as ``everything`` dicts."""
+    work = tmp_path_factory.mktemp("bulk")
+    with open_store(str(work / "emb.lbug")) as emb:
+        load_all(emb)
+        export_neo4j_import(emb, work / "csv")
+    with open_store(neo4j_server.url) as bolt:
+        bolt.clear()
+        load_all(bolt)
+        via_bolt, bolt_counts = everything(bolt), bolt.counts()
+        bolt.clear()
+    server = server_mod.start(heap="512m", pagecache="64m", import_dir=work / "csv",
+                              jvm_flags=["-XX:TieredStopAtLevel=1"])
+    try:
+        with open_store(server.url) as bulk:
+            yield via_bolt, everything(bulk), bolt_counts, bulk.counts(), work / "csv"
+    finally:
+        server.stop()
+
+
+def test_bulk_import_gives_the_same_counts_as_bolt(both):
+    _, _, bolt_counts, bulk_counts, _ = both
+    assert bulk_counts == bolt_counts
+    # the samples reach every source: events, questions, concepts, CLoMo arguments...
+    for label in ("Event", "Question", "Concept", "Argument", "Premise"):
+        assert bulk_counts["nodes"][label] > 0
+    assert bulk_counts["edges"]["CAUSES"] > 0 and bulk_counts["edges"]["ABSTRACTS_TO"] > 0
+
+
+def test_bulk_import_gives_the_same_nodes_and_edges_as_bolt(both):
+    via_bolt, via_bulk, _, _, _ = both
+    for name in via_bolt:
+        assert via_bulk[name] == via_bolt[name], name
+
+
+def test_awkward_values_survive_the_csv(both):
+    _, via_bulk, _, _, _ = both
+    events = {r["id"]: r for r in map(json.loads, via_bulk["Event"])}
+    assert events["q1"]["text"] == 'he said "hi", then left' and events["q1"]["sources"] == ["alpha", "zeta"]
+    assert events["q2"]["text"] == "two\nlines\r\nhere"
+    assert events["q3"]["text"] == ""  # an empty string stays one; a null stays unset
+    assert events["q5"]["text"] is None and events["q5"]["sources"] == [] and events["q5"]["frequency"] == 1e20
+    assert events["q1"]["cluster"] == 7 and isinstance(events["q1"]["cluster"], int)
+    (question,) = [r for r in map(json.loads, via_bulk["Question"]) if r["id"] == "qq"]
+    assert question["choices"] == ["a; b", "c,d", ""]
+
+
+def test_export_writes_headers_the_importer_reads(both):
+    *_, csv = both
+    first = (csv / "nodes-Event.csv").read_text().splitlines()[0]
+    assert first == ",".join(f'"{h}"' for h in node_header("Event"))
+    assert node_header("Event")[:2] == ["id:ID(Event)", "sources:string[]"]
+    assert rel_header("ASKS")[:3] == [":START_ID(Question)", ":END_ID(Event)", "sources:string[]"]
+    manifest = json.loads((csv / "import.json").read_text())
+    assert manifest["multiline"] == ["nodes-Event.csv"]  # only the file with a line break in a value
+    assert "--relationships=CAUSES=rels-CAUSES.csv" in admin_arguments(csv)
+
+
+def test_a_folder_without_a_manifest_is_one_line(tmp_path):
+    (tmp_path / "nodes-Event.csv").write_text('"id:ID(Event)"\n"a"\n')
+    with pytest.raises(StoreError, match="no import.json") as err:
+        admin_arguments(tmp_path)
+    assert "\n" not in str(err.value)
+    with pytest.raises(StoreError, match="no such folder"):
+        admin_arguments(tmp_path / "nope")
+
+
+def test_import_refuses_a_home_whose_database_exists(tmp_path):
+    with open_store(str(tmp_path / "e.lbug")) as emb:
+        emb.write_batch(awkward_batch())
+        export_neo4j_import(emb, tmp_path / "csv")
+    home = tmp_path / "home"
+    (home / "data" / "databases" / "neo4j").mkdir(parents=True)
+    with pytest.raises(StoreError, match="exists there already"):
+        server_mod.run_import(tmp_path / "csv", home=home)
+
+
+def test_a_value_holding_the_array_delimiter_is_refused_naming_the_row(tmp_path):
+    with open_store(str(tmp_path / "e.lbug")) as emb:
+        emb.upsert_nodes("Question", [{"id": "bad-q", "qid": "x", "choices": ["ok", "a\x1fb"], "sources": ["t"]}])
+        with pytest.raises(StoreError, match="nodes-Question.csv: Question 'bad-q': choices"):
+            export_neo4j_import(emb, tmp_path / "csv")
+    assert not (tmp_path / "csv" / "import.json").exists()  # an unfinished export cannot be imported
+
+
+def test_export_reads_only_an_embedded_store(neo4j_server, tmp_path):
+    with open_store(neo4j_server.url) as bolt, pytest.raises(StoreError, match="embedded LadybugDB store"):
+        export_neo4j_import(bolt, tmp_path / "csv")
