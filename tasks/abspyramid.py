@@ -18,7 +18,6 @@ with ``instance``, ``concept``, ``label`` and each task's split as the release s
 
 from __future__ import annotations
 
-import random
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -164,9 +163,6 @@ class DetectionTask(_AbsTask):
             tables[f"{rel}-entail"] = m
         return tables
 
-    def oracle(self, store: GraphStore, item: Item) -> str | None:
-        return "Yes" if int(item.doc["label"]) == 1 else "No"
-
     def embed_view(self, item: Item) -> tuple[str, list[str]]:
         return item.doc["instance"] or item.doc["head"], [item.doc["concept"]]
 
@@ -228,10 +224,6 @@ class GenerationTask(_AbsTask):
         for rel, m in metrics.get("by_relation", {}).items():
             tables[f"{rel}-entail"] = m
         return tables
-
-    def oracle(self, store: GraphStore, item: Item) -> str | None:
-        refs = item.doc["references"]
-        return random.Random(item.id).choice(refs) if refs else None
 
     def embed_view(self, item: Item) -> tuple[str, list[str]]:
         return f"{item.doc['instance']} ({item.doc['head']})", []

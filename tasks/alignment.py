@@ -27,11 +27,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graphstore.model import STORED_TO_FORWARD, event_id, normalise_text
-from queries.event_graph import EventIndex, UnknownEventError
+from graphstore.model import STORED_TO_FORWARD, normalise_text
 from tasks import prompts
 from tasks.base import Item, Record, sample
-from tasks.ev2 import _EV2Task, load_question_rows
+from tasks.ev2 import ABSTAIN, _EV2Task, load_question_rows
 from tasks.metrics import CLUSTER_MAPS, alignment_item, alignment_released, cluster_lookup
 from tasks.models.base import Completion, Request
 from tasks.parsing import released_json
@@ -101,7 +100,6 @@ class AlignmentTask(_EV2Task):
         super().__init__(style=style, level=None, **options)
         self.seed = seed
         self.max_tokens = 512
-        self.type_counts: Counter[str] = Counter()
         self.clustering = clustering
         self.cluster_names: dict[str, int] = {}
 
@@ -116,7 +114,6 @@ class AlignmentTask(_EV2Task):
         items = []
         for r in rows:
             gold_types = dict(r["event_type"])  # the release samples candidates around every gold type
-            self.type_counts.update(gold_types.values())
             rng = random.Random(f"{self.seed}:{r['_node']}")
             gold_names = {_name(t) for t in gold_types.values()}
             taken = {clusters.get(t) for t in gold_names}
@@ -192,8 +189,11 @@ class AlignmentTask(_EV2Task):
         cands = item.doc["candidates"]
         if name == "random":
             types = {i: model.rng.choice(cands) for i in ids}
-        elif name == "majority":
-            ranked = sorted(cands, key=lambda c: (-self.type_counts[c], c))
+        elif name == "majority":  # the most frequent type of held-out questions; none held out: abstain
+            counts = Counter(t for it in getattr(model, "held_out", []) for t in it.gold["event_type"].values())
+            if not counts:
+                return Completion(ABSTAIN)
+            ranked = sorted(cands, key=lambda c: (-counts[c], c))
             types = {i: ranked[0] for i in ids}
         elif name == "embed-sim":
             # the release names some instances without text: they are matched as empty text
@@ -201,33 +201,9 @@ class AlignmentTask(_EV2Task):
             vecs = model.encode(texts)
             sims = vecs[: len(ids)] @ vecs[len(ids):].T
             types = {i: cands[int(sims[k].argmax())] for k, i in enumerate(ids)}
-        elif name == "kg-oracle":
-            return self._oracle_response(model.store, item)
         else:
             return None
         return self._respond(types, self._context_triples(item, types))
-
-    def _oracle_response(self, store: GraphStore, item: Item) -> Completion:
-        """Types through the instances' HAS_TYPE links, triplets as the stored edges among them,
-        both read from :class:`queries.questions.KGOracle`'s event index."""
-        idx = self.kg_oracle(store).index
-        found = {iid: p for iid in item.gold["event_type"] if (p := self._type_position(idx, item, iid)) is not None}
-        triples = sorted({(idx.name(a), r, idx.name(b)) for a in found.values() for b in found.values()
-                          for r in idx.relations(a, b) if r in _STORED_FORWARD})
-        return self._respond({iid: idx.name(p) for iid, p in found.items()}, [list(t) for t in triples])
-
-    @staticmethod
-    def _type_position(idx: EventIndex, item: Item, iid: str) -> int | None:
-        """The index position of instance ``iid``'s event type (its HAS_TYPE, else the row's type)."""
-        text = (item.doc.get("instances") or {}).get(iid)
-        inst = idx.pos.get(event_id(text, "instance")) if text else None
-        if inst is not None and inst in idx.type_of:
-            return idx.type_of[inst]
-        name = (item.doc.get("event_type") or {}).get(iid)
-        try:
-            return idx.lookup(name, "schema") if name else None
-        except UnknownEventError:
-            return None
 
 
 __all__ = ["AlignmentTask", "type_clusters"]

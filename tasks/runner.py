@@ -57,7 +57,11 @@ def evaluate(
         raise TaskError(f"task {task.name}: the store {getattr(store, 'url', '')} holds no documents"
                         + (f" in split {split!r}" if split else "") + " (ingest the dataset first)")
     train = [it for it in task.train_items(store) if it.id not in {i.id for i in items}] if split != "train" else []
-    model.fit(task, train or items)
+    # A baseline never learns from the gold of the items it is scored on: only the held-out
+    # items are handed over; a model that groups its prior (majority: by EV² level, answering
+    # from the other group only) may also see the scored items, never using an item's own group.
+    model.held_out = train  # what a task-specific baseline prior may count (never the scored items)
+    model.fit(task, train or (items if getattr(model, "fits_groups_apart", False) else []))
     started = time.time()
     records: list[Record] = []
     for start in range(0, len(items), batch):
@@ -70,7 +74,7 @@ def evaluate(
         "task": task.name, "style": task.style, "level": task.level, "split": split, "n": len(items), "seed": seed,
         "model": model.describe(), "store": getattr(store, "url", None), "seconds": round(time.time() - started, 3),
         "cached_responses": sum(1 for r in records if r.cached),
-        "prior_from": "train split" if train else "evaluated items (no train split)",
+        "prior_from": "held-out items" if train else "none held out (baselines that need a prior abstain)",
     }
     out = Path(out_dir) if out_dir else None
     if out:

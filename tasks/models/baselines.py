@@ -78,6 +78,9 @@ class MajorityModel(_Baseline):
     learns from the items it is scored on.
     """
 
+    #: the runner may hand it the scored items: it answers each from other groups only
+    fits_groups_apart = True
+
     def __init__(self) -> None:
         self.name = "majority"
         self.fitted: dict[str, Any] = {}  # item id -> group
