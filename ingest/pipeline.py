@@ -370,6 +370,10 @@ def run(
             close()  # lets a loader release its cursor/file at once
         if reject_fh is not None:
             reject_fh.close()
+        late = getattr(store, "late_result", None)  # rows a bulk session upserted when it ended
+        if late is not None:
+            result.add(late)
+            store.late_result = type(late)()
         report.created, report.updated = result.created, result.updated
         report.seconds = time.perf_counter() - start
     if progress is not None:
