@@ -119,8 +119,31 @@ def _connect(path: Path) -> sqlite3.Connection:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
         conn.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
     except sqlite3.DatabaseError as exc:
-        raise WrongSchemaError(str(path), None, f"not an SQLite database ({exc})") from None
+        raise WrongSchemaError(str(path), None, _truncated(path) or f"not an SQLite database ({exc})") from None
     return conn
+
+
+def _truncated(path: Path) -> str | None:
+    """Why SQLite refuses a file whose header promises more pages than it has (a cut copy), or None.
+
+    SQLite refuses such a file as a whole ("malformed") before any row is read, so the
+    message can name the file and the cut, not a table row.
+    """
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            head = fh.read(100)
+    except OSError:
+        return None
+    if len(head) < 100 or not head.startswith(b"SQLite format 3\x00"):
+        return None
+    page = int.from_bytes(head[16:18], "big")
+    page = 65536 if page == 1 else page
+    pages = int.from_bytes(head[28:32], "big")
+    if not page or size >= pages * page:
+        return None
+    return (f"truncated SQLite file: {size:,} of the {pages * page:,} bytes its header promises (cut in page "
+            f"{size // page + 1:,} of {pages:,}); no row was read and nothing written; copy the file again")
 
 
 def check_tables(conn: sqlite3.Connection, path: Path, tables: dict[str, tuple[str, ...]], schema: str = "main") -> None:
