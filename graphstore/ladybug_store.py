@@ -264,6 +264,11 @@ class LadybugStore(GraphStore):
         finally:
             self._end_session()
 
+    def nodes_done(self) -> None:
+        """The loader sends no more nodes: write the held ones now (it reads its edges meanwhile)."""
+        if self._spool is not None:
+            self._flush_spool(list(NODE_TYPES))
+
     def _end_session(self) -> None:
         """Write what the bulk session holds (unless the engine failed) and remove its files."""
         spool = self._spool

@@ -275,6 +275,7 @@ def _eventualities(kg: Path, conn: sqlite3.Connection, size: int, budget: list[i
         empty = parts.count == 0
     if empty:
         yield Chunk(0, rejects=[Reject(file, "Eventualities", "empty table: no eventualities")])
+    yield Chunk(0, nodes_done=True)  # the store writes the event nodes while the relations are read
 
 
 def _eventuality_chunks(file: str, parts: Iterator[TableChunk], eid_map: EidMap) -> Iterator[Chunk]:
