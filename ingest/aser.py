@@ -67,7 +67,7 @@ from graphstore.model import ASER_RELATIONS, normalise_text, upper_snake
 from ingest.errors import MissingFilesError, WrongSchemaError
 from ingest.nodes import edge_row, fast_event_id, node_row
 from ingest.pipeline import Chunk, IngestReport, Prefetch, Progress, Reject, Row, run
-from ingest.sqlite_arrow import NUMBER, TEXT, WORDS, TableChunk, read_chunks
+from ingest.sqlite_arrow import NUMBER, TEXT, WORDS, TableChunk, has_rowid, read_chunks
 
 SOURCE = "aser"
 LEVEL = "schema"
@@ -322,16 +322,33 @@ def _relations(kg: Path, conn: sqlite3.Connection, map_events: bool, size: int, 
     """Edge tables per sense, a chunk of Relations rows at a time, ends resolved by ``eid_map``."""
     file = str(kg)
     mapping = [(s, *EVENT_MAPPING[s]) for s in ASER_RELATIONS if s in EVENT_MAPPING] if map_events else []
-    with Prefetch(read_chunks(kg, conn, "Relations", RELATION_COLUMNS, size, budget), depth=1) as parts:
-        yield from _relation_chunks(file, parts, eid_map, mapping)
+    # _id only names rejected rows: read it by rowid for those (~13% of the read otherwise)
+    columns = {c: k for c, k in RELATION_COLUMNS.items() if c != "_id"} if has_rowid(conn, "Relations") else RELATION_COLUMNS
+    with Prefetch(read_chunks(kg, conn, "Relations", columns, size, budget), depth=1) as parts:
+        yield from _relation_chunks(file, parts, eid_map, mapping, conn)
+
+
+def _relation_ids(conn: sqlite3.Connection | None, part: TableChunk, rows: list[int]) -> dict[int, Any]:
+    """``_id`` of some rows of a chunk: from the chunk, or looked up by rowid."""
+    if "_id" in part.table.column_names or conn is None or part.rowids is None:
+        col = part.table.column("_id") if "_id" in part.table.column_names else None
+        return {i: col[i].as_py() if col is not None else None for i in rows}
+    rowids = {int(part.rowids[i].as_py() if isinstance(part.rowids, pa.Array) else part.rowids[i]): i for i in rows}
+    out: dict[int, Any] = dict.fromkeys(rows)
+    keys = list(rowids)
+    for start in range(0, len(keys), 500):
+        some = keys[start : start + 500]
+        for rowid, rid in conn.execute(f"SELECT rowid, _id FROM Relations WHERE rowid IN ({','.join('?' * len(some))})", some):
+            out[rowids[rowid]] = _text(rid) if isinstance(rid, bytes) else rid
+    return out
 
 
 def _relation_chunks(file: str, parts: Iterator[TableChunk], eid_map: EidMap,
-                     mapping: list[tuple[str, str, bool]]) -> Iterator[Chunk]:
+                     mapping: list[tuple[str, str, bool]], conn: sqlite3.Connection | None = None) -> Iterator[Chunk]:
     for part in parts:
         t = part.table
         n = t.num_rows
-        rids, hids, tids = (t.column(c).combine_chunks() for c in ("_id", "hid", "tid"))
+        hids, tids = (t.column(c).combine_chunks() for c in ("hid", "tid"))
         src, dst = eid_map.resolve(hids), eid_map.resolve(tids)
         problems: dict[int, str] = {}
         for end, ids, eids in (("hid", src, hids), ("tid", dst, tids)):
@@ -342,9 +359,10 @@ def _relation_chunks(file: str, parts: Iterator[TableChunk], eid_map: EidMap,
             problems.setdefault(i, f"count {_text(raw)!r} is not a number")
         valid = np.ones(n, bool)
         rejects = []
+        rids = _relation_ids(conn, part, sorted(problems)) if problems else {}
         for i in sorted(problems):
             valid[i] = False
-            raw = {"_id": rids[i].as_py(), "hid": hids[i].as_py(), "tid": tids[i].as_py()}
+            raw = {"_id": rids[i], "hid": hids[i].as_py(), "tid": tids[i].as_py()}
             rejects.append(Reject(file, f"Relations _id={raw['_id']}", problems[i], raw))
         counts = {s: t.column(s).to_numpy() for s in ASER_RELATIONS}  # nulls read as NaN: no edge
         parts = [(rtype, src, dst, counts[s], "count") for s, rtype in zip(ASER_RELATIONS, REL_TYPES, strict=True)]
