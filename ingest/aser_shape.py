@@ -174,6 +174,7 @@ def make_aser_shape_kg(path: str | Path, eventualities: int, relations: int, *, 
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA journal_mode=OFF")
     conn.execute("PRAGMA synchronous=OFF")
+    conn.execute("PRAGMA cache_size=-262144")  # 256 MB: the _id indexes take random sha1 keys
     conn.execute(
         "CREATE TABLE Eventualities (_id PRIMARY KEY,frequency REAL,pattern TEXT,verbs TEXT,"
         "skeleton_words TEXT,words TEXT,info BLOB)"
