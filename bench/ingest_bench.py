@@ -190,6 +190,14 @@ def measure(mode: str, kg: Path, store: Path, batch_size: int | None, may_die: b
     return result
 
 
+def _graph(counts: dict | None) -> str:
+    """``nodes / edges`` from counts given as totals or per label/type."""
+    if not counts:
+        return "-"
+    total = [sum(v.values()) if isinstance(v, dict) else int(v) for v in (counts.get("nodes", 0), counts.get("edges", 0))]
+    return f"{total[0]:,} / {total[1]:,}"
+
+
 def fresh(store: Path) -> Path:
     shutil.rmtree(store, ignore_errors=True)
     for p in [store, *store.parent.glob(store.name + ".*")]:
@@ -275,7 +283,7 @@ def main() -> None:
                 results[mode] = r
                 base = r["seconds"] if mode == "scan" else base
                 ratio = f"{r['seconds'] / base:.2f}" if base else "-"
-                graph = f"{r['counts']['nodes']:,} / {r['counts']['edges']:,}" if "counts" in r else "-"
+                graph = _graph(r.get("counts"))
                 if "server_peak_rss_mb" in r:
                     note += f"; server peak RSS {r['server_peak_rss_mb']:,.0f} MB"
                 print(f"{size:>22} {mode:>11} {r['seconds']:>8.1f} s {ratio:>6}x  CPU {r['cpu']:>6.1f} s"
