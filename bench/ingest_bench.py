@@ -239,8 +239,6 @@ def main() -> None:
     if args.child:
         child(*args.child, batch_size=args.batch_size)
         return
-    from ingest.aser_shape import make_aser_shape_kg
-
     modes = [m for m in args.modes.split(",") if m]
     have_neo4j, why = neo4j_available()
     if args.neo4j is not False and have_neo4j and (args.neo4j or shutil.which("java")):
@@ -258,7 +256,12 @@ def main() -> None:
             kg = work / f"KG_aser_shape_{n_ev}_{n_rel}_s{args.seed}.db"
             if not kg.exists():
                 t = time.perf_counter()
-                make_aser_shape_kg(kg.with_suffix(".part"), n_ev, n_rel, seed=args.seed)
+                # in a process of its own: a child's peak RSS starts from its parent's (Linux keeps
+                # the high-water mark of the forked copy across exec), so this one must stay small
+                code = ("import sys; from ingest.aser_shape import make_aser_shape_kg as m; "
+                        "m(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), seed=int(sys.argv[4]))")
+                subprocess.run([sys.executable, "-c", code, str(kg.with_suffix(".part")), str(n_ev), str(n_rel),
+                                str(args.seed)], check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
                 kg.with_suffix(".part").rename(kg)
                 print(f"# generated {kg.name} ({kg.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s",
                       flush=True)
