@@ -99,6 +99,7 @@ def ingest(mode: str, kg: str, store_path: str, batch_size: int | None) -> dict:
         return {"rows": aser.load(Sink(keep=False), kg, **options).rows}
     store = open_store(store_path)
     if mode == "crash-first":  # die once KILL_SHARE of the held rel tables are written
+
         def hook(message: str) -> None:
             if message.startswith("writing ") and message.split()[1] in REL_TYPES:
                 done, total = (int(x) for x in message.split("(")[1].split(",")[0].split("/"))
@@ -165,8 +166,10 @@ def engine_floor(kg: str, store_path: str) -> tuple[float, float, dict]:
         conn.execute(f"COPY {name} FROM rows")
         conn.execute("CHECKPOINT")
     seconds, cpu = time.perf_counter() - start, cpu_seconds() - cpu
-    counts = {"nodes": sum(t.num_rows for n, t in tables if n in NODE_TYPES),
-              "edges": sum(t.num_rows for n, t in tables if n in REL_TYPES)}
+    counts = {
+        "nodes": sum(t.num_rows for n, t in tables if n in NODE_TYPES),
+        "edges": sum(t.num_rows for n, t in tables if n in REL_TYPES),
+    }
     conn.close()
     db.close()
     return seconds, cpu, counts
@@ -175,8 +178,9 @@ def engine_floor(kg: str, store_path: str) -> tuple[float, float, dict]:
 def measure(mode: str, kg: Path, store: Path, batch_size: int | None, may_die: bool = False) -> dict:
     extra = ["--batch-size", str(batch_size)] if batch_size else []
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, __file__, "--child", mode, str(kg), str(store), *extra],
-                            stdout=subprocess.PIPE, cwd=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--child", mode, str(kg), str(store), *extra], stdout=subprocess.PIPE, cwd=ROOT
+    )
     stdout = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
     code = os.waitstatus_to_exitcode(status)
@@ -194,7 +198,9 @@ def _graph(counts: dict | None) -> str:
     """``nodes / edges`` from counts given as totals or per label/type."""
     if not counts:
         return "-"
-    total = [sum(v.values()) if isinstance(v, dict) else int(v) for v in (counts.get("nodes", 0), counts.get("edges", 0))]
+    total = [
+        sum(v.values()) if isinstance(v, dict) else int(v) for v in (counts.get("nodes", 0), counts.get("edges", 0))
+    ]
     return f"{total[0]:,} / {total[1]:,}"
 
 
@@ -225,12 +231,21 @@ def parse_sizes(text: str, scale: float) -> list[tuple[int, int]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default=SIZES,
-                        help="eventualities (relations = 3x) or EVxREL, comma-separated (default 1000000 = 1M/3M)")
+    parser.add_argument(
+        "--sizes",
+        default=SIZES,
+        help="eventualities (relations = 3x) or EVxREL, comma-separated (default 1000000 = 1M/3M)",
+    )
     parser.add_argument("--scale", type=float, default=1.0, help="multiply the sizes (e.g. 0.1 for a quick run)")
-    parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated subset of {', '.join(MODES)}, loader")
-    parser.add_argument("--neo4j", action=argparse.BooleanOptionalAction, default=None,
-                        help="also run neo4j-bolt and neo4j-bulk (default: when java and mvn are found)")
+    parser.add_argument(
+        "--modes", default=",".join(MODES), help=f"comma-separated subset of {', '.join(MODES)}, loader"
+    )
+    parser.add_argument(
+        "--neo4j",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="also run neo4j-bolt and neo4j-bulk (default: when java and mvn are found)",
+    )
     parser.add_argument("--workdir", default=None, help="where to put the files (kept, and a generated KG.db reused)")
     parser.add_argument("--batch-size", type=int, default=None, help="rows per store write (default: the loader's)")
     parser.add_argument("--seed", type=int, default=7, help="generator seed")
@@ -246,8 +261,10 @@ def main() -> None:
     skipped = [] if have_neo4j or args.neo4j is False else list(NEO4J_MODES)
     work = Path(args.workdir or tempfile.mkdtemp(prefix="eventkg-bench-", dir=os.environ.get("TMPDIR")))
     work.mkdir(parents=True, exist_ok=True)
-    table = ["| eventualities / relations | mode | wall s | x scan | CPU s | peak RSS MB | graph (nodes / edges) |",
-             "| --- | --- | ---: | ---: | ---: | ---: | --- |"]
+    table = [
+        "| eventualities / relations | mode | wall s | x scan | CPU s | peak RSS MB | graph (nodes / edges) |",
+        "| --- | --- | ---: | ---: | ---: | ---: | --- |",
+    ]
     try:
         print(f"# load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
         if skipped:
@@ -258,13 +275,21 @@ def main() -> None:
                 t = time.perf_counter()
                 # in a process of its own: a child's peak RSS starts from its parent's (Linux keeps
                 # the high-water mark of the forked copy across exec), so this one must stay small
-                code = ("import sys; from ingest.aser_shape import make_aser_shape_kg as m; "
-                        "m(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), seed=int(sys.argv[4]))")
-                subprocess.run([sys.executable, "-c", code, str(kg.with_suffix(".part")), str(n_ev), str(n_rel),
-                                str(args.seed)], check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                code = (
+                    "import sys; from ingest.aser_shape import make_aser_shape_kg as m; "
+                    "m(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), seed=int(sys.argv[4]))"
+                )
+                subprocess.run(
+                    [sys.executable, "-c", code, str(kg.with_suffix(".part")), str(n_ev), str(n_rel), str(args.seed)],
+                    check=True,
+                    cwd=ROOT,
+                    env={**os.environ, "PYTHONPATH": str(ROOT)},
+                )
                 kg.with_suffix(".part").rename(kg)
-                print(f"# generated {kg.name} ({kg.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s",
-                      flush=True)
+                print(
+                    f"# generated {kg.name} ({kg.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s",
+                    flush=True,
+                )
             size = f"{n_ev:,} / {n_rel:,}"
             base, clean = None, None
             results: dict[str, dict] = {}
@@ -273,12 +298,17 @@ def main() -> None:
                 note = ""
                 if mode == "crash":
                     died = measure("crash-first", kg, store, args.batch_size, may_die=True)
-                    note = (f"killed by signal {-died['exit']} after {died['seconds']:.1f} s"
-                            if died["exit"] < 0 else f"first run was not killed (exit {died['exit']})")
+                    note = (
+                        f"killed by signal {-died['exit']} after {died['seconds']:.1f} s"
+                        if died["exit"] < 0
+                        else f"first run was not killed (exit {died['exit']})"
+                    )
                     r = measure("ingest", kg, store, args.batch_size)
                     if clean is not None:
                         same = r["by_table"] == clean
-                        note += "; re-run graph " + ("equals the clean ingest's" if same else "DIFFERS from the clean ingest's")
+                        note += "; re-run graph " + (
+                            "equals the clean ingest's" if same else "DIFFERS from the clean ingest's"
+                        )
                 else:
                     r = measure(mode, kg, store, args.batch_size)
                 if mode == "ingest":
@@ -289,17 +319,23 @@ def main() -> None:
                 graph = _graph(r.get("counts"))
                 if "server_peak_rss_mb" in r:
                     note += f"; server peak RSS {r['server_peak_rss_mb']:,.0f} MB"
-                print(f"{size:>22} {mode:>11} {r['seconds']:>8.1f} s {ratio:>6}x  CPU {r['cpu']:>6.1f} s"
-                      f"  RSS {r['peak_rss_mb']:>7,.0f} MB  graph {graph}  {note} [load {os.getloadavg()[0]:.1f}]",
-                      flush=True)
-                table.append(f"| {size} | {mode} | {r['seconds']:.1f} | {ratio} | {r['cpu']:.1f} | "
-                             f"{r['peak_rss_mb']:,.0f} | {graph}{' (' + note.strip('; ') + ')' if note else ''} |")
+                print(
+                    f"{size:>22} {mode:>11} {r['seconds']:>8.1f} s {ratio:>6}x  CPU {r['cpu']:>6.1f} s"
+                    f"  RSS {r['peak_rss_mb']:>7,.0f} MB  graph {graph}  {note} [load {os.getloadavg()[0]:.1f}]",
+                    flush=True,
+                )
+                table.append(
+                    f"| {size} | {mode} | {r['seconds']:.1f} | {ratio} | {r['cpu']:.1f} | "
+                    f"{r['peak_rss_mb']:,.0f} | {graph}{' (' + note.strip('; ') + ')' if note else ''} |"
+                )
             if {"ingest", "engine"} <= results.keys():
                 e, i = results["engine"], results["ingest"]
-                print(f"# engine floor: {e['seconds']:.1f} s ({e['cpu']:.1f} CPU-s) of the ingest's {i['seconds']:.1f} s"
-                      f" ({i['cpu']:.1f} CPU-s); with the scan's {results.get('scan', {}).get('cpu', 0):.1f} CPU-s"
-                      f" no schedule on {os.cpu_count()} cores beats"
-                      f" {(e['cpu'] + results.get('scan', {}).get('cpu', 0)) / (os.cpu_count() or 1):.1f} s")
+                print(
+                    f"# engine floor: {e['seconds']:.1f} s ({e['cpu']:.1f} CPU-s) of the ingest's {i['seconds']:.1f} s"
+                    f" ({i['cpu']:.1f} CPU-s); with the scan's {results.get('scan', {}).get('cpu', 0):.1f} CPU-s"
+                    f" no schedule on {os.cpu_count()} cores beats"
+                    f" {(e['cpu'] + results.get('scan', {}).get('cpu', 0)) / (os.cpu_count() or 1):.1f} s"
+                )
         print()
         print("\n".join(table))
         if skipped:

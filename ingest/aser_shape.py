@@ -38,17 +38,51 @@ SENSES_PER_ROW = {1: 0.6, 2: 0.3, 3: 0.1}
 FRACTIONAL_SHARE = 0.49  # counts that are not whole numbers
 # edges per sense in a toolkit-written 1M/3M file (millions); their ratios are what matters
 SENSE_WEIGHTS = {
-    "Co_Occurrence": 1.2, "Conjunction": 0.56, "Reason": 0.44, "Precedence": 0.43, "Synchronous": 0.42,
-    "Result": 0.37, "Contrast": 0.37, "Succession": 0.27, "Condition": 0.13, "Concession": 0.05,
-    "Alternative": 0.04, "ChosenAlternative": 0.02, "Restatement": 0.015, "Instantiation": 0.012, "Exception": 0.01,
+    "Co_Occurrence": 1.2,
+    "Conjunction": 0.56,
+    "Reason": 0.44,
+    "Precedence": 0.43,
+    "Synchronous": 0.42,
+    "Result": 0.37,
+    "Contrast": 0.37,
+    "Succession": 0.27,
+    "Condition": 0.13,
+    "Concession": 0.05,
+    "Alternative": 0.04,
+    "ChosenAlternative": 0.02,
+    "Restatement": 0.015,
+    "Instantiation": 0.012,
+    "Exception": 0.01,
 }
 DEGREE_SIGMA = 0.6  # log-normal spread of endpoint weights: p50 ~5, p99 ~23 at 6 ends per eventuality
 HUBS = 100  # eventualities with Zipf weights (``i be``, ``it be``, ... in real ASER)
 HUB_SHARE = 0.002  # the biggest hub's share of all relation ends
 CHUNK = 50_000
 
-_SUBJECTS = ("i", "you", "he", "she", "we", "they", "it", "personx", "persony", "people", "someone", "mother",
-             "friend", "teacher", "doctor", "child", "dog", "company", "team", "man", "woman", "student")
+_SUBJECTS = (
+    "i",
+    "you",
+    "he",
+    "she",
+    "we",
+    "they",
+    "it",
+    "personx",
+    "persony",
+    "people",
+    "someone",
+    "mother",
+    "friend",
+    "teacher",
+    "doctor",
+    "child",
+    "dog",
+    "company",
+    "team",
+    "man",
+    "woman",
+    "student",
+)
 _FRACTIONS = (0.5, 0.25, 1 / 3, 1 / 6, 1.5, 2.25, 2 / 3, 0.125, 1.25, 0.75)
 _PATTERNS = ("s-v-o", "s-v", "s-be-a", "s-be-o", "spass-v", "s-v-v-o", "s-v-v", "s-v-a", "s-v-o-o", "s-v-o-v-o")
 _PREPOSITIONS = ("of", "at", "in", "with", "for", "on", "from", "to")
@@ -60,7 +94,9 @@ def _syllables(n: int, rng: np.random.Generator, lo: int = 2, hi: int = 4) -> li
     out: dict[str, None] = {}
     while len(out) < n:
         k = int(rng.integers(lo, hi + 1))
-        out.setdefault("".join(cons[int(rng.integers(len(cons)))] + vows[int(rng.integers(len(vows)))] for _ in range(k)))
+        out.setdefault(
+            "".join(cons[int(rng.integers(len(cons)))] + vows[int(rng.integers(len(vows)))] for _ in range(k))
+        )
     return list(out)
 
 
@@ -101,8 +137,14 @@ def _eventuality(k: int, dup: int, extras: np.ndarray, vocab: _Vocab) -> tuple[s
         ners[0] = "PERSON"
         mentions["(0, 1)"] = {"start": 0, "end": 1, "text": subj, "ner": "PERSON", "link": None, "entity": None}
     info = {
-        "_dependencies": deps, "words": words, "pos_tags": pos, "_ners": ners, "_mentions": mentions,
-        "_verb_indices": [1], "_skeleton_indices": [0, 1, 2], "_skeleton_dependency_indices": [0, 1],
+        "_dependencies": deps,
+        "words": words,
+        "pos_tags": pos,
+        "_ners": ners,
+        "_mentions": mentions,
+        "_verb_indices": [1],
+        "_skeleton_indices": [0, 1, 2],
+        "_skeleton_dependency_indices": [0, 1],
     }
     # eid: sha1 of [deps, words, pos_tags] as the toolkit renders it (formats.md)
     rendered = [[[g, words[g], pos[g]], r, [d, words[d], pos[d]]] for g, r, d in deps]
@@ -179,8 +221,11 @@ def make_aser_shape_kg(path: str | Path, eventualities: int, relations: int, *, 
         "CREATE TABLE Eventualities (_id PRIMARY KEY,frequency REAL,pattern TEXT,verbs TEXT,"
         "skeleton_words TEXT,words TEXT,info BLOB)"
     )
-    conn.execute("CREATE TABLE Relations (_id PRIMARY KEY,hid TEXT,tid TEXT,"
-                 + ",".join(f"{s} REAL" for s in ASER_RELATIONS) + ")")
+    conn.execute(
+        "CREATE TABLE Relations (_id PRIMARY KEY,hid TEXT,tid TEXT,"
+        + ",".join(f"{s} REAL" for s in ASER_RELATIONS)
+        + ")"
+    )
     extras = rng.integers(0, 1 << 30, size=(max(n_text, 1), 4))
     freq = np.minimum(rng.zipf(2.2, eventualities), 10_000).astype(float)
     eids: list[str] = []

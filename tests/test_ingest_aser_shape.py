@@ -48,9 +48,19 @@ def test_the_file_has_the_toolkit_shape(kg):
     assert sum(s > N_EV // 4 for s in spread) > len(spread) // 3  # repeats lie far apart in the file
     assert len({eid for _, eid, _, _ in rows}) == N_EV  # under distinct eids
     infos = [json.loads(info) for *_, info in rows[:500]]
-    keys = {"_dependencies", "words", "pos_tags", "_ners", "_mentions", "_verb_indices", "_skeleton_indices",
-            "_skeleton_dependency_indices"}
-    assert all(set(i) == keys and " ".join(i["words"]) == words for i, (_, _, words, _) in zip(infos, rows, strict=False))
+    keys = {
+        "_dependencies",
+        "words",
+        "pos_tags",
+        "_ners",
+        "_mentions",
+        "_verb_indices",
+        "_skeleton_indices",
+        "_skeleton_dependency_indices",
+    }
+    assert all(
+        set(i) == keys and " ".join(i["words"]) == words for i, (_, _, words, _) in zip(infos, rows, strict=False)
+    )
     assert np.mean([len(info) for *_, info in rows]) > 250  # the full parsed eventuality, hundreds of bytes
 
     counts = _senses(conn)
