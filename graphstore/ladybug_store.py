@@ -384,10 +384,7 @@ class LadybugStore(GraphStore):
                     self._unflushed_rows += part.num_rows
                     self._rows_since_open += part.num_rows
                     pending += name in REL_TYPES
-                    # also once REOPEN_ROWS rows are written: the checkpoint then reopens the
-                    # database, which frees the ~70 B per row the engine keeps (see checkpoint())
-                    if (pending >= group or self._rows_since_open >= REOPEN_ROWS
-                            or (name in NODE_TYPES and self._unflushed_rows >= EARLY_CHECKPOINT_ROWS)):
+                    if pending >= group or (name in NODE_TYPES and self._unflushed_rows >= EARLY_CHECKPOINT_ROWS):
                         self.checkpoint()
                         pending = 0
             if pending:
