@@ -1,32 +1,47 @@
-"""ASER ingest benchmark: relations/s and peak RSS, beside a plain sqlite3 scan of the same file.
+"""ASER ingest benchmark on a toolkit-shaped KG.db: wall time, CPU and peak RSS of each way in, beside a plain scan.
 
-    .venv/bin/python bench/ingest_bench.py              # 1M/1M and 1M/3M (eventualities/relations)
-    .venv/bin/python bench/ingest_bench.py --scale 0.1  # ten times smaller, for a quick look
+    .venv/bin/python bench/ingest_bench.py                       # 1M eventualities / 3M relations
+    .venv/bin/python bench/ingest_bench.py --sizes 330000,1000000 # RSS flat in graph size?
+    .venv/bin/python bench/ingest_bench.py --sizes 1000000x6000000 --modes scan,ingest
 
-For each generated ``KG.db`` (ASER schema, see ``ingest.synthetic``) three child processes run
-one after another, each measured on its own (wall time; CPU time of all the process's threads,
-which shows how much of the machine's cores a mode keeps busy; peak RSS from ``wait4``'s
-``ru_maxrss``):
+The file comes from ``ingest.aser_shape`` (the shape of a file the ASER toolkit writes:
+repeated texts spread over the file, 1-3 senses per relation, full ``info`` JSON); a size
+``N`` means N eventualities and 3N relations, ``NxM`` says both. Each mode runs in a child
+process of its own, measured on its own (wall time; CPU time of all its threads, which
+shows how much of the 2 cores it keeps busy; peak RSS from ``wait4``'s ``ru_maxrss``):
 
-* ``scan``   — a plain sqlite3 scan of ``Relations`` (the baseline: what reading costs);
-* ``engine`` — LadybugDB alone: the very rows the ingest writes, built in memory first (not
-  timed), then written the fastest way we know (one ``COPY`` per table from Arrow, each
-  followed by ``CHECKPOINT``); only the engine is timed. This is the floor any ingest into
-  this engine pays; its RSS holds the whole graph in memory and means nothing;
-* ``loader`` — the ASER loader and pipeline with a store that discards batches (our share);
-* ``ingest`` — ``ingest.aser.load`` into a fresh LadybugDB store (loader + store).
+* ``scan``       — the baseline: a plain ``sqlite3`` scan of the whole file (every column of
+  ``Eventualities``, then of ``Relations``), what merely reading it costs;
+* ``engine``     — LadybugDB alone: the rows the ingest writes, deduplicated by key as the
+  store does (``graphstore.tables.dedupe``), prebuilt in memory (not timed), then written
+  the fastest way found (one ``COPY`` per table from Arrow, each followed by
+  ``CHECKPOINT``); the floor any ingest into this engine pays (its RSS holds the whole
+  graph and means nothing);
+* ``loader``     — the ASER loader with a store that discards batches (our share; not run
+  by default);
+* ``ingest``     — ``ingest.aser.load`` into a fresh LadybugDB store;
+* ``ingest-map`` — the same with ``--map-events`` (CAUSES/BEFORE edges too);
+* ``crash``      — an ingest killed with SIGKILL at a fixed point (once half of the held
+  rel tables are written: nodes and some edge tables stored, the rest lost), then run
+  again into the same store; the figures are the re-run's, and its graph must equal the
+  clean ``ingest``'s;
+* ``neo4j-bolt``, ``neo4j-bulk`` — Neo4j, from ``bench/neo4j_modes.py`` when it is there
+  (``--neo4j``, on by default when java and mvn are found).
 
-Targets: >= 200,000 relations/s; peak RSS under 2 GB and flat as the file grows.
+Targets (issue 11): ingest and ingest-map <= 2.5x the scan, peak RSS <= 2 GB, and the
+crash re-run the same; RSS at 1M/3M within 1.2x of 330K/1M.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import json
 import os
 import resource
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -37,41 +52,65 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-SIZES = [(1_000_000, 1_000_000), (1_000_000, 3_000_000)]
+SIZES = "1000000"
+MODES = ("scan", "engine", "ingest", "ingest-map", "crash")
+NEO4J_MODES = ("neo4j-bolt", "neo4j-bulk")
+KILL_SHARE = 0.5  # crash mode: SIGKILL once this share of the held rel tables is written
 
 
 def child(mode: str, kg: str, store_path: str, batch_size: int | None = None) -> None:
     """Runs inside the measured process; prints one JSON line."""
-    from graphstore import open_store
     from graphstore.ladybug_store import _import_ladybug
-    from ingest import aser
 
     _import_ladybug()  # imported before the clock starts, as the engine mode does
-    start, cpu = time.perf_counter(), cpu_seconds()
     out: dict = {"mode": mode}
+    if mode in NEO4J_MODES:
+        from bench.neo4j_modes import child as neo4j_child
+
+        out.update(neo4j_child(mode, kg, str(Path(store_path).parent)))
+        print(json.dumps(out))
+        return
+    start, cpu = time.perf_counter(), cpu_seconds()
     if mode == "engine":
         out["seconds"], out["cpu"], out["counts"] = engine_floor(kg, store_path)
         print(json.dumps(out))
         return
     if mode == "scan":
         conn = sqlite3.connect(f"file:{kg}?mode=ro", uri=True)
-        cur = conn.execute("SELECT * FROM Relations")
         n = 0
-        while chunk := cur.fetchmany(10_000):
-            n += len(chunk)
-        out["relations"] = n
+        for table in ("Eventualities", "Relations"):
+            cur = conn.execute(f"SELECT * FROM {table}")
+            while chunk := cur.fetchmany(10_000):
+                n += len(chunk)
+        out["rows"] = n
     else:
-        if mode == "loader":
-            store = Sink(keep=False)
-        else:
-            store = open_store(store_path)
-        report = aser.load(store, kg, **({"batch_size": batch_size} if batch_size else {}))
-        if mode == "ingest":
-            out["counts"] = {k: sum(v.values()) for k, v in store.counts().items()}
-            store.close()
-        out["rows"] = report.rows
+        out.update(ingest(mode, kg, store_path, batch_size))
     out["seconds"], out["cpu"] = time.perf_counter() - start, cpu_seconds() - cpu
     print(json.dumps(out))
+
+
+def ingest(mode: str, kg: str, store_path: str, batch_size: int | None) -> dict:
+    from graphstore import open_store
+    from graphstore.model import REL_TYPES
+    from ingest import aser
+
+    options = {"batch_size": batch_size} if batch_size else {}
+    if mode == "loader":
+        return {"rows": aser.load(Sink(keep=False), kg, **options).rows}
+    store = open_store(store_path)
+    if mode == "crash-first":  # die once KILL_SHARE of the held rel tables are written
+
+        def hook(message: str) -> None:
+            if message.startswith("writing ") and message.split()[1] in REL_TYPES:
+                done, total = (int(x) for x in message.split("(")[1].split(",")[0].split("/"))
+                if done > total * KILL_SHARE:
+                    os.kill(os.getpid(), signal.SIGKILL)
+
+        store.on_bulk_write = hook
+    report = aser.load(store, kg, map_events=mode == "ingest-map", **options)
+    counts = store.counts()
+    store.close()
+    return {"rows": report.rows, "counts": {k: sum(v.values()) for k, v in counts.items()}, "by_table": counts}
 
 
 class Sink:
@@ -100,13 +139,13 @@ def cpu_seconds() -> float:
 
 
 def engine_floor(kg: str, store_path: str) -> tuple[float, float, dict]:
-    """Seconds LadybugDB takes to write the ingest's rows, prebuilt as typed Arrow tables."""
+    """Seconds LadybugDB takes to write the ingest's rows, prebuilt as typed, key-deduplicated Arrow tables."""
     import ladybug
     import pyarrow as pa
 
     from graphstore.ladybug_store import schema_statements
     from graphstore.model import NODE_TYPES, REL_TYPES
-    from graphstore.tables import conform_table
+    from graphstore.tables import conform_table, dedupe
     from ingest import aser
 
     sink = Sink(keep=True)
@@ -115,7 +154,8 @@ def engine_floor(kg: str, store_path: str) -> tuple[float, float, dict]:
     for name in [*NODE_TYPES, *REL_TYPES]:
         if name in sink.tables:
             kind, keys = (NODE_TYPES[name], ("id",)) if name in NODE_TYPES else (REL_TYPES[name], ("src", "dst"))
-            tables.append((name, conform_table(name, pa.concat_tables(sink.tables.pop(name)), keys, kind.properties)))
+            rows = conform_table(name, pa.concat_tables(sink.tables.pop(name)), keys, kind.properties)
+            tables.append((name, dedupe(rows, keys, kind.properties)[0]))  # repeated keys merge, as in the store
     db = ladybug.Database(store_path)
     conn = ladybug.Connection(db)
     conn.execute("CALL auto_checkpoint=false")
@@ -126,77 +166,180 @@ def engine_floor(kg: str, store_path: str) -> tuple[float, float, dict]:
         conn.execute(f"COPY {name} FROM rows")
         conn.execute("CHECKPOINT")
     seconds, cpu = time.perf_counter() - start, cpu_seconds() - cpu
-    counts = {"nodes": sum(t.num_rows for n, t in tables if n in NODE_TYPES),
-              "edges": sum(t.num_rows for n, t in tables if n in REL_TYPES)}
+    counts = {
+        "nodes": sum(t.num_rows for n, t in tables if n in NODE_TYPES),
+        "edges": sum(t.num_rows for n, t in tables if n in REL_TYPES),
+    }
     conn.close()
     db.close()
     return seconds, cpu, counts
 
 
-def measure(mode: str, kg: Path, store: Path, batch_size: int | None) -> dict:
+def measure(mode: str, kg: Path, store: Path, batch_size: int | None, may_die: bool = False) -> dict:
     extra = ["--batch-size", str(batch_size)] if batch_size else []
-    proc = subprocess.Popen([sys.executable, __file__, "--child", mode, str(kg), str(store), *extra],
-                            stdout=subprocess.PIPE, cwd=ROOT)
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--child", mode, str(kg), str(store), *extra], stdout=subprocess.PIPE, cwd=ROOT
+    )
     stdout = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise SystemExit(f"{mode} child failed with exit code {proc.returncode}")
+    code = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - start
+    if may_die:
+        return {"exit": code, "seconds": wall, "peak_rss_mb": usage.ru_maxrss / 1024}
+    if code != 0:
+        raise SystemExit(f"{mode} child failed with exit code {code}")
     result = json.loads(stdout.decode().strip().splitlines()[-1])
-    result["peak_rss_mb"] = usage.ru_maxrss / 1024
+    result["peak_rss_mb"] = result.get("peak_rss_mb") or usage.ru_maxrss / 1024
     return result
+
+
+def _graph(counts: dict | None) -> str:
+    """``nodes / edges`` from counts given as totals or per label/type."""
+    if not counts:
+        return "-"
+    total = [
+        sum(v.values()) if isinstance(v, dict) else int(v) for v in (counts.get("nodes", 0), counts.get("edges", 0))
+    ]
+    return f"{total[0]:,} / {total[1]:,}"
+
+
+def fresh(store: Path) -> Path:
+    shutil.rmtree(store, ignore_errors=True)
+    for p in [store, *store.parent.glob(store.name + ".*")]:
+        if p.is_file():
+            p.unlink()
+    return store
+
+
+def neo4j_available() -> tuple[bool, str]:
+    if importlib.util.find_spec("bench.neo4j_modes") is None:
+        return False, "bench/neo4j_modes.py is not there"
+    if not (shutil.which("java") and shutil.which("mvn")):
+        return False, "java or mvn not found"
+    return True, ""
+
+
+def parse_sizes(text: str, scale: float) -> list[tuple[int, int]]:
+    out = []
+    for size in text.split(","):
+        ev, _, rel = size.partition("x")
+        n_ev = int(int(ev) * scale)
+        out.append((n_ev, int(int(rel) * scale) if rel else 3 * n_ev))
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default=",".join(f"{e}x{r}" for e, r in SIZES),
-                        help="eventualities x relations, comma-separated (e.g. 1000000x6000000 to see RSS stay flat)")
+    parser.add_argument(
+        "--sizes",
+        default=SIZES,
+        help="eventualities (relations = 3x) or EVxREL, comma-separated (default 1000000 = 1M/3M)",
+    )
     parser.add_argument("--scale", type=float, default=1.0, help="multiply the sizes (e.g. 0.1 for a quick run)")
-    parser.add_argument("--modes", default="scan,engine,loader,ingest", help="comma-separated subset of scan,engine,loader,ingest")
-    parser.add_argument("--workdir", default=None, help="where to put the generated files (default: a temp folder)")
+    parser.add_argument(
+        "--modes", default=",".join(MODES), help=f"comma-separated subset of {', '.join(MODES)}, loader"
+    )
+    parser.add_argument(
+        "--neo4j",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="also run neo4j-bolt and neo4j-bulk (default: when java and mvn are found)",
+    )
+    parser.add_argument("--workdir", default=None, help="where to put the files (kept, and a generated KG.db reused)")
     parser.add_argument("--batch-size", type=int, default=None, help="rows per store write (default: the loader's)")
+    parser.add_argument("--seed", type=int, default=7, help="generator seed")
     parser.add_argument("--child", nargs=3, metavar=("MODE", "KG", "STORE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(*args.child, batch_size=args.batch_size)
         return
-    from ingest.synthetic import make_aser_kg
-
-    work = Path(args.workdir or tempfile.mkdtemp(prefix="eventkg-bench-"))
+    modes = [m for m in args.modes.split(",") if m]
+    have_neo4j, why = neo4j_available()
+    if args.neo4j is not False and have_neo4j and (args.neo4j or shutil.which("java")):
+        modes += [m for m in NEO4J_MODES if m not in modes]
+    skipped = [] if have_neo4j or args.neo4j is False else list(NEO4J_MODES)
+    work = Path(args.workdir or tempfile.mkdtemp(prefix="eventkg-bench-", dir=os.environ.get("TMPDIR")))
     work.mkdir(parents=True, exist_ok=True)
+    table = [
+        "| eventualities / relations | mode | wall s | x scan | CPU s | peak RSS MB | graph (nodes / edges) |",
+        "| --- | --- | ---: | ---: | ---: | ---: | --- |",
+    ]
     try:
         print(f"# load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
-        print(f"{'eventualities':>13} {'relations':>10} {'mode':>7} {'seconds':>8} {'CPU s':>6} {'relations/s':>12} {'peak RSS MB':>12}")
-        sizes = [tuple(int(x) for x in size.split("x")) for size in args.sizes.split(",")]
-        for n_ev, n_rel in sizes:
-            n_ev, n_rel = int(n_ev * args.scale), int(n_rel * args.scale)
-            kg = work / f"KG_{n_ev}_{n_rel}.db"
-            t = time.perf_counter()
-            make_aser_kg(kg, n_ev, n_rel)
-            print(f"# generated {kg.name} ({kg.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s", flush=True)
-            base, rates, cpus = None, {}, {}
-            for mode in args.modes.split(","):
-                store = work / f"store_{n_ev}_{n_rel}.lbug"
-                shutil.rmtree(store, ignore_errors=True)
-                if store.exists():
-                    store.unlink()
-                r = measure(mode, kg, store, args.batch_size)
-                rate = n_rel / r["seconds"]
-                rates[mode], cpus[mode] = rate, r["cpu"]
-                base = base or rate
-                extra = f"  ({rate / base:.2f}x the sqlite scan)" if mode != "scan" and "scan" in args.modes else ""
-                if "counts" in r:
-                    extra += f"  store: {r['counts']['nodes']:,} nodes, {r['counts']['edges']:,} edges"
-                print(f"{n_ev:>13,} {n_rel:>10,} {mode:>7} {r['seconds']:>8.1f} {r['cpu']:>6.1f} {rate:>12,.0f} {r['peak_rss_mb']:>12,.0f}{extra}"
-                      f"  [load {os.getloadavg()[0]:.1f}]", flush=True)
-            if "ingest" in rates and "engine" in rates:
-                print(f"# ingest / engine floor = {rates['ingest'] / rates['engine']:.2f}"
-                      f" (the engine alone takes {n_rel / rates['engine']:.1f} s of the ingest's {n_rel / rates['ingest']:.1f} s)")
-            if {"engine", "loader"} <= cpus.keys():
-                need = cpus["engine"] + cpus["loader"]
-                cores = os.cpu_count() or 1
-                print(f"# CPU floor: engine {cpus['engine']:.1f} s + loader {cpus['loader']:.1f} s = {need:.1f} CPU-seconds;"
-                      f" on {cores} cores no overlap beats {need / cores:.1f} s = {n_rel * cores / need:,.0f} relations/s")
+        if skipped:
+            print(f"# skipped {', '.join(skipped)}: {why}")
+        for n_ev, n_rel in parse_sizes(args.sizes, args.scale):
+            kg = work / f"KG_aser_shape_{n_ev}_{n_rel}_s{args.seed}.db"
+            if not kg.exists():
+                t = time.perf_counter()
+                # in a process of its own: a child's peak RSS starts from its parent's (Linux keeps
+                # the high-water mark of the forked copy across exec), so this one must stay small
+                code = (
+                    "import sys; from ingest.aser_shape import make_aser_shape_kg as m; "
+                    "m(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), seed=int(sys.argv[4]))"
+                )
+                subprocess.run(
+                    [sys.executable, "-c", code, str(kg.with_suffix(".part")), str(n_ev), str(n_rel), str(args.seed)],
+                    check=True,
+                    cwd=ROOT,
+                    env={**os.environ, "PYTHONPATH": str(ROOT)},
+                )
+                kg.with_suffix(".part").rename(kg)
+                print(
+                    f"# generated {kg.name} ({kg.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s",
+                    flush=True,
+                )
+            size = f"{n_ev:,} / {n_rel:,}"
+            base, clean = None, None
+            results: dict[str, dict] = {}
+            for mode in modes:
+                store = fresh(work / f"store_{n_ev}_{n_rel}.lbug")
+                note = ""
+                if mode == "crash":
+                    died = measure("crash-first", kg, store, args.batch_size, may_die=True)
+                    note = (
+                        f"killed by signal {-died['exit']} after {died['seconds']:.1f} s"
+                        if died["exit"] < 0
+                        else f"first run was not killed (exit {died['exit']})"
+                    )
+                    r = measure("ingest", kg, store, args.batch_size)
+                    if clean is not None:
+                        same = r["by_table"] == clean
+                        note += "; re-run graph " + (
+                            "equals the clean ingest's" if same else "DIFFERS from the clean ingest's"
+                        )
+                else:
+                    r = measure(mode, kg, store, args.batch_size)
+                if mode == "ingest":
+                    clean = r["by_table"]
+                results[mode] = r
+                base = r["seconds"] if mode == "scan" else base
+                ratio = f"{r['seconds'] / base:.2f}" if base else "-"
+                graph = _graph(r.get("counts"))
+                if "server_peak_rss_mb" in r:
+                    note += f"; server peak RSS {r['server_peak_rss_mb']:,.0f} MB"
+                print(
+                    f"{size:>22} {mode:>11} {r['seconds']:>8.1f} s {ratio:>6}x  CPU {r['cpu']:>6.1f} s"
+                    f"  RSS {r['peak_rss_mb']:>7,.0f} MB  graph {graph}  {note} [load {os.getloadavg()[0]:.1f}]",
+                    flush=True,
+                )
+                table.append(
+                    f"| {size} | {mode} | {r['seconds']:.1f} | {ratio} | {r['cpu']:.1f} | "
+                    f"{r['peak_rss_mb']:,.0f} | {graph}{' (' + note.strip('; ') + ')' if note else ''} |"
+                )
+            if {"ingest", "engine"} <= results.keys():
+                e, i = results["engine"], results["ingest"]
+                print(
+                    f"# engine floor: {e['seconds']:.1f} s ({e['cpu']:.1f} CPU-s) of the ingest's {i['seconds']:.1f} s"
+                    f" ({i['cpu']:.1f} CPU-s); with the scan's {results.get('scan', {}).get('cpu', 0):.1f} CPU-s"
+                    f" no schedule on {os.cpu_count()} cores beats"
+                    f" {(e['cpu'] + results.get('scan', {}).get('cpu', 0)) / (os.cpu_count() or 1):.1f} s"
+                )
+        print()
+        print("\n".join(table))
+        if skipped:
+            print(f"\n{', '.join(skipped)}: skipped ({why})")
     finally:
         if not args.workdir:
             shutil.rmtree(work, ignore_errors=True)

@@ -59,7 +59,7 @@ from graphstore.base import (
 from graphstore.keyset import KeySet, edge_fingerprints, fingerprints
 from graphstore.model import NODE_TYPES, REL_TYPES
 from graphstore.spool import TableSpool
-from graphstore.tables import changed_rows, conform_table, decoded, dedupe, encode_sources, rows_table
+from graphstore.tables import changed_rows, conform_table, decoded, dedupe, encode_sources, row_schema, rows_table
 from graphstore.tables import key_column as _edge_key
 
 __all__ = ["LadybugStore", "encode_sources", "decoded", "schema_statements"]
@@ -73,7 +73,13 @@ CHECKPOINT_ROWS = 5_000_000  # rows written between checkpoints
 KEYSET_MAX = int(os.environ.get("EVENTKG_KEYSET_MAX", "20000000"))
 SPOOL_COPY_ROWS = 20_000_000  # most rows per COPY when a bulk session writes a held table
 REOPEN_ROWS = 1_000_000  # rows written between reopenings of the database (see checkpoint())
+REL_PENDING_BYTES = 400_000_000  # engine memory rel table COPYs may keep waiting for a checkpoint
+# what one rel table COPY (one per table) keeps per stored node until the next checkpoint: ~12 B
+# measured (289K events, 15 tables: +52 MB); many COPYs into one table keep far more (~125 B)
+REL_PENDING_BYTES_PER_NODE = 30
 EARLY_CHECKPOINT_ROWS = 100_000  # a bulk session checkpoints held nodes once they are written, past this many rows
+LOAD_UPDATE_ROWS = 64  # changed nodes from which one LOAD FROM beats a statement per row
+FEW_SOURCES = 150  # edge lookups by up to this many sources go one keyed query each
 SCAN_RATIO = 8  # scan a rel table's keys when it holds fewer than SCAN_RATIO x batch rows
 
 
@@ -124,6 +130,8 @@ class LadybugStore(GraphStore):
         self._engine_failed = False
         self._keysets: dict[str, KeySet | None] = {}  # see _keyset
         self._spool: TableSpool | None = None  # new rows held back during bulk_load()
+        self._late: TableSpool | None = None  # rows of keys already stored or held, upserted after the flush
+        self.late_result = WriteResult()  # what upserting those rows did (read by the ingest report)
         if not read_only:
             for stmt in schema_statements():
                 self._conn.execute(stmt)
@@ -189,12 +197,18 @@ class LadybugStore(GraphStore):
         self._check_endpoints(nodes, edges)
         result = WriteResult()
         if self._spool is not None:
+            tables = {**nodes, **edges}
             if self._all_new(nodes, edges, fps):
-                self._hold({**nodes, **edges}, fps, result)
+                self._hold(tables, fps, result)
+            elif all(self._keysets.get(n) is not None for n in tables):
+                self._hold_split(tables, fps, result)
+            else:  # keys too many to remember: write what is held, then upsert as usual
+                self._flush_spool()
+                tables = None
+            if tables is not None:
                 if edges:  # the node phase of a loader is over: write its nodes while it reads on
                     self._flush_spool(list(NODE_TYPES))
                 return result
-            self._flush_spool()  # some keys may be stored: write what is held, then upsert as usual
         written: list[tuple[str, np.ndarray, np.ndarray]] = []
         only = self._only_new_rows(nodes, edges, fps)
         if only is not None:
@@ -246,10 +260,16 @@ class LadybugStore(GraphStore):
         except OSError:  # no room for the files beside the store: write batch by batch instead
             yield self
             return
+        self.late_result = WriteResult()
         try:
             yield self
         finally:
             self._end_session()
+
+    def nodes_done(self) -> None:
+        """The loader sends no more nodes: write the held ones now (it reads its edges meanwhile)."""
+        if self._spool is not None:
+            self._flush_spool(list(NODE_TYPES))
 
     def _end_session(self) -> None:
         """Write what the bulk session holds (unless the engine failed) and remove its files."""
@@ -262,6 +282,9 @@ class LadybugStore(GraphStore):
         finally:
             self._spool = None
             spool.close()
+            if self._late is not None:
+                self._late.close()
+                self._late = None
 
     def _all_new(self, nodes: Mapping[str, pa.Table], edges: Mapping[str, pa.Table],
                  fps: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> bool:
@@ -284,16 +307,74 @@ class LadybugStore(GraphStore):
             self._add_keys(name, *fps[name])
             result.created[name], result.updated[name] = table.num_rows, 0
 
+    def _hold_split(self, tables: Mapping[str, pa.Table], fps: Mapping[str, tuple[np.ndarray, np.ndarray]],
+                    result: WriteResult) -> None:
+        """Hold the rows whose keys are new; queue the others to be upserted once the held rows are written.
+
+        A batch that repeats a key held or stored (a duplicate across loader batches, or a
+        re-run after a crash) no longer ends the session: its new rows are held as usual and
+        its other rows wait, in order, in a second spool. When the held tables are written,
+        the waiting rows of each table are upserted in one pass (one lookup or table scan,
+        compared column by column), so later rows still win as they would batch by batch.
+        """
+        if self._late is None:
+            self._late = TableSpool(Path(self.url))
+        for name, table in tables.items():
+            h1, h2 = fps[name]
+            present, unsure = self._keysets[name].lookup(h1, h2)
+            known = present | unsure
+            if not known.any():
+                self._hold({name: table}, {name: (h1, h2)}, result)
+                continue
+            new = ~known
+            if new.any():
+                self._hold({name: table.filter(pa.array(new))}, {name: (h1[new], h2[new])}, result)
+            try:
+                self._late.add(name, table.filter(pa.array(known)))
+            except OSError as exc:
+                raise StoreError(f"cannot hold rows in {self._late.folder}: {exc.strerror or exc}") from None
+            result.created.setdefault(name, int(new.sum()))
+            result.updated.setdefault(name, 0)
+
+    def _apply_late(self, names: Sequence[str]) -> None:
+        """Upsert the waiting rows of ``names`` (each table in one transaction), after the held rows."""
+        if not self._late:
+            return
+        order = [n for n in names if n in self._late.rows]
+        for name, table in self._late.drain(order):
+            if self.on_bulk_write is not None:
+                self.on_bulk_write(f"merging {name} ({table.num_rows:,} rows seen before)")
+            kind = NODE_TYPES.get(name) or REL_TYPES[name]
+            keys = ("id",) if name in NODE_TYPES else ("src", "dst")
+            table, fps = dedupe(table, keys, kind.properties)
+            self._conn.execute("BEGIN TRANSACTION")
+            try:
+                created, updated, new_fps = self._upsert(name, table, fps)
+            except BaseException:
+                self._rollback()
+                raise
+            self._conn.execute("COMMIT")
+            self._add_keys(name, *new_fps)
+            for counts, n in ((self.late_result.created, created), (self.late_result.updated, updated)):
+                counts[name] = counts.get(name, 0) + n
+            self._unflushed_rows += created + updated
+            self._rows_since_open += created + updated
+            if self._unflushed_rows >= EARLY_CHECKPOINT_ROWS:
+                self.checkpoint()
+
     def _flush_spool(self, names: Sequence[str] | None = None) -> None:
         """Write the held tables (``names``, default all; nodes first), each as one COPY.
 
-        A rel table is checkpointed at once (see ``graphstore.spool``), node tables once
+        Rel tables are checkpointed a few at a time (see ``graphstore.spool``): as many as
+        keep ``REL_PENDING_BYTES`` of engine memory waiting for a checkpoint; node tables once
         ``EARLY_CHECKPOINT_ROWS`` rows wait for it.
         """
-        if not self._spool:
+        if not self._spool and not self._late:
             return
         try:
             order = [n for n in names or [*NODE_TYPES, *REL_TYPES] if n in self._spool.rows]
+            group = self._rel_tables_per_checkpoint() if any(n in REL_TYPES for n in order) else 1
+            pending = 0  # rel table COPYs since the last checkpoint
             for done, (name, table) in enumerate(self._spool.drain(order)):
                 if self.on_bulk_write is not None:
                     self.on_bulk_write(f"writing {name} ({done + 1}/{len(order)}, {table.num_rows:,} rows)")
@@ -302,14 +383,27 @@ class LadybugStore(GraphStore):
                     self._copy_arrow(name, part)
                     self._unflushed_rows += part.num_rows
                     self._rows_since_open += part.num_rows
-                    if name in REL_TYPES or self._unflushed_rows >= EARLY_CHECKPOINT_ROWS:
+                    pending += name in REL_TYPES
+                    if pending >= group or (name in NODE_TYPES and self._unflushed_rows >= EARLY_CHECKPOINT_ROWS):
                         self.checkpoint()
+                        pending = 0
+            if pending:
+                self.checkpoint()
+            self._apply_late(names or [*NODE_TYPES, *REL_TYPES])
             if self.on_bulk_write is not None:
                 self.on_bulk_write("")  # done writing
         except BaseException:
             self._engine_failed = True
             self._keysets.clear()  # they hold keys that were never written
             raise
+
+    def _rel_tables_per_checkpoint(self) -> int:
+        """Rel tables to COPY between checkpoints: each keeps ~``REL_PENDING_BYTES_PER_NODE`` per
+        stored node in memory until the next checkpoint, and each checkpoint costs about the
+        same however many tables it folds in (289K events, 1.35M edges in 15 tables: 9.6 s
+        to COPY and checkpoint them one at a time, 7.9 s three at a time, 7.0 s all at once)."""
+        nodes = sum(len(k) if (k := self._keysets.get(label)) is not None else self._count(label) for label in NODE_TYPES)
+        return max(1, REL_PENDING_BYTES // max(1, REL_PENDING_BYTES_PER_NODE * nodes))
 
     def _only_new_rows(
         self, nodes: Mapping[str, pa.Table], edges: Mapping[str, pa.Table], fps: Mapping[str, tuple[np.ndarray, np.ndarray]]
@@ -446,6 +540,15 @@ class LadybugStore(GraphStore):
         ]
         return pa.concat_tables(parts) if parts else pa.table({c: pa.array([], pa.string()) for c in cols})
 
+    def _existing_nodes(self, label: str, ids: pa.ChunkedArray | pa.Array, cols: Sequence[str]) -> pa.Table:
+        """Stored ``cols`` of the nodes among ``ids``: keyed lookups, or one scan of the label
+        when ``ids`` are many next to it (a re-run after a crash asks for every stored node)."""
+        if self._count(label) < SCAN_RATIO * len(ids):
+            ret = ", ".join(f"n.`{c}` AS `{c}`" for c in cols)
+            found = self._conn.execute(f"MATCH (n:{label}) RETURN {ret}").get_as_arrow()
+            return found.filter(pc.is_in(found.column("id"), value_set=pc.unique(ids)))
+        return self._existing(label, ids.to_pylist(), cols)
+
     def _existing_edges(self, rtype: str, cand: pa.Table) -> pa.Table:
         """Stored edges among the (src, dst) keys of ``cand``, with their properties."""
         rel = REL_TYPES[rtype]
@@ -454,8 +557,12 @@ class LadybugStore(GraphStore):
         total = self._count(rtype)
         if total < SCAN_RATIO * cand.num_rows:  # one scan of the whole table beats many adjacency lookups
             parts = [self._conn.execute(f"MATCH (a:{rel.source})-[e:{rtype}]->(b:{rel.target}) RETURN {ret}").get_as_arrow()]
+        elif len(srcs := pc.unique(cand.column("src")).to_pylist()) <= FEW_SOURCES:
+            # an UNWIND over ids is planned as a scan of the rel table (~0.4 s at 180K edges even
+            # for one id); a keyed query per source takes ~2 ms
+            query = f"MATCH (a:{rel.source} {{id: $id}})-[e:{rtype}]->(b:{rel.target}) RETURN {ret}"
+            parts = [self._conn.execute(query, {"id": src}).get_as_arrow() for src in srcs]
         else:
-            srcs = pc.unique(cand.column("src")).to_pylist()
             parts = [
                 self._conn.execute(
                     f"UNWIND $ids AS i MATCH (a:{rel.source} {{id: i}})-[e:{rtype}]->(b:{rel.target}) RETURN {ret}",
@@ -492,7 +599,7 @@ class LadybugStore(GraphStore):
             cand = table.filter(pa.array(maybe))
             if is_node:
                 cols = list(table.column_names)
-                stored = self._existing(name, cand.column("id").to_pylist(), cols)
+                stored = self._existing_nodes(name, cand.column("id"), cols)
                 stored = conform_table(name, stored, keys, NODE_TYPES[name].properties)
             else:
                 stored = self._existing_edges(name, cand)
@@ -511,6 +618,14 @@ class LadybugStore(GraphStore):
     def _update(self, name: str, rows: list[dict[str, Any]]) -> None:
         """Rewrite the changed stored rows, one keyed statement each (re-ingests rarely change any)."""
         if not rows:
+            return
+        if name in NODE_TYPES and len(rows) >= LOAD_UPDATE_ROWS:
+            # many rows: one keyed LOAD FROM a typed Arrow table (40K nodes in ~0.5 s, where a
+            # statement per row takes ~100 µs each); rel tables plan the same as a scan, so not them
+            props = NODE_TYPES[name].properties
+            eventkg_update_rows = pa.Table.from_pylist(rows, schema=row_schema(("id",), props))  # noqa: F841
+            sets = ", ".join(f"n.`{c}` = `{c}`" for c in ["sources", *props])
+            self._conn.execute(f"LOAD FROM eventkg_update_rows MATCH (n:{name} {{id: id}}) SET {sets}")
             return
         if name in NODE_TYPES:
             props = list(NODE_TYPES[name].properties)

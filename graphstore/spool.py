@@ -14,6 +14,10 @@ Why (LadybugDB 0.22, measured with 1M events and 1.3M edges over the 15 ASER typ
 So a bulk session appends each table's new rows to a file (memory stays flat as the input
 grows) and writes the tables one by one when it ends: node tables first, so every edge
 finds its endpoints. The files are memory-mapped when read back, not copied.
+
+Rows whose keys are already held or stored (ASER texts repeated across loader batches, a
+re-run after a crash) go to a second spool and are upserted, table by table in one pass
+each, once the held rows are written: later rows still win, and the session goes on.
 """
 
 from __future__ import annotations

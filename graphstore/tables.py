@@ -34,7 +34,8 @@ def encode_sources(sources) -> str:
     return ",".join(sorted({s for s in sources or () if s}))
 
 
-def _schema(keys: Sequence[str], props: Mapping[str, str]) -> pa.Schema:
+def row_schema(keys: Sequence[str], props: Mapping[str, str]) -> pa.Schema:
+    """The stored table's Arrow schema: keys, encoded ``sources``, then the declared properties."""
     return pa.schema([(k, pa.string()) for k in keys] + [("sources", pa.string())]
                      + [(p, ARROW_TYPES[t]) for p, t in props.items()])
 
@@ -49,7 +50,7 @@ def _column(rows: list[dict[str, Any]], name: str) -> list[Any]:
 
 def rows_table(name: str, rows: list[dict[str, Any]], keys: Sequence[str], props: Mapping[str, str]) -> pa.Table:
     """Row dicts (``sources`` a list) -> a typed table."""
-    schema = _schema(keys, props)
+    schema = row_schema(keys, props)
     encoded: dict[tuple, str] = {}  # most rows share their sources list
     sources = [encoded.get(t) or encoded.setdefault(t, encode_sources(t))
                for t in map(tuple, (r.get("sources") or () for r in rows))]
@@ -80,7 +81,7 @@ def sources_column(col: pa.ChunkedArray | pa.Array) -> pa.Array:
 
 def conform_table(name: str, table: pa.Table, keys: Sequence[str], props: Mapping[str, str]) -> pa.Table:
     """Any table of a label/type's columns -> the typed, ordered, encoded table (missing columns null)."""
-    schema = _schema(keys, props)
+    schema = row_schema(keys, props)
     n = table.num_rows
     cols = []
     for f in schema:

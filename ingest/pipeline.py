@@ -65,6 +65,9 @@ class Chunk:
     nodes: dict[str, Any] = field(default_factory=dict)  # label -> pyarrow.Table
     edges: dict[str, Any] = field(default_factory=dict)  # TYPE -> pyarrow.Table
     rejects: list[Reject] = field(default_factory=list)
+    # the loader sends no more nodes: the pipeline writes what is pending and lets the store
+    # write the nodes it holds now (``nodes_done()``), while the loader reads the edges
+    nodes_done: bool = False
 
 
 @dataclass
@@ -344,8 +347,10 @@ def run(
                     for bad in item.rejects:
                         refuse(bad)
                     batcher.add_chunk(item)
-                    if batcher.pending >= batch_size:
+                    if batcher.pending >= batch_size or item.nodes_done:
                         flush()
+                    if item.nodes_done and hasattr(store, "nodes_done"):
+                        store.nodes_done()
                     if progress is not None:
                         progress(report.rows, report.rejected)
                     if limit is not None and report.rows >= limit:
@@ -371,6 +376,10 @@ def run(
             close()  # lets a loader release its cursor/file at once
         if reject_fh is not None:
             reject_fh.close()
+        late = getattr(store, "late_result", None)  # rows a bulk session upserted when it ended
+        if late is not None:
+            result.add(late)
+            store.late_result = type(late)()
         report.created, report.updated = result.created, result.updated
         report.seconds = time.perf_counter() - start
     if progress is not None:

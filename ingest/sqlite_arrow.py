@@ -41,6 +41,16 @@ class TableChunk:
 
     table: pa.Table
     bad: dict[int, tuple[str, Any]] = field(default_factory=dict)  # row -> (column, raw value), first bad cell
+    rowids: list[int] | pa.Array | None = None  # each row's rowid (None for a table without rowid)
+
+
+def has_rowid(conn: sqlite3.Connection, table: str) -> bool:
+    """False for a ``WITHOUT ROWID`` table."""
+    try:
+        conn.execute(f"SELECT rowid FROM {table} LIMIT 1").fetchall()
+    except sqlite3.OperationalError:
+        return False
+    return True
 
 
 def read_chunks(
@@ -64,9 +74,7 @@ def _chunks(
     path: Path, conn: sqlite3.Connection, table: str, columns: Mapping[str, str], size: int, budget: list[int | None]
 ) -> Iterator[TableChunk]:
     names = ", ".join(columns)
-    try:
-        conn.execute(f"SELECT rowid FROM {table} LIMIT 1").fetchall()
-    except sqlite3.OperationalError:  # WITHOUT ROWID: no ranges to page by
+    if not has_rowid(conn, table):  # WITHOUT ROWID: no ranges to page by
         yield from _sqlite_chunks(conn, f"SELECT {names} FROM {table}", columns, size, budget)
         return
     adbc = _adbc_connect(path)
@@ -84,12 +92,14 @@ def _chunks(
             chunk = _typed(got.drop_columns([got.column_names[0]]), columns) if got is not None else None
             if chunk is not None:
                 last = got.column(0)[-1].as_py()
+                chunk.rowids = got.column(0)
             else:  # no driver, or a column of unexpected type: these rows again, through sqlite3
                 rows = conn.execute(sql).fetchall()
                 if not rows:
                     return
                 last = rows[-1][0]
                 chunk = _from_rows([r[1:] for r in rows], columns)
+                chunk.rowids = [r[0] for r in rows]
             _spend(budget, chunk.table.num_rows)
             yield chunk
     finally:

@@ -51,3 +51,28 @@ def test_stopping_early_closes_the_loader_and_its_thread():
         assert next(got) == 0
     assert closed.is_set()
     assert not got._thread.is_alive()
+
+
+def test_nodes_done_writes_the_held_nodes_before_the_edges_come(tmp_path):
+    """A loader's ``nodes_done`` chunk lets the store write its held nodes at once (while the
+    loader reads on), instead of when the first batch with edges is ready."""
+    import pyarrow as pa
+
+    from graphstore import open_store
+    from ingest.pipeline import Chunk, run
+
+    seen: list[dict] = []
+
+    def items(store):
+        ids = [f"e{i}" for i in range(10)]
+        nodes = pa.table({"id": ids, "text": ids, "level": ["schema"] * 10, "sources": ["t"] * 10})
+        yield Chunk(10, {"Event": nodes})
+        yield Chunk(0, nodes_done=True)
+        seen.append(dict(store._spool.rows))  # what the session still holds when the edges come
+        edges = pa.table({"src": ids[:-1], "dst": ids[1:], "sources": ["t"] * 9, "count": [1.0] * 9})
+        yield Chunk(9, {}, {"SYNCHRONOUS": edges})
+
+    with open_store(str(tmp_path / "s.lbug")) as store:
+        report = run(store, "t", [], items(store))
+        assert seen == [{}]  # the nodes were written before the edge chunk was made
+        assert report.rows == 19 and store.counts()["edges"]["SYNCHRONOUS"] == 9

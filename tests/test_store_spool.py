@@ -113,3 +113,30 @@ def test_a_full_disk_while_holding_is_one_error_and_earlier_batches_land(tmp_pat
         counts = store.counts()
         assert counts["nodes"]["Event"] == 100 and counts["edges"]["SYNCHRONOUS"] == 99
         assert _spools(tmp_path) == []
+
+
+def test_keys_repeated_across_batches_keep_the_session_and_later_rows_win(tmp_path):
+    """A batch repeating held keys (ASER: two eids with one text, in different chunks) no longer
+    writes everything held and upserts batch by batch: its new rows are held, its repeats wait
+    and are merged after the held rows land, later values winning as batch by batch."""
+    with open_store(str(tmp_path / "s.lbug")) as store:
+        with store.bulk_load():
+            store.write_batch(_events(300))
+            again = Batch()  # e5..e9 again with new frequencies and a new source, and e300..e304 new
+            for i in [*range(5, 10), *range(300, 305)]:
+                again.add_node("Event", {"id": event_id(f"e{i}"), "text": f"e{i}", "level": "schema",
+                                         "sources": ["u"], "frequency": float(i)})
+            again.add_edge("SYNCHRONOUS", {"src": event_id("e5"), "dst": event_id("e6"), "sources": ["u"], "count": 7.0})
+            again.add_edge("SYNCHRONOUS", {"src": event_id("e300"), "dst": event_id("e301"), "sources": ["u"], "count": 1.0})
+            store.write_batch(again)
+            held = next(tmp_path.glob(f"{PREFIX}*"))
+            assert (held / "SYNCHRONOUS.arrow").exists()  # the first batch's edges are still held, not written
+            assert store._spool.rows["SYNCHRONOUS"] == 299 + 1
+        counts = store.counts()
+        assert counts["nodes"]["Event"] == 305 and counts["edges"]["SYNCHRONOUS"] == 300
+        got = store.get_nodes("Event", [event_id("e7"), event_id("e1")])
+        assert got[event_id("e7")]["frequency"] == 7.0 and sorted(got[event_id("e7")]["sources"]) == ["t", "u"]
+        assert got[event_id("e1")]["sources"] == ["t"] and got[event_id("e1")].get("frequency") is None
+        edge = store.query("MATCH (a:Event {id: $a})-[e:SYNCHRONOUS]->(b:Event {id: $b}) RETURN e.count AS c, e.sources AS s",
+                           {"a": event_id("e5"), "b": event_id("e6")})
+        assert edge == [{"c": 7.0, "s": "t,u"}]
