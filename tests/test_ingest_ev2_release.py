@@ -23,15 +23,33 @@ runner = CliRunner()
 # e1 'event2' has no entry in 'instances', context event 'event3' has an empty text.
 INSTANCES = {"event1": "Ann studied every night.", "event3": "", "event4": "Ann slept badly.", "event5": "Ann ate."}
 TYPES = {"event1": "study", "event2": "pass_exam", "event3": "learn", "event4": "oversleep", "event5": "eat"}
-I_CEC = {"id": "7-1", "e0": "event1", "rel": "Causes", "e1": "event2", "negative_chosen": ["event4", "event5", "event3"],
-         "context": '"event3" is before "event1".', "context_tpl": [["event3", "Before", "event1"]],
-         "question": 'Which is result of "event1"?', "choices": ["event4", "event2", "event5", "event3"],
-         "instances": INSTANCES, "event_type": TYPES,
-         "event_relation": [["learn", "Before", "study"], ["study", "Causes", "pass_exam"]]}
+I_CEC = {
+    "id": "7-1",
+    "e0": "event1",
+    "rel": "Causes",
+    "e1": "event2",
+    "negative_chosen": ["event4", "event5", "event3"],
+    "context": '"event3" is before "event1".',
+    "context_tpl": [["event3", "Before", "event1"]],
+    "question": 'Which is result of "event1"?',
+    "choices": ["event4", "event2", "event5", "event3"],
+    "instances": INSTANCES,
+    "event_type": TYPES,
+    "event_relation": [["learn", "Before", "study"], ["study", "Causes", "pass_exam"]],
+}
 # the CRR twin gives no context_tpl (as the release's Vague rows): its context is read from the text
-I_CRR = {"id": "7-1", "e0": "event1", "rel": "Causes", "e1": "event2", "context": '"event3" is before "event1".',
-         "question": 'Is "event1" "Causes", "IsResult" or "Vague" "event2"?', "choices": ["Causes", "IsResult", "Vague"],
-         "instances": INSTANCES, "event_type": TYPES, "event_relation": [["study", "Causes", "pass_exam"]]}
+I_CRR = {
+    "id": "7-1",
+    "e0": "event1",
+    "rel": "Causes",
+    "e1": "event2",
+    "context": '"event3" is before "event1".',
+    "question": 'Is "event1" "Causes", "IsResult" or "Vague" "event2"?',
+    "choices": ["Causes", "IsResult", "Vague"],
+    "instances": INSTANCES,
+    "event_type": TYPES,
+    "event_relation": [["study", "Causes", "pass_exam"]],
+}
 
 
 def write(folder: Path, files: dict[str, list]) -> Path:
@@ -57,26 +75,52 @@ def test_textless_instance_is_linked_as_the_question_says(store, tmp_path):
     e1 = event_id(INSTANCES["event1"], "instance")
     nodes = store.get_nodes("Event", [e1, e2, e3])
     assert {k: (v["text"], v["level"]) for k, v in nodes.items()} == {
-        e1: ("Ann studied every night.", "instance"), e2: ("", "instance"), e3: ("", "instance")}
+        e1: ("Ann studied every night.", "instance"),
+        e2: ("", "instance"),
+        e3: ("", "instance"),
+    }
     # 3 instances with text + 2 without; 5 types (pass_exam also a type of a texted instance: no)
     assert instances_without_text(store) == 2
     assert one(store, "MATCH (e:Event) WHERE e.level = 'instance' RETURN count(e) AS n") == 5
     for iid, tname in (("event2", "pass_exam"), ("event3", "learn")):
         src = textless_id("7-1", iid, tname)
-        assert one(store, "MATCH (a:Event {id: $a})-[:HAS_TYPE]->(t:Event {id: $t}) RETURN count(*) AS n",
-                   a=src, t=event_id(tname)) == 1
+        assert (
+            one(
+                store,
+                "MATCH (a:Event {id: $a})-[:HAS_TYPE]->(t:Event {id: $t}) RETURN count(*) AS n",
+                a=src,
+                t=event_id(tname),
+            )
+            == 1
+        )
     # e1 without text: asked by both questions, the correct CEC choice, the gold edge from e0
-    assert one(store, "MATCH (q:Question)-[r:ASKS]->(e:Event {id: $e}) WHERE r.role = 'e1' RETURN count(q) AS n", e=e2) == 2
-    assert one(store, "MATCH (q:Question)-[r:HAS_CHOICE]->(e:Event {id: $e}) WHERE r.correct = 1 "
-                      "RETURN count(q) AS n", e=e2) == 1
+    assert (
+        one(store, "MATCH (q:Question)-[r:ASKS]->(e:Event {id: $e}) WHERE r.role = 'e1' RETURN count(q) AS n", e=e2)
+        == 2
+    )
+    assert (
+        one(
+            store,
+            "MATCH (q:Question)-[r:HAS_CHOICE]->(e:Event {id: $e}) WHERE r.correct = 1 RETURN count(q) AS n",
+            e=e2,
+        )
+        == 1
+    )
     assert one(store, "MATCH (a:Event {id: $a})-[:CAUSES]->(b:Event {id: $b}) RETURN count(*) AS n", a=e1, b=e2) == 1
     # the empty-text context event: a choice, in both questions' context (the CRR one read from text)
     assert one(store, "MATCH (a:Event {id: $a})-[:BEFORE]->(b:Event {id: $b}) RETURN count(*) AS n", a=e3, b=e1) == 1
     assert one(store, "MATCH (q:Question)-[:HAS_CONTEXT]->(e:Event {id: $e}) RETURN count(q) AS n", e=e3) == 2
     assert one(store, "MATCH (q:Question)-[:HAS_CHOICE]->(e:Event {id: $e}) RETURN count(q) AS n", e=e3) == 1
     # the types carry the context and gold edges too
-    assert one(store, "MATCH (a:Event {id: $a})-[:BEFORE]->(b:Event {id: $b}) RETURN count(*) AS n",
-               a=event_id("learn"), b=event_id("study")) == 1
+    assert (
+        one(
+            store,
+            "MATCH (a:Event {id: $a})-[:BEFORE]->(b:Event {id: $b}) RETURN count(*) AS n",
+            a=event_id("learn"),
+            b=event_id("study"),
+        )
+        == 1
+    )
 
 
 def test_textless_ids_are_scoped_by_question(embedded_store, tmp_path):
@@ -96,13 +140,22 @@ def test_an_id_with_neither_text_nor_type_is_refused(embedded_store, tmp_path):
     folder = write(tmp_path / "ev2", {"I_CEC.jsonl": [I_CEC, bad]})
     report = ev2.load(embedded_store, folder, on_error="skip")
     assert report.rejected == 1
-    with pytest.raises(Exception, match=r"I_CEC.jsonl:2: instance id 'event5' has no entry in 'instances' and no 'event_type'"):
+    with pytest.raises(
+        Exception, match=r"I_CEC.jsonl:2: instance id 'event5' has no entry in 'instances' and no 'event_type'"
+    ):
         ev2.load(embedded_store, folder)
 
 
 def test_context_is_read_from_text_only_when_it_is_all_triples(embedded_store, tmp_path):
-    row = {"id": "3-0", "e0": "study", "rel": "Vague", "e1": "eat", "question": "?", "choices": ["Causes", "IsResult", "Vague"],
-           "context": '"learn" has subevent "read". "study" is a result of "learn".'}
+    row = {
+        "id": "3-0",
+        "e0": "study",
+        "rel": "Vague",
+        "e1": "eat",
+        "question": "?",
+        "choices": ["Causes", "IsResult", "Vague"],
+        "context": '"learn" has subevent "read". "study" is a result of "learn".',
+    }
     free = dict(row, id="4-0", context="Ann learned, then studied.")
     ev2.load(embedded_store, write(tmp_path / "ev2", {"S_CRR.jsonl": [row, free]}))
     c = expect.nonzero(embedded_store.counts())
@@ -114,15 +167,19 @@ def test_context_is_read_from_text_only_when_it_is_all_triples(embedded_store, t
 
 def test_project_samples_carry_the_release_oddities(samples_dir):
     """The bundled sample keeps questions like the release's (make_samples.release_quirks)."""
-    rows = [json.loads(line) for name in ("I_CEC.jsonl", "I_CRR.jsonl")
-            for line in (samples_dir / "ev2" / name).read_text().splitlines()]
+    rows = [
+        json.loads(line)
+        for name in ("I_CEC.jsonl", "I_CRR.jsonl")
+        for line in (samples_dir / "ev2" / name).read_text().splitlines()
+    ]
     no_entry = [(r["id"], k) for r in rows for k in r["event_type"] if k not in r["instances"]]
     empty = [(r["id"], k) for r in rows for k, v in r["instances"].items() if not v.strip()]
     answer_missing = [r["id"] for r in rows if r["e1"] not in r["instances"]]
     assert len(no_entry) == 2 and len(empty) == 1 and len(answer_missing) == 1
     vague_no_tpl = [r for r in rows if r["rel"] == "Vague" and "context_tpl" not in r]
-    assert vague_no_tpl and any(f'"{k}"' in r["context"] for r in vague_no_tpl for k in r["event_type"]
-                                if k not in r["instances"])
+    assert vague_no_tpl and any(
+        f'"{k}"' in r["context"] for r in vague_no_tpl for k in r["event_type"] if k not in r["instances"]
+    )
 
 
 def test_project_samples_count_instances_without_text(store, samples_dir):
@@ -167,8 +224,9 @@ def test_truncated_file_one_line_nothing_written_rerun_finishes(tmp_path, sample
     assert len(errors) == 1 and f"{path}:{len(lines)}: broken JSON line" in errors[0], failed.stderr
     assert total(url) == 0
 
-    skipped = runner.invoke(app, ["--store", url, "ingest", "ev2", str(folder), "--on-error", "skip",
-                                  "--rejects", str(rejects), "--json"])
+    skipped = runner.invoke(
+        app, ["--store", url, "ingest", "ev2", str(folder), "--on-error", "skip", "--rejects", str(rejects), "--json"]
+    )
     assert skipped.exit_code == 0, skipped.output
     assert json.loads(skipped.stdout)["rejected"] == 1
     bad = [json.loads(line) for line in rejects.read_text().splitlines()]
