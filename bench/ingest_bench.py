@@ -198,6 +198,9 @@ def _graph(counts: dict | None) -> str:
     """``nodes / edges`` from counts given as totals or per label/type."""
     if not counts:
         return "-"
+    if "nodes" not in counts and "edges" not in counts:  # flat {Label: n, REL_TYPE: n} (the Neo4j modes)
+        nodes = sum(v for k, v in counts.items() if not k.isupper())
+        return f"{nodes:,} / {sum(counts.values()) - nodes:,}"
     total = [
         sum(v.values()) if isinstance(v, dict) else int(v) for v in (counts.get("nodes", 0), counts.get("edges", 0))
     ]
@@ -319,6 +322,8 @@ def main() -> None:
                 graph = _graph(r.get("counts"))
                 if "server_peak_rss_mb" in r:
                     note += f"; server peak RSS {r['server_peak_rss_mb']:,.0f} MB"
+                if "raw_create_rate" in r:
+                    note += f"; raw driver UNWIND CREATE {r['raw_create_rate']:,.0f} edges/s"
                 print(
                     f"{size:>22} {mode:>11} {r['seconds']:>8.1f} s {ratio:>6}x  CPU {r['cpu']:>6.1f} s"
                     f"  RSS {r['peak_rss_mb']:>7,.0f} MB  graph {graph}  {note} [load {os.getloadavg()[0]:.1f}]",

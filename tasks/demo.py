@@ -79,6 +79,7 @@ class Suite:
     options: tuple[tuple[str, str], ...] = ()
     models: tuple[str, ...] = BASELINES
     generated: bool = False  # scored on this run's generated questions only
+    split: str | None = None  # scored split (the others stay held out for the baselines' priors)
 
 
 #: generated questions are a function of the graph's paths: no graph oracle can hide their answer
@@ -91,7 +92,7 @@ SUITES = (
     Suite("ev2-crr-imported", "ev2-crr", "EV² CRR, imported questions", "accuracy", 1 / 3, (("origin", "imported"),)),
     Suite("ev2-crr-generated", "ev2-crr", "EV² CRR, generated questions", "accuracy", 1 / 3,
           (("origin", "generated"),), models=GENERATED_MODELS, generated=True),
-    Suite("abspyramid-det", "abspyramid-det", "AbsPyramid detection", "acc", 1 / 2),
+    Suite("abspyramid-det", "abspyramid-det", "AbsPyramid detection (test split)", "acc", 1 / 2, split="test"),
 )
 
 
@@ -225,7 +226,7 @@ def evaluate_suite(store: GraphStore, suite: Suite, out: Path, seed: int, keys: 
         progress(step, 0, None)
         model = load_model(spec, store=store, seed=seed)
         try:
-            run = evaluate(store, task, model, seed=seed, out_dir=folder / slug(spec),
+            run = evaluate(store, task, model, split=suite.split, seed=seed, out_dir=folder / slug(spec),
                            progress=lambda done, total, step=step: progress(step, done, total))
         finally:
             model.close()
