@@ -34,7 +34,7 @@ the graph's paths, so every graph reading of them reads the answer; the oracle a
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from graphstore.base import GraphStore
@@ -64,6 +64,20 @@ def _crr_family(choices: list[str]) -> str | None:
 
 def _valid(t: Any) -> bool:
     return isinstance(t, list | tuple) and len(t) == 3 and t[1] in CANONICAL and all(isinstance(x, str) for x in t)
+
+
+def imported_payloads(store: GraphStore, source: str | None = None) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """(Question node, its parsed EV² row) for every imported question (of ``source`` when given);
+    nodes without a readable payload are passed over."""
+    for q in store.iter_nodes("Question"):
+        if q.get("origin") != "imported" or not q.get("payload"):
+            continue
+        if source is not None and source not in (q.get("sources") or []):
+            continue
+        try:
+            yield q, json.loads(q["payload"])
+        except json.JSONDecodeError:
+            continue
 
 
 def contributions(row: Mapping[str, Any]) -> tuple[list[Triple], list[Triple]]:
@@ -107,13 +121,7 @@ class EV2Oracle:
         ]
         background: list[Triple] = []
         schema_gold: list[Triple] = []
-        for q in store.iter_nodes("Question"):
-            if q.get("origin") != "imported" or EV2_SOURCE not in (q.get("sources") or []) or not q.get("payload"):
-                continue
-            try:
-                row = json.loads(q["payload"])
-            except json.JSONDecodeError:
-                continue
+        for q, row in imported_payloads(store, EV2_SOURCE):
             bg, gold = contributions(row)
             background += bg
             if (q.get("level") or ("instance" if _is_instance(row) else "schema")) == "schema":
@@ -202,13 +210,7 @@ class TripleEvidence:
                 if set(e.get("sources") or []) - {EV2_SOURCE} and e["src"] in text and e["dst"] in text:
                     t = (event_name(text[e["src"]]), STORED_TO_FORWARD[rtype], event_name(text[e["dst"]]))
                     self.support.setdefault(t, set()).add("other")
-        for q in store.iter_nodes("Question"):
-            if q.get("origin") != "imported" or not q.get("payload"):
-                continue
-            try:
-                row = json.loads(q["payload"])
-            except json.JSONDecodeError:
-                continue
+        for q, row in imported_payloads(store):
             bg, gold = contributions(row)
             for t in bg + gold + [tuple(x) for x in row.get("event_relation") or [] if _valid(x)]:
                 self.support.setdefault(_forward(*t), set()).add(q["id"])
