@@ -20,7 +20,14 @@ from graphstore.base import GraphStore, StoreError
 from graphstore.model import event_id, normalise_text
 from queries.event_graph import EVENT_REL_TYPES, EventIndex, UnknownEventError
 from queries.induce import induce, parse_relations, paths
-from queries.questions import LEVELS, QuestionError, generate_questions, store_questions, write_jsonl
+from queries.questions import (
+    LEVELS,
+    QuestionError,
+    check_store_can_generate,
+    generate_questions,
+    store_questions,
+    write_jsonl,
+)
 
 console = Console()
 err_console = Console(stderr=True)
@@ -126,6 +133,7 @@ def questions_cmd(
     from eventkg.cli import state
 
     with state(ctx).open(read_only=not store_q) as store:
+        check_store_can_generate(store, level)
         err_console.print("reading the event graph ...", highlight=False)
         idx = EventIndex.from_store(store)
         sampler = None
@@ -150,7 +158,8 @@ def questions_cmd(
     else:
         write_jsonl(rows, out)
     where = "stdout" if out == "-" else out
-    note = f" (the graph ran out of components; asked for {n})" if len(rows) < n else ""
+    note = (f" (asked for {n}: the graph has no more components of the asked size with a question of this kind)"
+            if len(rows) < n else "")
     err_console.print(f"{len(rows)} {task} {level} questions -> {where}{note}", highlight=False)
 
 

@@ -363,6 +363,25 @@ class _Namer:
         return [(self._names[h], r, self._names[t]) for h, r, t in triples]
 
 
+def check_store_can_generate(store: GraphStore, level: str) -> None:
+    """Raise a :class:`QuestionError` that says why, before any work, when the store cannot
+    give questions of ``level``: no EV² event relations (an ASER store ingested without
+    ``--map-events``), or, for the instance level, no instance events at all."""
+    from queries.columnar import edge_counts
+    from queries.negatives import NegativesError, require_event_relations
+
+    try:
+        require_event_relations(store, "temporal")  # BEFORE, CAUSES or HAS_SUBEVENT: any one will do
+    except NegativesError as exc:
+        raise QuestionError(str(exc)) from None
+    if level == "instance" and not edge_counts(store, ["HAS_TYPE"])["HAS_TYPE"]:
+        raise QuestionError(
+            f"store {store.url} has no instance-level events (instance -HAS_TYPE-> type): ASER and EECKG "
+            "hold schema-level events only; ingest EV² instance files (`eventkg ingest ev2 ...`) or ask "
+            "for --level schema"
+        )
+
+
 def generate_questions(
     source: GraphStore | EventIndex | Any,
     task: str,
