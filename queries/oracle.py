@@ -34,7 +34,7 @@ the graph's paths, so every graph reading of them reads the answer; the oracle a
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from graphstore.base import GraphStore
@@ -160,28 +160,40 @@ def induce_answer(idx: EventIndex, row: Mapping[str, Any], max_len: int = 4) -> 
     e0 = _position(idx, row, row["e0"])
     if not idx.adj[e0]:
         return None  # nothing is known about e0: no reading of the graph decides
-    reach = idx.reach(e0, max_len)
     fam = _crr_family(choices)
     if fam is not None:
-        e1 = _position(idx, row, row["e1"])
-        held = [r for r in FAMILIES[fam] if reach.get(e1, 0) >> CODE[r] & 1]
+        return answer_by_induction(idx, e0, max_len, family=fam, e1=_position(idx, row, row["e1"]))
+    rel = row.get("rel")
+    if rel not in CODE:
+        return None
+    candidates: list[tuple[str, int]] = []
+    for c in choices:
+        try:
+            candidates.append((c, _position(idx, row, c)))
+        except (UnknownEventError, KeyError):
+            continue
+    return answer_by_induction(idx, e0, max_len, rel=rel, candidates=candidates)
+
+
+def answer_by_induction(idx: EventIndex, e0: int, max_len: int, *, family: str | None = None, e1: int | None = None,
+                        rel: str | None = None, candidates: Sequence[tuple[str, int]] = ()) -> str | None:
+    """The one answer Table 1 induction over walks of <= ``max_len`` from ``e0`` singles out.
+
+    CRR (``family`` and ``e1``): the family's one relation induced to ``e1``, Vague when none is,
+    else the one of those stored directly. CEC (``rel`` and ``(choice, position)`` candidates):
+    the one candidate ``rel`` is induced to, else the one joined to ``e0`` directly by ``rel``.
+    ``None`` where that leaves no single answer. Shared by the kg-oracle and the generator's check.
+    """
+    reach = idx.reach(e0, max_len)
+    if family is not None:
+        held = [r for r in FAMILIES[family] if reach.get(e1, 0) >> CODE[r] & 1]
         if not held:
             return VAGUE
         if len(held) == 1:
             return held[0]
         direct = [r for r in idx.relations(e0, e1) if r in held]
         return direct[0] if len(direct) == 1 else None
-    rel = row.get("rel")
-    if rel not in CODE:
-        return None
-    hits: list[tuple[str, int]] = []
-    for c in choices:
-        try:
-            p = _position(idx, row, c)
-        except (UnknownEventError, KeyError):
-            continue
-        if reach.get(p, 0) >> CODE[rel] & 1:
-            hits.append((c, p))
+    hits = [(c, p) for c, p in candidates if reach.get(p, 0) >> CODE[rel] & 1]
     if len(hits) == 1:
         return hits[0][0]
     direct = [c for c, p in hits if rel in idx.relations(e0, p)]

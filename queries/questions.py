@@ -50,6 +50,7 @@ from graphstore.model import FAMILIES, VAGUE, family_of, node_id
 from queries.components import Component, iter_components
 from queries.event_graph import EventIndex, UnknownEventError, as_index
 from queries.induce import CODE, induce
+from queries.oracle import answer_by_induction
 from queries.subgraphs import verbalise
 
 TASKS = ("CEC", "CRR")
@@ -512,32 +513,18 @@ def kg_oracle_answer(store_or_graph: GraphStore | EventIndex | Any, question_row
     choices = list(row.get("choices") or [])
     rel = row.get("rel")
     e0 = _row_position(idx, row, row["e0"])
-    reach = idx.reach(e0, max_len)
     fam = next((f for f, c in CRR_CHOICES.items() if c == choices), None)
     if fam is not None:
-        e1 = _row_position(idx, row, row["e1"])
-        mask = reach.get(e1, 0)
-        held = [r for r in FAMILIES[fam] if mask >> CODE[r] & 1]
-        if not held:
-            return VAGUE
-        if len(held) == 1:
-            return held[0]
-        direct = [r for r in idx.relations(e0, e1) if r in held]
-        return direct[0] if len(direct) == 1 else None
+        return answer_by_induction(idx, e0, max_len, family=fam, e1=_row_position(idx, row, row["e1"]))
     if rel not in CODE:
         raise QuestionError(f"question {row.get('id')!r}: CEC relation {rel!r} is not an event relation")
-    hits = []
+    candidates = []
     for c in choices:
         try:
-            p = _row_position(idx, row, c)
+            candidates.append((c, _row_position(idx, row, c)))
         except (UnknownEventError, QuestionError):
             continue
-        if reach.get(p, 0) >> CODE[rel] & 1:
-            hits.append(c)
-    if len(hits) == 1:
-        return hits[0]
-    direct = [c for c in hits if rel in idx.relations(e0, _row_position(idx, row, c))]
-    return direct[0] if len(direct) == 1 else None
+    return answer_by_induction(idx, e0, max_len, rel=rel, candidates=candidates)
 
 
 class KGOracle:
