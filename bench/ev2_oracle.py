@@ -21,11 +21,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from graphstore import open_store  # noqa: E402
-from ingest.ev2 import load  # noqa: E402
-from tasks.models import load_model  # noqa: E402
-from tasks.registry import get_task  # noqa: E402
-from tasks.runner import evaluate  # noqa: E402
+from eventkg.graphstore import open_store  # noqa: E402
+from eventkg.ingest.ev2 import load  # noqa: E402
+from eventkg.tasks.models import load_model  # noqa: E402
+from eventkg.tasks.registry import get_task  # noqa: E402
+from eventkg.tasks.runner import evaluate  # noqa: E402
 
 CELLS = [(t, lv) for t in ("ev2-cec", "ev2-crr") for lv in ("schema", "instance")]
 

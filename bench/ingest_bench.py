@@ -4,7 +4,7 @@
     .venv/bin/python bench/ingest_bench.py --sizes 330000,1000000 # RSS flat in graph size?
     .venv/bin/python bench/ingest_bench.py --sizes 1000000x6000000 --modes scan,ingest
 
-The file comes from ``ingest.aser_shape`` (the shape of a file the ASER toolkit writes:
+The file comes from ``eventkg.ingest.aser_shape`` (the shape of a file the ASER toolkit writes:
 repeated texts spread over the file, 1-3 senses per relation, full ``info`` JSON); a size
 ``N`` means N eventualities and 3N relations, ``NxM`` says both. Each mode runs in a child
 process of its own, measured on its own (wall time; CPU time of all its threads, which
@@ -13,13 +13,13 @@ shows how much of the 2 cores it keeps busy; peak RSS from ``wait4``'s ``ru_maxr
 * ``scan``       — the baseline: a plain ``sqlite3`` scan of the whole file (every column of
   ``Eventualities``, then of ``Relations``), what merely reading it costs;
 * ``engine``     — LadybugDB alone: the rows the ingest writes, deduplicated by key as the
-  store does (``graphstore.tables.dedupe``), prebuilt in memory (not timed), then written
+  store does (``eventkg.graphstore.tables.dedupe``), prebuilt in memory (not timed), then written
   the fastest way found (one ``COPY`` per table from Arrow, each followed by
   ``CHECKPOINT``); the floor any ingest into this engine pays (its RSS holds the whole
   graph and means nothing);
 * ``loader``     — the ASER loader with a store that discards batches (our share; not run
   by default);
-* ``ingest``     — ``ingest.aser.load`` into a fresh LadybugDB store;
+* ``ingest``     — ``eventkg.ingest.aser.load`` into a fresh LadybugDB store;
 * ``ingest-map`` — the same with ``--map-events`` (CAUSES/BEFORE edges too);
 * ``crash``      — an ingest killed with SIGKILL at a fixed point (once half of the held
   rel tables are written: nodes and some edge tables stored, the rest lost), then run
@@ -60,7 +60,7 @@ KILL_SHARE = 0.5  # crash mode: SIGKILL once this share of the held rel tables i
 
 def child(mode: str, kg: str, store_path: str, batch_size: int | None = None) -> None:
     """Runs inside the measured process; prints one JSON line."""
-    from graphstore.ladybug_store import _import_ladybug
+    from eventkg.graphstore.ladybug_store import _import_ladybug
 
     _import_ladybug()  # imported before the clock starts, as the engine mode does
     out: dict = {"mode": mode}
@@ -90,9 +90,9 @@ def child(mode: str, kg: str, store_path: str, batch_size: int | None = None) ->
 
 
 def ingest(mode: str, kg: str, store_path: str, batch_size: int | None) -> dict:
-    from graphstore import open_store
-    from graphstore.model import REL_TYPES
-    from ingest import aser
+    from eventkg.graphstore import open_store
+    from eventkg.graphstore.model import REL_TYPES
+    from eventkg.ingest import aser
 
     options = {"batch_size": batch_size} if batch_size else {}
     if mode == "loader":
@@ -121,7 +121,7 @@ class Sink:
         self.tables: dict[str, list] = {}
 
     def write_batch(self, batch):
-        from graphstore.base import WriteResult
+        from eventkg.graphstore.base import WriteResult
 
         if self.keep:
             for name, table in [*batch.node_tables.items(), *batch.edge_tables.items()]:
@@ -143,10 +143,10 @@ def engine_floor(kg: str, store_path: str) -> tuple[float, float, dict]:
     import ladybug
     import pyarrow as pa
 
-    from graphstore.ladybug_store import schema_statements
-    from graphstore.model import NODE_TYPES, REL_TYPES
-    from graphstore.tables import conform_table, dedupe
-    from ingest import aser
+    from eventkg.graphstore.ladybug_store import schema_statements
+    from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
+    from eventkg.graphstore.tables import conform_table, dedupe
+    from eventkg.ingest import aser
 
     sink = Sink(keep=True)
     aser.load(sink, kg)
@@ -279,7 +279,7 @@ def main() -> None:
                 # in a process of its own: a child's peak RSS starts from its parent's (Linux keeps
                 # the high-water mark of the forked copy across exec), so this one must stay small
                 code = (
-                    "import sys; from ingest.aser_shape import make_aser_shape_kg as m; "
+                    "import sys; from eventkg.ingest.aser_shape import make_aser_shape_kg as m; "
                     "m(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), seed=int(sys.argv[4]))"
                 )
                 subprocess.run(

@@ -5,14 +5,14 @@
 
 * ``neo4j-bolt``: a Neo4j server with Neo4j's default memory settings (512 MB heap, page
   cache as Neo4j sizes it, default transaction memory limit) from
-  ``graphstore.neo4j_server``; ``ingest.aser.load`` writes the file through Bolt
+  ``eventkg.graphstore.neo4j_server``; ``eventkg.ingest.aser.load`` writes the file through Bolt
   (``Neo4jStore``). ``seconds`` is the ingest alone (the server is up before the clock
   starts); then, on the same server and in the same run, the baseline: the raw driver
   writing ``RAW_EDGES`` edges between random stored events (any of them, as the ingest's
   edges are) with ``UNWIND $rows ... CREATE`` in
   ``RAW_BATCH``-row transactions (``raw_create_rate``, edges/s), beside our own typed-edge
   rate (``edge_rate``).
-* ``neo4j-bulk``: ``ingest.aser.load`` into a fresh embedded store (``embedded_s``, not part of
+* ``neo4j-bulk``: ``eventkg.ingest.aser.load`` into a fresh embedded store (``embedded_s``, not part of
   ``seconds``), then the bulk path: ``export neo4j-import`` CSV files (``export_s``),
   ``neo4j-admin database import full`` (``import_s``), the server up (``up_s``), and the
   store's constraints/indexes created on first open (``schema_s``); ``seconds`` is the sum
@@ -99,9 +99,9 @@ def raw_create_rate(server, n_edges: int = RAW_EDGES, batch: int = RAW_BATCH) ->
 
 
 def _bolt(kg_path: str, workdir: Path, out: dict) -> None:
-    from graphstore import neo4j_server
-    from graphstore.neo4j_store import Neo4jStore
-    from ingest import aser
+    from eventkg.graphstore import neo4j_server
+    from eventkg.graphstore.neo4j_store import Neo4jStore
+    from eventkg.ingest import aser
 
     server = neo4j_server.start(heap=None, pagecache=None, home=None)  # Neo4j's default memory settings
     try:
@@ -123,10 +123,10 @@ def _bolt(kg_path: str, workdir: Path, out: dict) -> None:
 
 
 def _bulk(kg_path: str, workdir: Path, out: dict) -> None:
-    from graphstore import neo4j_server, open_store
-    from graphstore.neo4j_import import export_neo4j_import
-    from graphstore.neo4j_store import Neo4jStore
-    from ingest import aser
+    from eventkg.graphstore import neo4j_server, open_store
+    from eventkg.graphstore.neo4j_import import export_neo4j_import
+    from eventkg.graphstore.neo4j_store import Neo4jStore
+    from eventkg.ingest import aser
 
     lbug, csv_dir, home = workdir / "bulk.lbug", workdir / "neo4j-import", workdir / "neo4j-home"
     for path in (csv_dir, home):
@@ -183,7 +183,7 @@ def child(mode: str, kg_path: str, workdir: str) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--kg", required=True, help="an ASER KG.db (e.g. from ingest.synthetic.make_aser_kg)")
+    ap.add_argument("--kg", required=True, help="an ASER KG.db (e.g. from eventkg.ingest.synthetic.make_aser_kg)")
     ap.add_argument("--mode", choices=MODES, action="append", help="neo4j-bolt and/or neo4j-bulk (default: both)")
     ap.add_argument("--workdir", default=None, help="work folder (default: a temp folder, removed)")
     args = ap.parse_args()

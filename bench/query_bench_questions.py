@@ -10,7 +10,7 @@ then times separately:
   random negatives) in questions per second, target >= 2,000/s;
 
 and, as the baseline measured in the same run, generation with the naive validity check
-that enumerates simple paths (``queries.induce.paths``) for every candidate negative
+that enumerates simple paths (``eventkg.queries.induce.paths``) for every candidate negative
 instead of the induction-automaton reach used by the generator.
 
 Run:  .venv/bin/python bench/query_bench_questions.py --scale 1.0 --store /tmp/bench.lbug
@@ -24,12 +24,12 @@ import random
 import time
 from pathlib import Path
 
-from graphstore import open_store
-from graphstore.base import Batch
-from graphstore.model import event_id
-from queries.event_graph import EVENT_REL_TYPES, EventIndex
-from queries.induce import paths
-from queries.questions import GraphNegativeSampler, generate_questions
+from eventkg.graphstore import open_store
+from eventkg.graphstore.base import Batch
+from eventkg.graphstore.model import event_id
+from eventkg.queries.event_graph import EVENT_REL_TYPES, EventIndex
+from eventkg.queries.induce import paths
+from eventkg.queries.questions import GraphNegativeSampler, generate_questions
 
 EDGES_AT_SCALE_1 = 1_000_000
 NODES_PER_EDGE = 0.3  # ~6.7 relation ends per event on average
@@ -65,7 +65,7 @@ class NaiveSampler(GraphNegativeSampler):
     """Baseline: reject family-linked candidates by enumerating simple paths, one candidate at a time."""
 
     def sample(self, query_event_id, relation, answer_id, k=3, exclude=frozenset(), rng=None):
-        from graphstore.model import FAMILIES, family_of
+        from eventkg.graphstore.model import FAMILIES, family_of
 
         fam = set(FAMILIES[family_of(relation)])
         rng = rng if isinstance(rng, random.Random) else random.Random(rng)

@@ -8,12 +8,12 @@ Every figure sits beside a baseline measured in the same run:
 
 1. **build**: reading the texts of all events of the store (columnar Arrow read vs the
    previous ``iter_nodes`` loop), and embedding a sample of ``--sample`` texts (10K) with
-   the resumable chunked build (:func:`queries.vector_index._encode_chunks`, chunks saved)
+   the resumable chunked build (:func:`eventkg.queries.vector_index._encode_chunks`, chunks saved)
    vs the previous loop (``Embedder.encode`` on chunks of 4,096, batch 256, default torch
    threads), interleaved, best of two rounds each (other jobs on a shared machine make single
    timings drift). The hours for all the store's events are **extrapolated** from the sample rate.
 2. **ann**: 1M unit vectors of dim 384, 2,000 held-out queries, top 10: exact search
-   (``IndexFlatIP``, batched) vs the index :func:`queries.vector_index.build_faiss` builds
+   (``IndexFlatIP``, batched) vs the index :func:`eventkg.queries.vector_index.build_faiss` builds
    (kind ``--index-kind``, parameters calibrated at build time), QPS and recall@10. Data:
    ``lowdim`` = a mixture of 2,000 clusters in a 64-dimensional subspace plus isotropic
    noise (sentence embeddings have a low intrinsic dimension), and ``uniform`` = uniformly
@@ -48,12 +48,12 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from graphstore import open_store
-from graphstore.base import Batch, GraphStore
-from queries import adjacency, columnar
-from queries import vector_index as vx
-from queries.embeddings import Embedder
-from queries.retrieve import retrieve
+from eventkg.graphstore import open_store
+from eventkg.graphstore.base import Batch, GraphStore
+from eventkg.queries import adjacency, columnar
+from eventkg.queries import vector_index as vx
+from eventkg.queries.embeddings import Embedder
+from eventkg.queries.retrieve import retrieve
 
 D = 384
 
@@ -201,8 +201,8 @@ class WordsEmbedder(Embedder):
 
 
 def make_store(workdir: Path, events: int, relations: int, hubs: int, hub_degree: int, fresh: bool) -> tuple[Path, dict]:
-    from ingest import aser
-    from ingest.synthetic import make_aser_kg
+    from eventkg.ingest import aser
+    from eventkg.ingest.synthetic import make_aser_kg
 
     kg = workdir / f"kg-{events}-{relations}.db"
     path = workdir / f"aser-{events}-{relations}-hubs{hubs}x{hub_degree}.lbug"

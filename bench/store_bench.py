@@ -25,8 +25,8 @@ from pathlib import Path
 import ladybug
 import pyarrow as pa
 
-from graphstore import Batch, open_store
-from graphstore.model import event_id
+from eventkg.graphstore import Batch, open_store
+from eventkg.graphstore.model import event_id
 
 
 def make_rows(n_edges: int, seed: int = 7) -> tuple[list[dict], list[dict]]:
@@ -103,7 +103,7 @@ def bench_ladybug(nodes: list[dict], edges: list[dict], batch: int, workdir: Pat
 
 
 def bench_neo4j(nodes: list[dict], edges: list[dict], batch: int) -> dict:
-    from graphstore.neo4j_server import start
+    from eventkg.graphstore.neo4j_server import start
 
     server = start(heap="2g", pagecache="1g")
     try:

@@ -1,0 +1,63 @@
+"""eventkg: one typed graph for EV², EECKG, ASER, AbsPyramid and CLoMo, and what papers derive from it.
+
+The public API, importable from here (loaded on first use, so ``import eventkg`` stays light)::
+
+    >>> from eventkg import open_store, ingest_source, retrieve, induce  # doctest: +SKIP
+    >>> store = open_store("./my.lbug")                                   # doctest: +SKIP
+    >>> ingest_source(store, "ev2", "ingest/samples/ev2")                 # doctest: +SKIP
+    >>> retrieve(store, "she missed the train", k=5, hops=2).to_prompt()  # doctest: +SKIP
+    >>> induce(["Before", "Causes"])                                      # doctest: +SKIP
+
+The layers are subpackages: :mod:`eventkg.graphstore` (data model, backends),
+:mod:`eventkg.ingest` (loaders), :mod:`eventkg.queries` (induction, questions, negatives,
+retrieval, subgraphs), :mod:`eventkg.tasks` (evaluation); ``docs/architecture.md`` maps them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+#: public name -> "module:attribute" (resolved lazily by ``__getattr__``)
+_API: dict[str, str] = {
+    # errors and settings
+    "EventKGError": "eventkg.errors:EventKGError",
+    # graphstore
+    "open_store": "eventkg.graphstore.open:open_store",
+    "GraphStore": "eventkg.graphstore.base:GraphStore",
+    "Batch": "eventkg.graphstore.base:Batch",
+    "StoreError": "eventkg.graphstore.base:StoreError",
+    # ingest
+    "ingest_source": "eventkg.ingest.registry:load",
+    "LOADERS": "eventkg.ingest.registry:LOADERS",
+    # queries
+    "induce": "eventkg.queries.induce:induce",
+    "induced_paths": "eventkg.queries.induce:paths",
+    "generate_questions": "eventkg.queries.questions:generate_questions",
+    "NegativeSampler": "eventkg.queries.negatives:NegativeSampler",
+    "retrieve": "eventkg.queries.retrieve:retrieve",
+    "question_subgraph": "eventkg.queries.subgraphs:question_subgraph",
+    "score_schema": "eventkg.queries.subgraphs:score_schema",
+    # tasks
+    "evaluate": "eventkg.tasks.runner:evaluate",
+    "get_task": "eventkg.tasks.registry:get_task",
+    "load_model": "eventkg.tasks.models:load_model",
+}
+
+__all__ = ["__version__", *_API]
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attr = _API[name].split(":")
+    except KeyError:
+        raise AttributeError(f"module 'eventkg' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_API))

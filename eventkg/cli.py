@@ -15,8 +15,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from eventkg.errors import EXIT_CODE, EventKGError
+from eventkg.graphstore import StoreError, open_store, resolve_store_url
 from eventkg.output import parse_params, print_rows
-from graphstore import StoreError, open_store, resolve_store_url
 
 app = typer.Typer(
     name="eventkg",
@@ -127,7 +128,7 @@ def cypher(
     """
     params = parse_params(param or [])
     if saved:
-        from graphstore.saved_queries import get_saved_query
+        from eventkg.graphstore.saved_queries import get_saved_query
 
         saved_query = get_saved_query(saved, backend=state(ctx).store_url)
         query, params = saved_query.cypher, saved_query.with_params(params)
@@ -153,12 +154,12 @@ _register_commands()
 
 
 def main() -> None:
-    """Console-script entry point: user errors become one line on stderr and exit code 1."""
+    """Console-script entry point: an EventKGError becomes one line on stderr and exit code 2."""
     try:
         app()
-    except StoreError as exc:
+    except EventKGError as exc:
         err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
-        sys.exit(1)
+        sys.exit(EXIT_CODE)
     except KeyboardInterrupt:
         err_console.print("interrupted")
         sys.exit(130)

@@ -1,6 +1,6 @@
 """``eventkg saved`` and ``eventkg browser style``: the shipped exploration queries and Browser style.
 
-Thin skins over :mod:`graphstore.saved_queries`: ``eventkg saved`` lists the queries,
+Thin skins over :mod:`eventkg.graphstore.saved_queries`: ``eventkg saved`` lists the queries,
 runs one with its sample defaults (``--param`` overrides them), or ``--show``s the text
 to paste into Neo4j Browser; ``eventkg browser style`` prints the GraSS file's path or text.
 """
@@ -14,14 +14,14 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from eventkg.output import parse_params, print_rows
-from graphstore.saved_queries import (
+from eventkg.graphstore.saved_queries import (
     GRAPH_COLUMN,
     QUERIES_FILE,
     get_saved_query,
     load_saved_queries,
     run_saved_query,
 )
+from eventkg.output import parse_params, print_rows
 
 STYLE_FILE = QUERIES_FILE.with_name("browser_style.grass")
 console = Console()

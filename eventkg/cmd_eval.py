@@ -1,7 +1,7 @@
 """``eventkg eval`` (benchmarks over the store), ``eventkg export lm-eval`` and ``export neo4j-import``.
 
-Thin skin over :mod:`tasks`: ``eval`` is :func:`tasks.runner.evaluate` per model followed by
-:func:`tasks.report.write_report`; ``export lm-eval`` is :func:`tasks.export_lmeval.export_lm_eval`.
+Thin skin over :mod:`tasks`: ``eval`` is :func:`eventkg.tasks.runner.evaluate` per model followed by
+:func:`eventkg.tasks.report.write_report`; ``export lm-eval`` is :func:`eventkg.tasks.export_lmeval.export_lm_eval`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from graphstore import StoreError
+from eventkg.graphstore import StoreError
 
 console = Console()
 export_app = typer.Typer(help="Export benchmark items or the whole graph for other tools.\n\n"
@@ -24,7 +24,7 @@ export_app = typer.Typer(help="Export benchmark items or the whole graph for oth
 
 
 def _print_tasks(as_json: bool) -> None:
-    from tasks.registry import list_tasks
+    from eventkg.tasks.registry import list_tasks
 
     specs = list_tasks()
     if as_json:
@@ -62,7 +62,7 @@ def eval_command(
 
     Example:  eventkg eval ev2-cec --model kg-oracle --model random --model openai:llama3@http://localhost:11434/v1 --n 200
     """
-    from tasks.models.cache import ResponseCache
+    from eventkg.tasks.models.cache import ResponseCache
 
     if list_:
         _print_tasks(as_json)
@@ -77,10 +77,10 @@ def eval_command(
     if not model:
         raise StoreError("give at least one --model SPEC (e.g. --model random)")
     from eventkg.cli import state
-    from tasks.models import load_model
-    from tasks.registry import get_task
-    from tasks.report import write_report
-    from tasks.runner import evaluate, slug
+    from eventkg.tasks.models import load_model
+    from eventkg.tasks.registry import get_task
+    from eventkg.tasks.report import write_report
+    from eventkg.tasks.runner import evaluate, slug
 
     options = {"style": style, "level": level, "origin": origin, "judge": judge, "seed": seed}
     task_obj = get_task(task, **options)
@@ -138,7 +138,7 @@ def export_lm_eval_command(
     Example:  eventkg export lm-eval ./lm-tasks && lm_eval --model hf --model_args pretrained=gpt2 --tasks eventkg_ev2 --include_path ./lm-tasks
     """
     from eventkg.cli import state
-    from tasks.export_lmeval import GROUP, export_lm_eval
+    from eventkg.tasks.export_lmeval import GROUP, export_lm_eval
 
     with state(ctx).open(read_only=True) as store:
         counts = export_lm_eval(store, out, origin=origin, split=split)
@@ -158,13 +158,13 @@ def export_neo4j_import_command(
 
     The fastest way to put a big graph into a new Neo4j database: ingest into the embedded store (the default --store), export, import offline, start Neo4j. Same ids, labels, relationship types and properties as writing through Bolt (sources as string arrays). Constraints and indexes are created when eventkg first opens the database.
 
-    Example:  eventkg export neo4j-import ./n4csv && python -m graphstore.neo4j_server --import ./n4csv --home ./n4
+    Example:  eventkg export neo4j-import ./n4csv && python -m eventkg.graphstore.neo4j_server --import ./n4csv --home ./n4
     (or, with a Neo4j installation: stop it, then ./n4csv/import.sh neo4j)
     """
     from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
     from eventkg.cli import state
-    from graphstore.neo4j_import import export_neo4j_import
+    from eventkg.graphstore.neo4j_import import export_neo4j_import
 
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with state(ctx).open(read_only=True) as store, Progress(*columns, console=console, transient=True) as bar:
@@ -178,7 +178,7 @@ def export_neo4j_import_command(
         counts = export_neo4j_import(store, out, progress=progress)  # a StoreError is cli.main's one line
     for name, count in counts.items():
         console.print(f"{name}: {count:,}")
-    console.print(f"wrote {out}; import with: python -m graphstore.neo4j_server --import {out} --home NEW_FOLDER")
+    console.print(f"wrote {out}; import with: python -m eventkg.graphstore.neo4j_server --import {out} --home NEW_FOLDER")
     console.print(f"  or, into a stopped Neo4j installation: {out / 'import.sh'} [database]")
 
 

@@ -11,9 +11,9 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from graphstore import StoreError
-from ingest.pipeline import IngestReport
-from ingest.registry import LOADERS
+from eventkg.errors import EXIT_CODE, EventKGError
+from eventkg.ingest.pipeline import IngestReport
+from eventkg.ingest.registry import LOADERS
 
 console = Console()
 err_console = Console(stderr=True)
@@ -80,9 +80,9 @@ def _run(ctx: typer.Context, source: str, path: Path, options: dict[str, Any], a
 
                 store.on_bulk_write = lambda message: bar.update(task, stage=f"- {message}" if message else "")
                 report = loader.load(store, path, progress=progress, **options)
-    except StoreError as exc:
+    except EventKGError as exc:
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
+        raise typer.Exit(EXIT_CODE) from None
     if as_json:
         print(json.dumps(report.to_dict(), indent=2))
     else:

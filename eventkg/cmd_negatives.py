@@ -1,8 +1,8 @@
 """``eventkg negatives`` and ``eventkg subgraph``: the embedding-backed queries.
 
-Both are thin skins over :class:`queries.negatives.NegativeSampler` and
-:func:`queries.retrieve.retrieve`; the FAISS index they share is built on first use and
-reused afterwards (see :mod:`queries.vector_index`). A first build says on stderr how
+Both are thin skins over :class:`eventkg.queries.negatives.NegativeSampler` and
+:func:`eventkg.queries.retrieve.retrieve`; the FAISS index they share is built on first use and
+reused afterwards (see :mod:`eventkg.queries.vector_index`). A first build says on stderr how
 many events it will embed and its ETA, shows a progress bar with rate and time left, and
 saves its work in chunks: interrupt it and run the command again to resume. ``--device``
 picks the encoder's device (``auto``: CUDA when torch sees a GPU), ``--index-kind`` the
@@ -29,10 +29,10 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from graphstore.base import GraphStore
-from graphstore.model import CANONICAL, event_id, family_of, normalise_text
-from queries.negatives import NegativeSampler, NegativesError, require_event_relations
-from queries.vector_index import LEVELS, clear_index, index_dir, open_index
+from eventkg.graphstore.base import GraphStore
+from eventkg.graphstore.model import CANONICAL, event_id, family_of, normalise_text
+from eventkg.queries.negatives import NegativeSampler, NegativesError, require_event_relations
+from eventkg.queries.vector_index import LEVELS, clear_index, index_dir, open_index
 
 console = Console()
 err_console = Console(stderr=True)
@@ -176,7 +176,7 @@ def subgraph(
     Example:  eventkg subgraph --text "PersonX studies all night" -k 5 --hops 2 --format prompt --max-tokens 200
     """
     from eventkg.cli import state
-    from queries.retrieve import RetrieveError, retrieve
+    from eventkg.queries.retrieve import RetrieveError, retrieve
 
     _check_level(level)
     if fmt not in ("prompt", "json", "triples"):

@@ -1,7 +1,7 @@
 """``eventkg induce``, ``eventkg paths`` and ``eventkg questions``: the query-layer algorithms.
 
-Thin skins over :func:`queries.induce.induce`, :func:`queries.induce.paths` and
-:func:`queries.questions.generate_questions`.
+Thin skins over :func:`eventkg.queries.induce.induce`, :func:`eventkg.queries.induce.paths` and
+:func:`eventkg.queries.questions.generate_questions`.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from graphstore.base import GraphStore, StoreError
-from graphstore.model import event_id, normalise_text
-from queries.event_graph import EVENT_REL_TYPES, EventIndex, UnknownEventError
-from queries.induce import induce, parse_relations, paths
-from queries.questions import (
+from eventkg.graphstore.base import GraphStore, StoreError
+from eventkg.graphstore.model import event_id, normalise_text
+from eventkg.queries.event_graph import EVENT_REL_TYPES, EventIndex, UnknownEventError
+from eventkg.queries.induce import induce, parse_relations, paths
+from eventkg.queries.questions import (
     LEVELS,
     QuestionError,
     check_store_can_generate,
@@ -139,7 +139,7 @@ def questions_cmd(
         sampler = None
         if task == "CEC" and negatives == "faiss":
             try:
-                from queries.negatives import NegativeSampler
+                from eventkg.queries.negatives import NegativeSampler
             except ImportError as exc:
                 raise StoreError(f"FAISS negatives unavailable ({exc}); use --negatives random") from None
             sampler = NegativeSampler(store, model_name=model, level="schema")

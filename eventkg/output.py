@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from graphstore import StoreError
+from eventkg.graphstore import StoreError
 
 
 def parse_params(pairs: Sequence[str]) -> dict[str, Any]:

@@ -1,12 +1,12 @@
 """Typed graph storage for eventkg: the data model and two backends behind one interface.
 
->>> from graphstore import open_store
+>>> from eventkg import open_store
 >>> store = open_store("/tmp/my-eventkg")           # embedded LadybugDB  # doctest: +SKIP
 >>> store = open_store("neo4j://localhost:7687")    # Neo4j 5 over Bolt   # doctest: +SKIP
 """
 
-from graphstore.base import Batch, GraphStore, MissingEndpointError, StoreError, WriteRefused, WriteResult
-from graphstore.open import DEFAULT_STORE, open_store, resolve_store_url
+from eventkg.graphstore.base import Batch, GraphStore, MissingEndpointError, StoreError, WriteRefused, WriteResult
+from eventkg.graphstore.open import DEFAULT_STORE, open_store, resolve_store_url
 
 __all__ = [
     "Batch",

@@ -7,7 +7,7 @@ Row shapes
 ----------
 node row: ``{"id": str, "sources": [str, ...], <declared properties>...}``
 edge row: ``{"src": id, "dst": id, "sources": [str, ...], <declared properties>...}``
-Endpoint labels come from the relationship type (:data:`graphstore.model.REL_TYPES`).
+Endpoint labels come from the relationship type (:data:`eventkg.graphstore.model.REL_TYPES`).
 
 Bulk tables: a :class:`Batch` may also carry pyarrow Tables (``node_tables[label]``,
 ``edge_tables[TYPE]``) with the same columns as the rows (``sources`` as ``list<string>``,
@@ -36,16 +36,17 @@ from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
-from graphstore.model import NODE_TYPES, REL_TYPES
+from eventkg.errors import EventKGError
+from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 
 if TYPE_CHECKING:  # pyarrow is imported lazily: plain CLI commands never need it
     import pyarrow as pa
 
 
-class StoreError(Exception):
-    """A problem the user can fix (bad URL, unreachable server, unwritable path...).
+class StoreError(EventKGError):
+    """A problem with the store the user can fix (bad URL, unreachable server, unwritable path...).
 
-    The CLI prints ``str(err)`` on one line and exits non-zero, without a traceback.
+    The CLI prints ``str(err)`` on one line and exits with code 2, without a traceback.
     """
 
 
@@ -64,7 +65,7 @@ class Batch:
     On Neo4j this holds for batches of up to ``neo4j_store.TX_ROWS`` rows and
     ``TX_BYTES`` estimated bytes; a bigger batch is written in several transactions
     (nodes first), and if one fails the earlier ones stay: writing the batch again
-    completes it (see ``graphstore.neo4j_store``)."""
+    completes it (see ``eventkg.graphstore.neo4j_store``)."""
 
     nodes: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     edges: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
@@ -238,7 +239,7 @@ class GraphStore(ABC):
     def bulk_load(self) -> Iterator[GraphStore]:
         """A bulk-load session: the store may hold the new rows of the batches written inside
         it and write them when it ends, table by table (an embedded-store speed-up; see
-        ``graphstore.spool``). Batches are still validated and checked when handed over.
+        ``eventkg.graphstore.spool``). Batches are still validated and checked when handed over.
         Rows are written at the end even when the block raises, unless the store itself
         failed. The default writes every batch at once."""
         yield self

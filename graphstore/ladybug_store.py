@@ -11,14 +11,14 @@ Why it looks the way it does (measured on ladybug 0.22, see bench/store_bench.py
   scans too, so existing edges are found from their source nodes' adjacency lists, or,
   when the batch is large next to the table, by scanning the table's keys once.
 * Asking the engine which keys exist costs more than writing them, so the store keeps a
-  :class:`~graphstore.keyset.KeySet` per table (128-bit fingerprints of every stored key,
+  :class:`~eventkg.graphstore.keyset.KeySet` per table (128-bit fingerprints of every stored key,
   16 bytes each, built by one key scan the first time a table is written, then kept up to
   date after each commit; exact because only this process may write the file). Only keys
   the set reports (present, or sharing a first hash) are looked up; a fresh bulk load asks
   the engine nothing. A raw write query or clear() drops the sets; past ``KEYSET_MAX`` keys
   the store asks the engine every time.
 * Rows and Arrow tables go through one path: both become typed Arrow tables
-  (``graphstore.tables``), deduplicated by key, compared with what is stored column by
+  (``eventkg.graphstore.tables``), deduplicated by key, compared with what is stored column by
   column, and the new rows are COPYed straight from Arrow.
 * Edge endpoints are checked before anything is written: a COPY that fails inside a
   transaction leaves ladybug 0.22 unable to checkpoint afterwards, so COPY must never fail.
@@ -46,7 +46,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphstore.base import (
+from eventkg.graphstore.base import (
     Batch,
     GraphStore,
     MissingEndpointError,
@@ -56,11 +56,19 @@ from graphstore.base import (
     neighbourhood_types,
     validate_batch,
 )
-from graphstore.keyset import KeySet, edge_fingerprints, fingerprints
-from graphstore.model import NODE_TYPES, REL_TYPES
-from graphstore.spool import TableSpool
-from graphstore.tables import changed_rows, conform_table, decoded, dedupe, encode_sources, row_schema, rows_table
-from graphstore.tables import key_column as _edge_key
+from eventkg.graphstore.keyset import KeySet, edge_fingerprints, fingerprints
+from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
+from eventkg.graphstore.spool import TableSpool
+from eventkg.graphstore.tables import (
+    changed_rows,
+    conform_table,
+    decoded,
+    dedupe,
+    encode_sources,
+    row_schema,
+    rows_table,
+)
+from eventkg.graphstore.tables import key_column as _edge_key
 
 __all__ = ["LadybugStore", "encode_sources", "decoded", "schema_statements"]
 
@@ -244,7 +252,7 @@ class LadybugStore(GraphStore):
 
     @contextmanager
     def bulk_load(self) -> Iterator[LadybugStore]:
-        """Hold new rows in a :class:`~graphstore.spool.TableSpool` and write them table by
+        """Hold new rows in a :class:`~eventkg.graphstore.spool.TableSpool` and write them table by
         table (one COPY each): the nodes when the first batch with edges comes (while the
         loader reads on), the edges at the end, each rel table checkpointed at once.
 
@@ -365,7 +373,7 @@ class LadybugStore(GraphStore):
     def _flush_spool(self, names: Sequence[str] | None = None) -> None:
         """Write the held tables (``names``, default all; nodes first), each as one COPY.
 
-        Rel tables are checkpointed a few at a time (see ``graphstore.spool``): as many as
+        Rel tables are checkpointed a few at a time (see ``eventkg.graphstore.spool``): as many as
         keep ``REL_PENDING_BYTES`` of engine memory waiting for a checkpoint; node tables once
         ``EARLY_CHECKPOINT_ROWS`` rows wait for it.
         """

@@ -3,7 +3,7 @@
 Why: Neo4j keeps a transaction's whole state on its heap, and refuses a transaction past
 ``dbms.memory.transaction.total.max`` (70% of a 512 MB default heap), so a 200,000-row
 loader batch cannot be one transaction. Every batch is typed and deduplicated as the
-embedded store does it (``graphstore.tables``: the same values, the same refusals), each
+embedded store does it (``eventkg.graphstore.tables``: the same values, the same refusals), each
 row's size is estimated from its Arrow buffers, and the rows are cut into transactions of
 at most ``TX_ROWS`` rows and ``TX_BYTES`` estimated bytes (nodes before edges). A row
 bigger than ``TX_BYTES`` is a transaction of its own.
@@ -22,8 +22,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphstore.model import NODE_TYPES, REL_TYPES
-from graphstore.tables import conform_table, decoded_rows, dedupe, rows_table
+from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
+from eventkg.graphstore.tables import conform_table, decoded_rows, dedupe, rows_table
 
 TX_ROWS = 20_000  # most rows per transaction
 TX_BYTES = 16 << 20  # most estimated bytes per transaction (Neo4j's state is a few times this)

@@ -35,8 +35,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from graphstore.base import StoreError
-from graphstore.model import DOUBLE, INT64, NODE_TYPES, REL_TYPES, STRING_LIST
+from eventkg.graphstore.base import StoreError
+from eventkg.graphstore.model import DOUBLE, INT64, NODE_TYPES, REL_TYPES, STRING_LIST
 
 MANIFEST = "import.json"
 ARRAY_DELIMITER = "\x1f"

@@ -7,9 +7,9 @@ server gets a throw-away home with its own ``neo4j.conf``, free ports, a random 
 set with ``neo4j-admin dbms set-initial-password``, and is deleted again by
 :meth:`Neo4jServer.stop`.
 
-    python -m graphstore.neo4j_server --prepare        # resolve/download the jars only
-    python -m graphstore.neo4j_server --port 7687 --browser   # run one in the foreground
-    python -m graphstore.neo4j_server --import ./neo4j-csv --home ./n4   # bulk import, then serve
+    python -m eventkg.graphstore.neo4j_server --prepare        # resolve/download the jars only
+    python -m eventkg.graphstore.neo4j_server --port 7687 --browser   # run one in the foreground
+    python -m eventkg.graphstore.neo4j_server --import ./neo4j-csv --home ./n4   # bulk import, then serve
 
 ``--import DIR`` (``start(import_dir=...)``) runs ``neo4j-admin database import full`` on the
 CSV files ``eventkg export neo4j-import DIR`` wrote, with the same jars (the importer is
@@ -38,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graphstore.base import StoreError
+from eventkg.graphstore.base import StoreError
 
 NEO4J_VERSION = os.environ.get("EVENTKG_NEO4J_VERSION", "5.26.0")
 POM = Path(__file__).with_name("neo4j-server-pom.xml")
@@ -297,11 +297,11 @@ def run_import(
 ) -> None:
     """``neo4j-admin database import full`` of an ``eventkg export neo4j-import`` folder into ``home``.
 
-    The folder's ``import.json`` (written by :mod:`graphstore.neo4j_import`) names the node and
+    The folder's ``import.json`` (written by :mod:`eventkg.graphstore.neo4j_import`) names the node and
     relationship files and the CSV options; the database must not exist yet (the importer
     only fills empty databases, and this never passes ``--overwrite-destination``).
     """
-    from graphstore.neo4j_import import admin_arguments
+    from eventkg.graphstore.neo4j_import import admin_arguments
 
     import_dir = Path(import_dir)
     args = admin_arguments(import_dir, database=database)  # raises StoreError on a bad folder
@@ -358,7 +358,7 @@ def _wait_for_bolt(server: Neo4jServer, timeout: float) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Start a server in the foreground until Ctrl-C (or only resolve the jars)."""
-    ap = argparse.ArgumentParser(prog="python -m graphstore.neo4j_server", description=main.__doc__)
+    ap = argparse.ArgumentParser(prog="python -m eventkg.graphstore.neo4j_server", description=main.__doc__)
     ap.add_argument("--prepare", action="store_true", help="only resolve/download the jars, then exit")
     ap.add_argument("--port", type=int, default=7687, help="Bolt port (default 7687; 0 = any free port)")
     ap.add_argument("--http-port", type=int, default=None, help="HTTP port (default 7474 with --browser)")

@@ -2,7 +2,7 @@
 
 Why it looks the way it does:
 
-* Transactions are bounded (``graphstore.neo4j_batches``): Neo4j holds a transaction's
+* Transactions are bounded (``eventkg.graphstore.neo4j_batches``): Neo4j holds a transaction's
   state on its heap and refuses one past ``dbms.memory.transaction.total.max`` (70% of a
   512 MB default heap). **A batch of at most ``TX_ROWS`` rows (20,000) and ``TX_BYTES``
   estimated bytes (16 MB) is one transaction: it lands whole or not at all.** A bigger
@@ -20,7 +20,7 @@ Why it looks the way it does:
   label so the uniqueness constraint on ``id`` (created on open) makes each lookup an
   index seek; an unlabelled MATCH scans.
 * Rows and Arrow tables are typed and deduplicated as the embedded store does it
-  (``graphstore.tables``). Rows known to be new are CREATEd with their properties inline;
+  (``eventkg.graphstore.tables``). Rows known to be new are CREATEd with their properties inline;
   the others are looked up, the new ones CREATEd, and only those whose merge
   (``base.merge_props``, as in the embedded backend) changes something are replaced, so
   re-ingesting a file writes and counts nothing. Neo4j has no null properties: nulls are
@@ -57,8 +57,8 @@ from neo4j.exceptions import (
 )
 from neo4j.graph import Node, Path, Relationship
 
-from graphstore import neo4j_batches as nb
-from graphstore.base import (
+from eventkg.graphstore import neo4j_batches as nb
+from eventkg.graphstore.base import (
     Batch,
     GraphStore,
     MissingEndpointError,
@@ -69,8 +69,8 @@ from graphstore.base import (
     neighbourhood_types,
     validate_batch,
 )
-from graphstore.keyset import KeySet
-from graphstore.model import NODE_TYPES, REL_TYPES
+from eventkg.graphstore.keyset import KeySet
+from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 
 # The driver logs routing failures and server notifications as warnings; without this
 # handler Python's last-resort handler would print them under every CLI command. An app
@@ -336,7 +336,7 @@ class Neo4jStore(GraphStore):
         """A bulk session: the store assumes it is the only writer of what it writes.
 
         A label/type that is empty when the session first writes to it gets a key set
-        (``graphstore.keyset``: fingerprints of the keys this session wrote); rows it
+        (``eventkg.graphstore.keyset``: fingerprints of the keys this session wrote); rows it
         reports absent are CREATEd without asking the server which exist. Labels/types
         that held rows before use the exact lookup path, as outside a session. Every batch
         is still written when handed over; nothing is held back.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from graphstore.base import GraphStore, StoreError
+from eventkg.graphstore.base import GraphStore, StoreError
 
 #: Where the embedded store lives when neither ``--store`` nor ``EVENTKG_STORE`` says.
 DEFAULT_STORE = str(Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "eventkg" / "store.lbug")
@@ -27,11 +27,11 @@ def open_store(url: str | None = None, *, read_only: bool = False) -> GraphStore
     """
     url = resolve_store_url(url)
     if url.startswith(NEO4J_SCHEMES):
-        from graphstore.neo4j_store import Neo4jStore
+        from eventkg.graphstore.neo4j_store import Neo4jStore
 
         return Neo4jStore(url)
     if "://" in url and not url.startswith("ladybug://"):
         raise StoreError(f"store URL {url!r}: unknown scheme (use a path, ladybug://PATH, neo4j:// or bolt://)")
-    from graphstore.ladybug_store import LadybugStore
+    from eventkg.graphstore.ladybug_store import LadybugStore
 
     return LadybugStore(url.removeprefix("ladybug://"), read_only=read_only)

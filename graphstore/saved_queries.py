@@ -32,7 +32,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from graphstore.base import GraphStore, StoreError
+from eventkg.graphstore.base import GraphStore, StoreError
 
 QUERIES_FILE = Path(__file__).with_name("queries.cypher")
 BACKENDS = ("neo4j", "ladybug")

@@ -16,9 +16,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphstore.base import StoreError, merge_props
-from graphstore.keyset import edge_fingerprints, fingerprints
-from graphstore.model import DOUBLE, INT64, STRING, STRING_LIST
+from eventkg.graphstore.base import StoreError, merge_props
+from eventkg.graphstore.keyset import edge_fingerprints, fingerprints
+from eventkg.graphstore.model import DOUBLE, INT64, STRING, STRING_LIST
 
 ARROW_TYPES = {STRING: pa.string(), DOUBLE: pa.float64(), INT64: pa.int64(), STRING_LIST: pa.list_(pa.string())}
 

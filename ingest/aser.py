@@ -14,7 +14,7 @@ Choices
   ``frequency`` and ``pattern`` are kept. Two eids with the same words are one node (the
   last row read sets its frequency and the counts of its edges).
 * **Columnar.** Both tables are read in chunks (``CHUNK`` rows, fewer with a small
-  ``--batch-size``) straight into Arrow by the ADBC SQLite driver (``ingest.sqlite_arrow``;
+  ``--batch-size``) straight into Arrow by the ADBC SQLite driver (``eventkg.ingest.sqlite_arrow``;
   ``sqlite3`` rereads a chunk whose cells have unexpected types and reports each bad cell),
   and become Arrow tables (``pipeline.Chunk``) the store COPYs as they are: no Python
   object per cell, node or edge. Ids are computed once per eventuality (the texts
@@ -62,12 +62,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graphstore.keyset import fingerprint, search
-from graphstore.model import ASER_RELATIONS, normalise_text, upper_snake
-from ingest.errors import MissingFilesError, WrongSchemaError
-from ingest.nodes import edge_row, fast_event_id, node_row
-from ingest.pipeline import Chunk, IngestReport, Prefetch, Progress, Reject, Row, run
-from ingest.sqlite_arrow import NUMBER, TEXT, WORDS, TableChunk, has_rowid, read_chunks
+from eventkg.graphstore.keyset import fingerprint, search
+from eventkg.graphstore.model import ASER_RELATIONS, normalise_text, upper_snake
+from eventkg.ingest.errors import MissingFilesError, WrongSchemaError
+from eventkg.ingest.nodes import edge_row, fast_event_id, node_row
+from eventkg.ingest.pipeline import Chunk, IngestReport, Prefetch, Progress, Reject, Row, run
+from eventkg.ingest.sqlite_arrow import NUMBER, TEXT, WORDS, TableChunk, has_rowid, read_chunks
 
 SOURCE = "aser"
 LEVEL = "schema"

@@ -1,6 +1,6 @@
 """A ``KG.db`` with the shape of one the ASER toolkit writes, for benchmarks and scale tests.
 
-``ingest.synthetic`` writes one distinct text per eventuality, one sense per relation and a
+``eventkg.ingest.synthetic`` writes one distinct text per eventuality, one sense per relation and a
 50-byte ``info``: an ingest of it is faster and smaller than one of a real file, so a bench
 on it flatters the loader. This generator reproduces what a file written by the toolkit's
 ``ASERKGConnection(mode="insert")`` looks like at scale (``formats.md``; the sample in
@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from graphstore.model import ASER_RELATIONS
+from eventkg.graphstore.model import ASER_RELATIONS
 
 DUPLICATE_SHARE = 0.035  # rows whose words another row already has
 SENSES_PER_ROW = {1: 0.6, 2: 0.3, 3: 0.1}

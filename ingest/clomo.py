@@ -26,10 +26,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from graphstore.model import CLOMO_RELATIONS
-from ingest.errors import BadRowError, RowError
-from ingest.nodes import edge_row, node_row
-from ingest.pipeline import (
+from eventkg.graphstore.model import CLOMO_RELATIONS
+from eventkg.ingest.errors import BadRowError, RowError
+from eventkg.ingest.nodes import edge_row, node_row
+from eventkg.ingest.pipeline import (
     DEFAULT_BATCH_SIZE,
     IngestReport,
     Progress,

@@ -40,9 +40,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ingest.errors import RowError
-from ingest.nodes import edge_row, event_relation_edge, event_row
-from ingest.pipeline import DEFAULT_BATCH_SIZE, IngestReport, Progress, Reject, Row, resolve_files, run
+from eventkg.ingest.errors import RowError
+from eventkg.ingest.nodes import edge_row, event_relation_edge, event_row
+from eventkg.ingest.pipeline import DEFAULT_BATCH_SIZE, IngestReport, Progress, Reject, Row, resolve_files, run
 
 SOURCE = "eeckg"
 

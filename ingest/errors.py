@@ -1,11 +1,11 @@
 """Errors raised while ingesting: always one line naming the file, the line (or row) and why.
 
-They subclass :class:`graphstore.StoreError`, so the CLI prints them on one line and exits 1.
+They subclass :class:`eventkg.errors.EventKGError`, so the CLI prints them on one line and exits 2.
 """
 
 from __future__ import annotations
 
-from graphstore import StoreError
+from eventkg.errors import EventKGError
 
 
 def one_line(text: object, limit: int = 300) -> str:
@@ -27,7 +27,7 @@ class RowError(Exception):
     """Why one source row cannot become typed rows; loaders turn it into a Reject with its place."""
 
 
-class IngestError(StoreError):
+class IngestError(EventKGError):
     """Something in the input cannot be ingested; the message names file, line and reason."""
 
     def __init__(self, file: str, line: int | str | None, reason: str) -> None:

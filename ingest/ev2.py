@@ -62,10 +62,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from graphstore.model import EVENT_RELATIONS, FAMILIES, VAGUE, normalise_text, stable_id
-from ingest.errors import BadRowError, RowError
-from ingest.nodes import edge_row, event_relation_edge, event_row, node_row
-from ingest.pipeline import (
+from eventkg.graphstore.model import EVENT_RELATIONS, FAMILIES, VAGUE, normalise_text, stable_id
+from eventkg.ingest.errors import BadRowError, RowError
+from eventkg.ingest.nodes import edge_row, event_relation_edge, event_row, node_row
+from eventkg.ingest.pipeline import (
     DEFAULT_BATCH_SIZE,
     IngestReport,
     Progress,

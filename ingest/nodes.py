@@ -9,13 +9,13 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from graphstore.model import canonical_edge, event_id, node_id, normalise_text
+from eventkg.graphstore.model import canonical_edge, event_id, node_id, normalise_text
 
 _EVENT_PREFIX = {lvl: f"Event\x1f{lvl}\x1f" for lvl in ("schema", "instance")}
 
 
 def fast_normalise(text: str) -> str:
-    """:func:`graphstore.model.normalise_text`, skipping the regexes when ``text`` is already
+    """:func:`eventkg.graphstore.model.normalise_text`, skipping the regexes when ``text`` is already
     normal (ASER words are lower-case ASCII, single-spaced): the hot path of big ingests."""
     if (
         text.isascii()
@@ -31,7 +31,7 @@ def fast_normalise(text: str) -> str:
 
 
 def fast_event_id(text: str, level: str = "schema") -> str:
-    """Same value as :func:`graphstore.model.event_id`, faster on already-normal text."""
+    """Same value as :func:`eventkg.graphstore.model.event_id`, faster on already-normal text."""
     prefix = _EVENT_PREFIX.get(level)
     if prefix is None:
         return event_id(text, level)

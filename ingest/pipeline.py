@@ -5,7 +5,7 @@ validated and normalised into typed node/edge rows) or :class:`Reject` (a bad so
 and why). Loaders of very big files may instead yield :class:`Chunk` items: many source
 rows at once as Arrow tables (``Batch.node_tables``), so no Python object is made per row. :func:`run` batches the rows, dedupes them inside a batch, and writes each batch
 with ``store.write_batch`` (atomic). With ``on_error="fail"`` the first reject raises a
-one-line :class:`~ingest.errors.BadRowError` *before* its batch is written, so nothing of
+one-line :class:`~eventkg.ingest.errors.BadRowError` *before* its batch is written, so nothing of
 that batch lands; with ``on_error="skip"`` good rows land and rejects are appended to the
 rejects file as JSON lines ``{"file", "line", "reason", "raw"}``.
 
@@ -23,8 +23,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from graphstore.base import Batch, GraphStore, WriteResult, merge_props
-from ingest.errors import BadRowError, EmptyInputError, IngestError, MissingFilesError, RowError
+from eventkg.graphstore.base import Batch, GraphStore, WriteResult, merge_props
+from eventkg.ingest.errors import BadRowError, EmptyInputError, IngestError, MissingFilesError, RowError
 
 ON_ERROR = ("fail", "skip")
 DEFAULT_BATCH_SIZE = 50_000
@@ -135,7 +135,7 @@ def read_json_lines(path: Path) -> Iterator[tuple[int, str, Any] | Reject]:
 
 def json_line_rows(path: Path, make_row: Callable[[Any], Row]) -> Iterator[Row | Reject]:
     """Each JSON line of ``path`` through ``make_row``; broken lines and rows it refuses
-    (:class:`~ingest.errors.RowError`) become Rejects naming the line."""
+    (:class:`~eventkg.ingest.errors.RowError`) become Rejects naming the line."""
     for item in read_json_lines(path):
         if isinstance(item, Reject):
             yield item

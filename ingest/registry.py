@@ -9,7 +9,7 @@ import importlib
 from dataclasses import dataclass
 from types import ModuleType
 
-from graphstore import StoreError
+from eventkg.graphstore import StoreError
 
 
 @dataclass(frozen=True)
@@ -31,31 +31,31 @@ LOADERS: dict[str, LoaderInfo] = {
     info.name: info
     for info in [
         LoaderInfo(
-            "ev2", "ingest.ev2", "EV² event-relation reasoning benchmark",
+            "ev2", "eventkg.ingest.ev2", "EV² event-relation reasoning benchmark",
             "S_CEC/S_CRR/I_CEC/I_CRR .jsonl + clustering.json",
             "seed 001 (EV², schema and instance level)",
             "2,442 questions; ~1,570 event types; 1,000 clusters",
         ),
         LoaderInfo(
-            "eeckg", "ingest.eeckg", "EECKG eventuality-centric commonsense graph",
+            "eeckg", "eventkg.ingest.eeckg", "EECKG eventuality-centric commonsense graph",
             "ConceptNet 5 assertions CSV (tab) or head,relation,tail[,weight] TSV/CSV",
             "seed 001 §3.1 (Wang et al., 2022b)",
             "verb-phrase events; Causes/Before/HasSubevent",
         ),
         LoaderInfo(
-            "aser", "ingest.aser", "ASER eventuality graph (streamed)",
+            "aser", "eventkg.ingest.aser", "ASER eventuality graph (streamed)",
             "KG.db SQLite (Eventualities, Relations) [+ concept.db]",
             "ASER toolkit (HKUST-KnowComp)",
             "tens of millions of eventualities; 15 discourse relations",
         ),
         LoaderInfo(
-            "abspyramid", "ingest.abspyramid", "AbsPyramid abstraction benchmark",
+            "abspyramid", "eventkg.ingest.abspyramid", "AbsPyramid abstraction benchmark",
             "{Detection,Generation}/{noun,verb,event,merged}_dataset/{train,valid,test}.json (JSON lines)",
             "seed 004 (AbsPyramid)",
             "220,797 tuples; Noun/Verb/Event-Entail",
         ),
         LoaderInfo(
-            "clomo", "ingest.clomo", "CLoMo counterfactual logical modification",
+            "clomo", "eventkg.ingest.clomo", "CLoMo counterfactual logical modification",
             "zero_/few_/cot_<split>.json (JSON lists)",
             "seed 002 (CLoMo)",
             "1,000 items (600/200/200)",
@@ -73,5 +73,5 @@ def get_loader(name: str) -> LoaderInfo:
 
 
 def load(store, source: str, path, **options):
-    """``ingest.registry.load(store, "ev2", path)`` == ``ingest.ev2.load(store, path)``."""
+    """``eventkg.ingest.registry.load(store, "ev2", path)`` == ``eventkg.ingest.ev2.load(store, path)``."""
     return get_loader(source).load_module().load(store, path, **options)

@@ -22,7 +22,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ingest.errors import BadRowError
+from eventkg.ingest.errors import BadRowError
 
 TEXT = "text"  # any value, as its text (ids written as numbers become strings)
 WORDS = "words"  # text only: a value of another type becomes null, for the caller to refuse
@@ -59,7 +59,7 @@ def read_chunks(
     """Chunks of at most ``size`` rows of ``table`` in rowid order, never more than ``budget[0]`` in all.
 
     ``conn`` is an open ``sqlite3`` connection to ``path`` (the fallback reader). A file that
-    cannot be read on (a corrupt page) raises a one-line :class:`~ingest.errors.BadRowError`.
+    cannot be read on (a corrupt page) raises a one-line :class:`~eventkg.ingest.errors.BadRowError`.
     """
     read = 0
     try:

@@ -12,7 +12,7 @@ import random
 import sqlite3
 from pathlib import Path
 
-from graphstore.model import ASER_RELATIONS
+from eventkg.graphstore.model import ASER_RELATIONS
 
 PATTERNS = ("s-v-o", "s-v", "s-be-a", "s-v-o-o", "spass-v")
 

@@ -3,7 +3,7 @@
 Retrieval pulls a 2-hop neighbourhood around a few seeds on every call. On an ASER-sized
 store an event can have ~12K neighbours; asking the store for them returns 12K rows per
 hub per hop. Instead the Event->Event edges (every type, both directions) are read once
-in columns (:mod:`queries.columnar`) into CSR arrays, each node's neighbours **ranked**:
+in columns (:mod:`eventkg.queries.columnar`) into CSR arrays, each node's neighbours **ranked**:
 highest edge count/weight first (ASER's ``count``, EV²'s ``weight``), then the more
 frequent neighbour, then by id. A bounded expansion then takes the top ``per_node`` of a
 node's neighbours as a slice and says how many it left out.
@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 import pyarrow.compute as pc
 
-from graphstore.base import GraphStore
-from graphstore.model import REL_TYPES
-from queries import columnar
+from eventkg.graphstore.base import GraphStore
+from eventkg.graphstore.model import REL_TYPES
+from eventkg.queries import columnar
 
 FORMAT = 1
 #: every stored type joining two Event nodes (the ones an adjacency holds)
@@ -95,7 +95,7 @@ def open_adjacency(store: GraphStore, index_folder: Path, event_count: int | Non
     if held is not None and event_count is None:
         return held[0]
     if event_count is None:
-        from queries.vector_index import event_count as count_events
+        from eventkg.queries.vector_index import event_count as count_events
 
         event_count = count_events(store)
     if held is not None and held[1] == event_count and all(

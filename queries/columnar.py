@@ -9,7 +9,7 @@ module reads the columns it needs as ``pyarrow`` tables:
   lookups in ``graphstore/ladybug_store.py``);
 * Neo4j: keyset pages ordered by ``id`` (nodes) or one streamed result pulled
   ``batch_size`` records at a time (edges), each page turned into one Arrow batch;
-* any other :class:`~graphstore.base.GraphStore`: its ``iter_nodes`` / ``iter_edges``,
+* any other :class:`~eventkg.graphstore.base.GraphStore`: its ``iter_nodes`` / ``iter_edges``,
   batched.
 
 Only the graph store's public query surface is used, except on LadybugDB, where the
@@ -24,8 +24,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from graphstore.base import GraphStore, StoreError
-from graphstore.model import REL_TYPES
+from eventkg.graphstore.base import GraphStore, StoreError
+from eventkg.graphstore.model import REL_TYPES
 
 BATCH = 200_000
 
@@ -36,7 +36,7 @@ WEIGHT_PROPERTY = {name: ("weight" if "weight" in rel.properties else "count" if
 
 def _ladybug_conn(store: GraphStore) -> Any | None:
     """The LadybugDB connection of an embedded store, else None."""
-    from graphstore.ladybug_store import LadybugStore
+    from eventkg.graphstore.ladybug_store import LadybugStore
 
     return getattr(store, "_conn", None) if isinstance(store, LadybugStore) else None
 
@@ -52,7 +52,7 @@ def _ladybug_arrow(conn: Any, cypher: str, params: dict[str, Any] | None = None)
 
 
 def _is_neo4j(store: GraphStore) -> bool:
-    from graphstore.open import NEO4J_SCHEMES
+    from eventkg.graphstore.open import NEO4J_SCHEMES
 
     return str(getattr(store, "url", "")).startswith(NEO4J_SCHEMES)
 

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from graphstore.base import GraphStore
-from graphstore.model import EVENT_RELATIONS, INVERSE
-from queries.event_graph import FORWARD_CODES, EventIndex, as_index
+from eventkg.graphstore.base import GraphStore
+from eventkg.graphstore.model import EVENT_RELATIONS, INVERSE
+from eventkg.queries.event_graph import FORWARD_CODES, EventIndex, as_index
 
 
 @dataclass(frozen=True)

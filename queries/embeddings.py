@@ -38,13 +38,13 @@ from typing import Any
 
 import numpy as np
 
-from graphstore.base import StoreError
+from eventkg.errors import EventKGError
 
 ENV_MODEL = "EVENTKG_EMBED_MODEL"
 BUNDLED_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 
 
-class EmbeddingModelError(StoreError):
+class EmbeddingModelError(EventKGError):
     """The embedding model cannot be found or loaded."""
 
 

@@ -2,7 +2,7 @@
 
 The store keeps one canonical direction per fact (``a CAUSES b``); the algorithms read
 every edge both ways, the backward reading giving the inverse relation
-(``b IsResult a``) through :data:`graphstore.model.INVERSE`.
+(``b IsResult a``) through :data:`eventkg.graphstore.model.INVERSE`.
 
 :class:`EventIndex` is a compact, integer-indexed adjacency of the three event relations
 (plus ``HAS_TYPE`` instance -> type links), built once from a store
@@ -19,9 +19,10 @@ from typing import Any
 
 import networkx as nx
 
-from graphstore.base import GraphStore, StoreError
-from graphstore.model import CANONICAL, EVENT_RELATIONS, INVERSE, STORED_TO_FORWARD, event_id
-from queries.induce import AUTOMATON, CODE
+from eventkg.errors import EventKGError
+from eventkg.graphstore.base import GraphStore
+from eventkg.graphstore.model import CANONICAL, EVENT_RELATIONS, INVERSE, STORED_TO_FORWARD, event_id
+from eventkg.queries.induce import AUTOMATON, CODE
 
 assert len(AUTOMATON.trans) <= 32, "reach() packs automaton states in 5 bits"
 ALL_RELATIONS = (1 << len(EVENT_RELATIONS)) - 1
@@ -49,7 +50,7 @@ _INV_CODE = tuple(CODE[INVERSE[r]] for r in EVENT_RELATIONS)
 _TYPE_FORWARD_CODE = {t: CODE[r] for t, r in STORED_TO_FORWARD.items()}
 
 
-class UnknownEventError(StoreError, KeyError):
+class UnknownEventError(EventKGError, KeyError):
     """An event named on the command line or in a question row is not in the graph."""
 
     def __str__(self) -> str:  # KeyError would quote the message

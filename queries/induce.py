@@ -33,15 +33,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from graphstore.base import StoreError
-from graphstore.model import EVENT_RELATIONS
+from eventkg.errors import EventKGError
+from eventkg.graphstore.model import EVENT_RELATIONS
 
 #: relation name -> small int code used by the automaton and the adjacency index
 CODE: dict[str, int] = {r: i for i, r in enumerate(EVENT_RELATIONS)}
 DEAD = -1
 
 
-class UnknownRelationError(StoreError, ValueError):
+class UnknownRelationError(EventKGError, ValueError):
     """A relation name that is not one of the six event relations."""
 
 
@@ -211,12 +211,12 @@ class InducedPath:
 def paths(source, a: str | int, b: str | int, max_len: int = 4, *, inducing_only: bool = False) -> list[InducedPath]:
     """Every simple path from ``a`` to ``b`` of at most ``max_len`` edges, with its induction.
 
-    ``source`` is a store, a networkx graph or an :class:`~queries.event_graph.EventIndex`;
+    ``source`` is a store, a networkx graph or an :class:`~eventkg.queries.event_graph.EventIndex`;
     ``a``/``b`` are positions, ids or event names. Edges are usable both ways: walking a stored
     edge backwards reads its inverse relation. Paths are listed shortest first; node ids in
     the result are store ids.
     """
-    from queries.event_graph import as_index
+    from eventkg.queries.event_graph import as_index
 
     idx = as_index(source)
     pa = a if isinstance(a, int) else idx.lookup(a)

@@ -10,7 +10,7 @@ disguise, so it is rejected when:
   Table 1 (temporal: BEFORE, CAUSES, HAS_SUBEVENT; causal: CAUSES, HAS_SUBEVENT;
   hierarchical: HAS_SUBEVENT), or reached by a walk of up to ``max_path`` (4, the paper's
   longest question path) edges whose relation sequence induces a relation of the family
-  (``queries.induce``'s Table 1 automaton; were that module absent, the whole ``max_path``-hop
+  (``eventkg.queries.induce``'s Table 1 automaton; were that module absent, the whole ``max_path``-hop
   neighbourhood over those types is excluded instead, which is stricter);
 - it is a near-duplicate of A (cosine similarity >= ``similarity_cap``) or of a negative
   already chosen;
@@ -32,9 +32,10 @@ from typing import Any
 import faiss
 import numpy as np
 
-from graphstore.base import GraphStore, StoreError
-from graphstore.model import FAMILIES, INVERSE, STORED_TO_FORWARD, family_of
-from queries.vector_index import LEVELS, VectorIndex, open_index
+from eventkg.errors import EventKGError
+from eventkg.graphstore.base import GraphStore
+from eventkg.graphstore.model import FAMILIES, INVERSE, STORED_TO_FORWARD, family_of
+from eventkg.queries.vector_index import LEVELS, VectorIndex, open_index
 
 #: stored types whose paths can induce a relation of each family (seed 001, Table 1)
 INDUCING_TYPES: dict[str, tuple[str, ...]] = {
@@ -46,7 +47,7 @@ POOL_FACTOR = 4
 LINK_CACHE = 1024
 
 
-class NegativesError(StoreError):
+class NegativesError(EventKGError):
     """A negatives request names an unknown relation or a missing event."""
 
 
@@ -57,8 +58,8 @@ def require_event_relations(store: GraphStore, family: str) -> None:
     (PRECEDENCE, RESULT...), no CAUSES/BEFORE/HAS_SUBEVENT: the answer to a question and
     the links that disqualify a negative are both missing, so say how to get them.
     """
-    from graphstore.model import ASER_RELATIONS, upper_snake
-    from queries.columnar import edge_counts
+    from eventkg.graphstore.model import ASER_RELATIONS, upper_snake
+    from eventkg.queries.columnar import edge_counts
 
     types = INDUCING_TYPES[family]
     if any(edge_counts(store, list(types)).values()):
@@ -78,9 +79,9 @@ def require_event_relations(store: GraphStore, family: str) -> None:
 
 
 def _induction_automaton() -> tuple[Any, dict[str, int], int] | None:
-    """``queries.induce``'s Table 1 automaton (AUTOMATON, CODE, DEAD), when that module is there."""
+    """``eventkg.queries.induce``'s Table 1 automaton (AUTOMATON, CODE, DEAD), when that module is there."""
     try:
-        from queries.induce import AUTOMATON, CODE, DEAD
+        from eventkg.queries.induce import AUTOMATON, CODE, DEAD
     except ImportError:
         return None
     return AUTOMATON, CODE, DEAD
@@ -207,7 +208,7 @@ class NegativeSampler:
     def _induced(self, g, start: str, family: str) -> set[str]:
         """Nodes reached from ``start`` by a walk whose relation sequence induces the family.
 
-        The walk carries the Table 1 automaton state (from ``queries.induce``), so
+        The walk carries the Table 1 automaton state (from ``eventkg.queries.induce``), so
         sequences no rule can complete are dropped at once. Walks may revisit nodes, which
         can only add links (the safe side for negatives).
         """

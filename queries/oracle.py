@@ -22,7 +22,7 @@ Consequences, tested: moving the gold of every question in an instance file to a
 choice leaves every prediction unchanged; doing it in a schema file leaves the schema
 predictions unchanged (the instance ones may move: their knowledge changed).
 
-Answering is Table 1 induction (:mod:`queries.induce`) over walks of at most ``max_len``
+Answering is Table 1 induction (:mod:`eventkg.queries.induce`) over walks of at most ``max_len``
 edges read both ways: CEC takes the one choice the asked relation reaches from ``e0`` (a
 direct edge breaks a tie), CRR the one family member induced from ``e0`` to ``e1``, and
 ``Vague`` when none is (closed world, as EV² builds Vague: no relation of the family). With
@@ -37,10 +37,10 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from graphstore.base import GraphStore
-from graphstore.model import CANONICAL, FAMILIES, STORED_TO_FORWARD, VAGUE, event_id
-from queries.event_graph import EVENT_REL_TYPES, EventIndex, UnknownEventError
-from queries.induce import CODE
+from eventkg.graphstore.base import GraphStore
+from eventkg.graphstore.model import CANONICAL, FAMILIES, STORED_TO_FORWARD, VAGUE, event_id
+from eventkg.queries.event_graph import EVENT_REL_TYPES, EventIndex, UnknownEventError
+from eventkg.queries.induce import CODE
 
 EV2_SOURCE = "ev2"
 Triple = tuple[str, str, str]
@@ -212,7 +212,7 @@ class TripleEvidence:
     and type-level triple -> the questions (or ``"other"`` datasets) stating it."""
 
     def __init__(self, store: GraphStore) -> None:
-        from queries.event_graph import event_name
+        from eventkg.queries.event_graph import event_name
 
         self.types: dict[str, list[tuple[str, str]]] = {}
         self.support: dict[Triple, set[str]] = {}

@@ -1,18 +1,18 @@
 """CEC and CRR questions from the event graph (seed 001, section 3), in EV²'s JSON-lines schema.
 
 Construction, per Algorithm 1 component (forward and backward copies, see
-:mod:`queries.components`):
+:mod:`eventkg.queries.components`):
 
 1. pairs ``(head, tail)`` where ``tail`` is reachable from ``head`` in the component DAG by a
    path of at most ``max_len`` (4) edges, and ``head`` has predecessors (they are the
    background); up to ``pairs`` (3) pairs per component, in seeded random order;
 2. the queried relation is the direct edge's relation, else Table 1 induction over the DAG
-   path (:func:`queries.induce.induce`); pairs whose path induces nothing are skipped;
+   path (:func:`eventkg.queries.induce.induce`); pairs whose path induces nothing are skipped;
 3. the context is every component triple among the head's predecessors (ancestors) and the
    head, so it never states the answer triple or its inverse, and every context triple is a
    stored edge (read through the inverse table);
 4. CEC (4-way): the answer plus 3 negatives from a sampler (FAISS hard negatives from
-   :mod:`queries.negatives`, or :class:`GraphNegativeSampler`); every negative is checked
+   :mod:`eventkg.queries.negatives`, or :class:`GraphNegativeSampler`); every negative is checked
    here against the graph whatever sampler proposed it: same level, not in the component,
    not the query or answer, no duplicate, and not linked to the query by the asked
    relation's family by any walk of at most ``max_len`` edges (so no negative is a true
@@ -45,13 +45,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from graphstore.base import Batch, GraphStore, StoreError, WriteResult
-from graphstore.model import FAMILIES, VAGUE, family_of, node_id
-from queries.components import Component, iter_components
-from queries.event_graph import EventIndex, UnknownEventError, as_index
-from queries.induce import CODE, induce
-from queries.oracle import answer_by_induction
-from queries.subgraphs import verbalise
+from eventkg.errors import EventKGError
+from eventkg.graphstore.base import Batch, GraphStore, WriteResult
+from eventkg.graphstore.model import FAMILIES, VAGUE, family_of, node_id
+from eventkg.queries.components import Component, iter_components
+from eventkg.queries.event_graph import EventIndex, UnknownEventError, as_index
+from eventkg.queries.induce import CODE, induce
+from eventkg.queries.oracle import answer_by_induction
+from eventkg.queries.subgraphs import verbalise
 
 TASKS = ("CEC", "CRR")
 LEVELS = ("schema", "instance")
@@ -70,12 +71,12 @@ CRR_CHOICES: dict[str, list[str]] = {fam: [a, b, VAGUE] for fam, (a, b) in FAMIL
 _FAMILY_MASK = {fam: (1 << CODE[a]) | (1 << CODE[b]) for fam, (a, b) in FAMILIES.items()}
 
 
-class QuestionError(StoreError):
+class QuestionError(EventKGError):
     """Bad arguments to question generation, or a question row the graph cannot answer."""
 
 
 class NegativeSource(Protocol):
-    """Anything that proposes negative event ids (``queries.negatives.NegativeSampler`` does)."""
+    """Anything that proposes negative event ids (``eventkg.queries.negatives.NegativeSampler`` does)."""
 
     def sample(
         self, query_event_id: str, relation: str, answer_id: str, k: int = 3,
@@ -368,8 +369,8 @@ def check_store_can_generate(store: GraphStore, level: str) -> None:
     """Raise a :class:`QuestionError` that says why, before any work, when the store cannot
     give questions of ``level``: no EV² event relations (an ASER store ingested without
     ``--map-events``), or, for the instance level, no instance events at all."""
-    from queries.columnar import edge_counts
-    from queries.negatives import NegativesError, require_event_relations
+    from eventkg.queries.columnar import edge_counts
+    from eventkg.queries.negatives import NegativesError, require_event_relations
 
     try:
         require_event_relations(store, "temporal")  # BEFORE, CAUSES or HAS_SUBEVENT: any one will do
@@ -506,7 +507,7 @@ def kg_oracle_answer(store_or_graph: GraphStore | EventIndex | Any, question_row
 
     It reads every edge, the row's own gold edges included, so it checks that a generated
     question follows from its graph; it is not a baseline. The ``kg-oracle`` baseline, which
-    hides each question's answer, is :class:`queries.oracle.EV2Oracle`.
+    hides each question's answer, is :class:`eventkg.queries.oracle.EV2Oracle`.
     """
     idx = as_index(store_or_graph)
     row = question_row

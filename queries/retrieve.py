@@ -1,7 +1,7 @@
 """Retrieval for prompts: text -> nearest events -> typed k-hop subgraph -> prompt text.
 
 ``retrieve(store, "PersonX studies for the exam", k=5, hops=2)`` embeds the text, finds
-the k nearest Event nodes in the store's FAISS index (:mod:`queries.vector_index`),
+the k nearest Event nodes in the store's FAISS index (:mod:`eventkg.queries.vector_index`),
 pulls their ``hops``-hop neighbourhood over the event relations (and ``HAS_TYPE``, so
 instance events bring their event types) with ``store.neighbourhood``, and wraps it in a
 :class:`RetrievedSubgraph`.
@@ -20,7 +20,7 @@ what BPE tokenizers give for short English phrases; pass e.g.
 ``lambda s: len(tokenizer.encode(s))`` for your model's exact count).
 
 Bounded on big graphs: over Event->Event types the neighbourhood comes from the ranked
-adjacency of :mod:`queries.adjacency` (built once beside the vector index, memory-mapped
+adjacency of :mod:`eventkg.queries.adjacency` (built once beside the vector index, memory-mapped
 after). Each node contributes at most ``per_node`` neighbours (default
 :data:`DEFAULT_PER_NODE`), its best by edge count/weight, then by the neighbour's
 frequency; each hop adds at most ``limit`` new nodes. A node that had more is listed in
@@ -40,10 +40,11 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from graphstore.base import GraphStore, StoreError
-from graphstore.model import ASER_RELATIONS, CANONICAL, NODE_TYPES, REL_TYPES, upper_snake
-from queries import adjacency
-from queries.vector_index import VectorIndex, index_dir, open_index
+from eventkg.errors import EventKGError
+from eventkg.graphstore.base import GraphStore
+from eventkg.graphstore.model import ASER_RELATIONS, CANONICAL, NODE_TYPES, REL_TYPES, upper_snake
+from eventkg.queries import adjacency
+from eventkg.queries.vector_index import VectorIndex, index_dir, open_index
 
 DEFAULT_REL_TYPES = ("CAUSES", "BEFORE", "HAS_SUBEVENT", "HAS_TYPE")
 STYLES = ("direct", "context")
@@ -57,7 +58,7 @@ _SENTENCE = {
 }
 
 
-class RetrieveError(StoreError):
+class RetrieveError(EventKGError):
     """A retrieval request names an unknown relation type, style or level."""
 
 
@@ -298,7 +299,7 @@ def _bounded(
     trust: bool,
 ) -> tuple[nx.MultiDiGraph, list[tuple[str, int, int]]]:
     """The capped neighbourhood from the ranked adjacency, with node properties from the store."""
-    from queries.vector_index import event_count
+    from eventkg.queries.vector_index import event_count
 
     adj = adjacency.open_adjacency(store, index_dir(store), None if trust else event_count(store), types)
     exp = adjacency.expand(adj, adj.positions(seed_ids), hops, types, per_node, limit)

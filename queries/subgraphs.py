@@ -9,7 +9,7 @@ every instance event. A model asked to "output the event semantic knowledge used
 event-type accuracy over the gold instances and relation-triplet F1, a triplet counting as
 correct when head type, relation and tail type all match. Inverse spellings of one fact
 (``[a, Causes, b]`` and ``[b, IsResult, a]``) count as the same triplet unless
-``canonical=False``; names are compared after :func:`graphstore.model.normalise_text`.
+``canonical=False``; names are compared after :func:`eventkg.graphstore.model.normalise_text`.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import networkx as nx
 from sklearn.metrics import accuracy_score, precision_recall_fscore_support
 from sklearn.preprocessing import MultiLabelBinarizer
 
-from graphstore.base import StoreError
-from graphstore.model import CANONICAL, EVENT_RELATIONS, STORED_TO_FORWARD, VAGUE, normalise_text
+from eventkg.errors import EventKGError
+from eventkg.graphstore.model import CANONICAL, EVENT_RELATIONS, STORED_TO_FORWARD, VAGUE, normalise_text
 
 Triple = tuple[str, str, str]
 
@@ -45,7 +45,7 @@ _PHRASE = {"causes": "Causes", "is a result of": "IsResult", "is before": "Befor
            "is a subevent of": "IsSubevent"}
 
 
-class BadPredictionError(StoreError):
+class BadPredictionError(EventKGError):
     """A model's schema output cannot be read as event types and triplets."""
 
 
@@ -129,8 +129,8 @@ def answer_path(source: Any, e0: str, rel: str, e1: str, max_len: int = 4) -> li
     if rel not in EVENT_RELATIONS:
         return []
     if source is not None:
-        from queries.event_graph import UnknownEventError, as_index
-        from queries.induce import paths
+        from eventkg.queries.event_graph import UnknownEventError, as_index
+        from eventkg.queries.induce import paths
 
         idx = as_index(source)
         try:
@@ -148,8 +148,8 @@ def _path_within(triples: list[Triple], head: str, rel: str, tail: str, max_len:
     """The shortest path inside ``triples`` (read both ways) from ``head`` to ``tail`` inducing ``rel``."""
     if rel not in EVENT_RELATIONS or not head or not tail:
         return []
-    from queries.event_graph import EventIndex, UnknownEventError
-    from queries.induce import paths
+    from eventkg.queries.event_graph import EventIndex, UnknownEventError
+    from eventkg.queries.induce import paths
 
     g = nx.MultiDiGraph()
     for h, r, t in triples:

@@ -40,7 +40,7 @@ The parameters go in the manifest and are set again on load. Vectors are unit le
 so inner product = cosine similarity.
 
 Building (the slow part is the encoder: ~500 texts/s on 2 CPU cores, so a million events
-take about half an hour): texts are read in columns (:mod:`queries.columnar`), ordered by
+take about half an hour): texts are read in columns (:mod:`eventkg.queries.columnar`), ordered by
 id, and encoded in chunks of :data:`ENCODE_CHUNK`; each chunk's vectors are saved as
 they finish in ``<level>.build/`` with a plan naming model, fingerprint and chunk size.
 A build that is interrupted (Ctrl-C, a crash, a killed job) resumes from the saved
@@ -69,10 +69,11 @@ from typing import Any
 import faiss
 import numpy as np
 
-from graphstore.base import GraphStore, StoreError
-from graphstore.open import NEO4J_SCHEMES
-from queries import columnar
-from queries.embeddings import Embedder
+from eventkg.errors import EventKGError
+from eventkg.graphstore.base import GraphStore
+from eventkg.graphstore.open import NEO4J_SCHEMES
+from eventkg.queries import columnar
+from eventkg.queries.embeddings import Embedder
 
 FORMAT = 1
 IVF_THRESHOLD = 50_000
@@ -94,7 +95,7 @@ _UMASK = os.umask(0o022)
 os.umask(_UMASK)
 
 
-class IndexError_(StoreError):
+class IndexError_(EventKGError):
     """The vector index cannot be built or read."""
 
 
@@ -411,7 +412,7 @@ _LOADED: dict[tuple[str, str], tuple[VectorIndex, int]] = {}
 
 def forget_loaded() -> None:
     """Drop the in-process copies (the next open reads the folder again)."""
-    from queries import adjacency
+    from eventkg.queries import adjacency
 
     _LOADED.clear()
     adjacency._LOADED.clear()
@@ -653,7 +654,7 @@ def _persist(folder: Path, stem: str, index: faiss.Index, ids: np.ndarray, manif
 
 def clear_index(store: GraphStore) -> Path | None:
     """Delete the store's index folder (and in-process copies); returns the folder removed."""
-    from queries import adjacency
+    from eventkg.queries import adjacency
 
     folder = index_dir(store)
     adjacency.clear(folder)

@@ -5,6 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
+# setuptools prints an information-only notice on every editable install of a package-dir layout
+# (eventkg.graphstore lives in ./graphstore); it is not a problem, so it is not shown.
+export PYTHONWARNINGS="${PYTHONWARNINGS:+$PYTHONWARNINGS,}ignore:Editable installation"
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 if [ "${1:-}" = "--dev" ]; then
@@ -23,7 +26,7 @@ if [ "${1:-}" = "--dev" ]; then
   fi
   # Neo4j 5 Community + Browser jars from Maven Central, resolved once (the tests start a real server).
   if command -v java >/dev/null && command -v mvn >/dev/null; then
-    .venv/bin/python -m graphstore.neo4j_server --prepare --browser
+    .venv/bin/python -m eventkg.graphstore.neo4j_server --prepare --browser
   else
     echo "note: java 17 and maven are needed for the Neo4j half of the tests" >&2
   fi

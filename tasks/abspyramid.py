@@ -13,7 +13,7 @@ with ``instance``, ``concept``, ``label`` and each task's split as the release s
   identical rows (same event and concept string) are one item here, and a concept listed
   in two rows of one event stays with the row ingested last. Detection tuples are
   never references. The prediction is the reply's first non-empty line as written
-  (:func:`tasks.parsing.generated_line`); metrics are :func:`tasks.metrics.generation_metrics`.
+  (:func:`eventkg.tasks.parsing.generated_line`); metrics are :func:`eventkg.tasks.metrics.generation_metrics`.
 """
 
 from __future__ import annotations
@@ -22,15 +22,15 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from graphstore.model import ENTAIL_RELATIONS, stable_id
-from tasks import prompts
-from tasks.base import Item, Record, Task
-from tasks.errors import TaskError
-from tasks.metrics import detection_metrics, generation_metrics
-from tasks.parsing import generated_line, parse_yes_no
+from eventkg.graphstore.model import ENTAIL_RELATIONS, stable_id
+from eventkg.tasks import prompts
+from eventkg.tasks.base import Item, Record, Task
+from eventkg.tasks.errors import TaskError
+from eventkg.tasks.metrics import detection_metrics, generation_metrics
+from eventkg.tasks.parsing import generated_line, parse_yes_no
 
 if TYPE_CHECKING:  # pragma: no cover
-    from graphstore.base import GraphStore
+    from eventkg.graphstore.base import GraphStore
 
 RELATION_NAME = {"NOUN_ENTAIL": "noun", "VERB_ENTAIL": "verb", "EVENT_ENTAIL": "event"}
 GENERATION_RULES = {
@@ -128,7 +128,7 @@ class DetectionTask(_AbsTask):
                  meta={"relation": r["relation"], "split": r["split"]}, doc=r)
             for r in self._tuples(store, split) if r["label"] is not None
         ]
-        from tasks.base import sample
+        from eventkg.tasks.base import sample
 
         return sample(items, n, seed)
 
@@ -187,7 +187,7 @@ class GenerationTask(_AbsTask):
             refs = sorted({r["concept"] for r in rows})
             items.append(Item(id=stable_id("absgen", head_id, instance, relation, gsplit, row), gold=refs,
                               meta={"relation": relation, "split": gsplit}, doc=dict(rows[0], references=refs)))
-        from tasks.base import sample
+        from eventkg.tasks.base import sample
 
         return sample(items, n, seed)
 

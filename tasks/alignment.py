@@ -6,7 +6,7 @@ event types (``Event.cluster`` from EV²'s clustering.json when stored, else fai
 over sentence embeddings) — and lists the schema triplets it used.
 
 Scored as the release's ``src/metrics.py`` ``metrics_rq3`` scores Table 5
-(:func:`tasks.metrics.alignment_released`): replies read by :func:`tasks.parsing.released_json`
+(:func:`eventkg.tasks.metrics.alignment_released`): replies read by :func:`eventkg.tasks.parsing.released_json`
 (unparsed ones weigh nothing); event-type accuracy pooled over the predicted types (exact
 names); relation F1 per item over triples whose types are mapped to clustering.json cluster
 ids, weighted by predicted triples. The cluster map is keyed by clustering.json's names
@@ -27,16 +27,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graphstore.model import STORED_TO_FORWARD, normalise_text
-from tasks import prompts
-from tasks.base import Item, Record, sample
-from tasks.ev2 import ABSTAIN, _EV2Task, load_question_rows
-from tasks.metrics import CLUSTER_MAPS, alignment_item, alignment_released, cluster_lookup
-from tasks.models.base import Completion, Request
-from tasks.parsing import released_json
+from eventkg.graphstore.model import STORED_TO_FORWARD, normalise_text
+from eventkg.tasks import prompts
+from eventkg.tasks.base import Item, Record, sample
+from eventkg.tasks.ev2 import ABSTAIN, _EV2Task, load_question_rows
+from eventkg.tasks.metrics import CLUSTER_MAPS, alignment_item, alignment_released, cluster_lookup
+from eventkg.tasks.models.base import Completion, Request
+from eventkg.tasks.parsing import released_json
 
 if TYPE_CHECKING:  # pragma: no cover
-    from graphstore.base import GraphStore
+    from eventkg.graphstore.base import GraphStore
 
 N_CANDIDATES = 20
 _STORED_FORWARD = frozenset(STORED_TO_FORWARD.values())  # one spelling per stored edge
@@ -76,7 +76,7 @@ def type_clusters(store: GraphStore, names: Sequence[str], seed: int = 0) -> dic
     import faiss
     import numpy as np
 
-    from queries.embeddings import load_model, resolve_model
+    from eventkg.queries.embeddings import load_model, resolve_model
 
     names = sorted(set(names))
     vecs = load_model(resolve_model(None)).encode([n.replace("_", " ") for n in names], normalize_embeddings=True)
@@ -138,7 +138,7 @@ class AlignmentTask(_EV2Task):
         )
 
     def parse(self, item: Item, response: str) -> Any:
-        """The release's reading (:func:`tasks.parsing.released_json`); ``None`` weighs nothing."""
+        """The release's reading (:func:`eventkg.tasks.parsing.released_json`); ``None`` weighs nothing."""
         return released_json(response)
 
     def is_correct(self, item: Item, parsed: Any) -> bool | None:

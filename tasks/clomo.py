@@ -8,10 +8,10 @@ the original or at Argument'), ``Argument' -COUNTERFACTUAL_OF-> Argument``.
 Prompts: ``zero`` (instruction + parts), ``few`` (two worked train examples of the same
 relation first), ``cot`` (the zero prompt plus "Let's think step by step.", as the release's
 cot files add it). Scored as the release's ``SES/ses.py`` does: the modified argument is the
-reply's first line as written (:func:`tasks.parsing.released_first_line`; an empty one is
+reply's first line as written (:func:`eventkg.tasks.parsing.released_first_line`; an empty one is
 judged too), the judge (``--judge``, default the evaluated model) gets the release's SES
 system prompt and ``Argument: ... / Premise: ...`` for each of the three questions, and its
-replies count as yes/no by prefix; SES averages over every item (:mod:`tasks.ses`).
+replies count as yes/no by prefix; SES averages over every item (:mod:`eventkg.tasks.ses`).
 
 An offline baseline as judge (``random``, ``majority``, ``kg-oracle``) is not a language model
 judging logic: its "SES" is reported under that label (``judge_kind: offline baseline``), and
@@ -26,16 +26,16 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from graphstore.model import CLOMO_RELATIONS, normalise_text
-from tasks import prompts
-from tasks.base import Item, Record, Task, sample
-from tasks.errors import TaskError
-from tasks.models.base import Completion, Model, Request
-from tasks.parsing import released_first_line, released_yes_no
-from tasks.ses import JUDGEMENTS, ses_paper, ses_released, ses_summary
+from eventkg.graphstore.model import CLOMO_RELATIONS, normalise_text
+from eventkg.tasks import prompts
+from eventkg.tasks.base import Item, Record, Task, sample
+from eventkg.tasks.errors import TaskError
+from eventkg.tasks.models.base import Completion, Model, Request
+from eventkg.tasks.parsing import released_first_line, released_yes_no
+from eventkg.tasks.ses import JUDGEMENTS, ses_paper, ses_released, ses_summary
 
 if TYPE_CHECKING:  # pragma: no cover
-    from graphstore.base import GraphStore
+    from eventkg.graphstore.base import GraphStore
 
 PHRASE = {
     "NECESSARY_ASSUMPTION": "provides a necessary assumption for",

@@ -7,7 +7,7 @@
 3. score the offline baselines (``kg-oracle``, ``random``, ``majority``, ``embed-sim``) on
    EV² CEC and CRR (imported and generated questions separately) and AbsPyramid detection.
    Only honest figures: ``kg-oracle`` answers with each item's own answer hidden
-   (:mod:`tasks.models.kg_oracle`) and is not run on generated questions (they are computed
+   (:mod:`eventkg.tasks.models.kg_oracle`) and is not run on generated questions (they are computed
    from the graph's paths, so any graph reading of them reads the answer); ``majority`` is
    fitted on another split or level, never on the scored items. CLoMo is left out: its SES
    needs a judge, and no offline judge is honest (``eventkg eval clomo --judge openai:...``);
@@ -30,12 +30,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tasks.base import Item, sample
-from tasks.errors import TaskError
+from eventkg.tasks.base import Item, sample
+from eventkg.tasks.errors import TaskError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from graphstore.base import GraphStore
-    from tasks.base import Task
+    from eventkg.graphstore.base import GraphStore
+    from eventkg.tasks.base import Task
 
 SAMPLES = Path(__file__).resolve().parent.parent / "ingest" / "samples"
 BASELINES = ("kg-oracle", "random", "majority", "embed-sim")
@@ -120,7 +120,7 @@ def _silent(step: str, done: int, total: int | None) -> None:
 
 def ingest_samples(store: GraphStore, root: Path = SAMPLES, progress: Progress = _silent) -> list[dict[str, Any]]:
     """Every bundled sample into ``store`` (idempotent upserts); one summary dict per source."""
-    from ingest.registry import get_loader
+    from eventkg.ingest.registry import get_loader
 
     out = []
     for src in SOURCES:
@@ -148,15 +148,15 @@ def generate_and_store(store: GraphStore, n: int, seed: int, negatives: str = "f
     Returns the count per ``TASK level`` and the keys (:func:`_row_key`) of the rows made, so
     that only this run's questions are scored.
     """
-    from queries.event_graph import EventIndex
-    from queries.questions import generate_questions, store_questions
+    from eventkg.queries.event_graph import EventIndex
+    from eventkg.queries.questions import generate_questions, store_questions
 
     check_options(n, negatives)
     progress("read the event graph", 0, None)
     idx = EventIndex.from_store(store)
     sampler = None
     if negatives == "faiss":
-        from queries.negatives import NegativeSampler
+        from eventkg.queries.negatives import NegativeSampler
 
         sampler = NegativeSampler(store, level="schema")
     counts: dict[str, int] = {}
@@ -209,10 +209,10 @@ class _OnlyThese:
 def evaluate_suite(store: GraphStore, suite: Suite, out: Path, seed: int, keys: set[str] | None = None,
                    progress: Progress = _silent) -> dict[str, dict[str, Any]]:
     """Run every model of ``suite`` into ``out/<suite.key>/<model>/`` and draw its report.md."""
-    from tasks.models import load_model
-    from tasks.registry import get_task
-    from tasks.report import write_report
-    from tasks.runner import evaluate, slug
+    from eventkg.tasks.models import load_model
+    from eventkg.tasks.registry import get_task
+    from eventkg.tasks.report import write_report
+    from eventkg.tasks.runner import evaluate, slug
 
     folder = out / suite.key
     if folder.exists():
@@ -257,7 +257,7 @@ def _suite_section(suite: Suite, folder: Path) -> list[str]:
 def write_demo_report(result: DemoResult, all_metrics: dict[str, dict[str, dict[str, Any]]], *, seed: int, n: int,
                       negatives: str) -> None:
     """``report.md``, ``metrics.json`` and ``plots/headline.png`` at the top of the demo folder."""
-    from tasks.report import _bar_chart
+    from eventkg.tasks.report import _bar_chart
 
     out = result.out
     plots = out / "plots"

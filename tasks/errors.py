@@ -1,11 +1,11 @@
-"""Errors the evaluation layer raises; all are StoreErrors so the CLI prints one line."""
+"""Errors the evaluation layer raises; all are EventKGErrors so the CLI prints one line (exit 2)."""
 
 from __future__ import annotations
 
-from graphstore.base import StoreError
+from eventkg.errors import EventKGError
 
 
-class TaskError(StoreError):
+class TaskError(EventKGError):
     """A task cannot be built or run (unknown task, empty dataset, bad option)."""
 
 

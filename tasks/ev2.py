@@ -4,7 +4,7 @@ Documents are the store's ``Question`` nodes (imported EV² rows or generated on
 EV²-style row is read back from ``payload``. Prompt styles: ``plain`` (Figures 5-8),
 ``direct`` (event types of every instance, plus the schema triples that touch no candidate's
 type, so never the answer triple or a path into it; section 5.4) and ``cot`` (Figure 11's
-reason-with-types guidance). ``kg-oracle`` goes through :mod:`queries.oracle` (the item's
+reason-with-types guidance). ``kg-oracle`` goes through :mod:`eventkg.queries.oracle` (the item's
 answer hidden); abstentions are counted in ``abstained`` and scored wrong.
 Metrics are Table 4's columns: accuracy per level, per relation family, forward vs
 backward, and per relation.
@@ -16,19 +16,19 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from graphstore.model import FAMILIES, INVERSE, VAGUE, family_of
-from tasks import prompts
-from tasks.base import Item, Record, Task, letters, sample
-from tasks.errors import TaskError
-from tasks.metrics import direction_of, grouped_accuracy, mean
-from tasks.parsing import released_choice
+from eventkg.graphstore.model import FAMILIES, INVERSE, VAGUE, family_of
+from eventkg.tasks import prompts
+from eventkg.tasks.base import Item, Record, Task, letters, sample
+from eventkg.tasks.errors import TaskError
+from eventkg.tasks.metrics import direction_of, grouped_accuracy, mean
+from eventkg.tasks.parsing import released_choice
 
 if TYPE_CHECKING:  # pragma: no cover
-    from graphstore.base import GraphStore
-    from queries.oracle import EV2Oracle
+    from eventkg.graphstore.base import GraphStore
+    from eventkg.queries.oracle import EV2Oracle
 
 LEVELS = ("schema", "instance")
-#: what an offline baseline answers when it abstains (``tasks.models.baselines.NO_ANSWER``)
+#: what an offline baseline answers when it abstains (``eventkg.tasks.models.baselines.NO_ANSWER``)
 ABSTAIN = "I cannot tell."
 
 #: walk length of the kg-oracle, for imported and generated questions alike: generated ones
@@ -225,7 +225,7 @@ class _EV2Task(Task):
     # -- kg-oracle: queries.oracle.EV2Oracle, each question's own answer hidden ------------
     def kg_oracle(self, store: GraphStore) -> EV2Oracle:
         """The honest oracle of ``store`` (its evidence views built once per store)."""
-        from queries.oracle import EV2Oracle
+        from eventkg.queries.oracle import EV2Oracle
 
         if self._oracle_store is not store or self._oracle is None:
             self._oracle_store, self._oracle = store, EV2Oracle(store, max_len=ORACLE_MAX_LEN)
@@ -233,7 +233,7 @@ class _EV2Task(Task):
 
     def oracle(self, store: GraphStore, item: Item) -> str | None:
         """The letter of the one choice the evidence singles out with this item's answer hidden
-        (:mod:`queries.oracle` says what it sees); ``None`` - an abstention, scored wrong - else."""
+        (:mod:`eventkg.queries.oracle` says what it sees); ``None`` - an abstention, scored wrong - else."""
         answer = self.kg_oracle(store).answer(item.doc, origin=item.meta.get("origin"))
         if answer is None or answer not in (item.choices or []):
             return None

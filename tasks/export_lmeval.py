@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING
 
 import yaml
 
-from tasks.base import letters
-from tasks.errors import TaskError
-from tasks.registry import get_task
+from eventkg.tasks.base import letters
+from eventkg.tasks.errors import TaskError
+from eventkg.tasks.registry import get_task
 
 if TYPE_CHECKING:  # pragma: no cover
-    from graphstore.base import GraphStore
+    from eventkg.graphstore.base import GraphStore
 
 GROUP = "eventkg_ev2"
 

@@ -111,7 +111,7 @@ def alignment_released(preds: Sequence[Mapping[str, Any] | None], golds: Sequenc
                        cluster) -> dict[str, float]:
     """Table 5's two numbers over items, as ``metrics_rq3`` weighs them.
 
-    ``preds[i]`` is a parsed reply (:func:`tasks.parsing.released_json`) or ``None``. Type
+    ``preds[i]`` is a parsed reply (:func:`eventkg.tasks.parsing.released_json`) or ``None``. Type
     accuracy is the per-item accuracy weighted by the item's number of predicted types, so
     all predicted types pooled; relation F1 is the per-item F1 weighted by the item's number
     of predicted triples. Unparsed replies weigh nothing; 0-1 scale.
@@ -199,7 +199,7 @@ def generation_metrics(hypotheses: Sequence[str], references: Sequence[Sequence[
     from nltk.translate.meteor_score import single_meteor_score
     from rouge_score import rouge_scorer
 
-    from tasks.wordnet_setup import ensure_wordnet
+    from eventkg.tasks.wordnet_setup import ensure_wordnet
 
     hyps = [h or "" for h in hypotheses]
     refs = [[r.strip() for r in rs] for rs in references]

@@ -10,7 +10,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
-from tasks.errors import TaskError
+from eventkg.tasks.errors import TaskError
 
 
 @dataclass(frozen=True)
@@ -25,22 +25,22 @@ class TaskSpec:
 TASKS: dict[str, TaskSpec] = {
     s.name: s
     for s in [
-        TaskSpec("ev2-cec", "tasks.ev2:CECTask", "EV² (seed 001)",
+        TaskSpec("ev2-cec", "eventkg.tasks.ev2:CECTask", "EV² (seed 001)",
                  "Contextual Event Classification, 4-way, schema + instance level (Question nodes)",
                  ("plain", "direct", "cot")),
-        TaskSpec("ev2-crr", "tasks.ev2:CRRTask", "EV² (seed 001)",
+        TaskSpec("ev2-crr", "eventkg.tasks.ev2:CRRTask", "EV² (seed 001)",
                  "Contextual Relation Reasoning, 3-way (relation / inverse / Vague), schema + instance",
                  ("plain", "direct", "cot")),
-        TaskSpec("ev2-alignment", "tasks.alignment:AlignmentTask", "EV² (seed 001, 5.3)",
+        TaskSpec("ev2-alignment", "eventkg.tasks.alignment:AlignmentTask", "EV² (seed 001, 5.3)",
                  "name each instance's event type (20 candidates) and the schema triplets used",
                  ("plain",)),
-        TaskSpec("abspyramid-det", "tasks.abspyramid:DetectionTask", "AbsPyramid (seed 004)",
+        TaskSpec("abspyramid-det", "eventkg.tasks.abspyramid:DetectionTask", "AbsPyramid (seed 004)",
                  "is the concept a valid abstraction of the instance? Acc, Macro-F1, AUC",
                  ("plain", "cot")),
-        TaskSpec("abspyramid-gen", "tasks.abspyramid:GenerationTask", "AbsPyramid (seed 004)",
+        TaskSpec("abspyramid-gen", "eventkg.tasks.abspyramid:GenerationTask", "AbsPyramid (seed 004)",
                  "generate an abstract concept; BLEU-1/2, ROUGE-2/L, METEOR",
                  ("plain",)),
-        TaskSpec("clomo", "tasks.clomo:ClomoTask", "CLoMo (seed 002)",
+        TaskSpec("clomo", "eventkg.tasks.clomo:ClomoTask", "CLoMo (seed 002)",
                  "counterfactual logical modification; SES by the paper's formula and the authors' rule",
                  ("zero", "few", "cot")),
     ]

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tasks.registry import get_task
+from eventkg.tasks.registry import get_task
 
 
 def load_runs(out: Path) -> list[tuple[str, dict[str, Any]]]:
@@ -60,7 +60,7 @@ def write_report(out: str | Path, task_name: str | None = None) -> Path:
     out = Path(out)
     runs = load_runs(out)
     if not runs:
-        from tasks.errors import TaskError
+        from eventkg.tasks.errors import TaskError
 
         raise TaskError(f"{out}: no run folders with metrics.json to report on")
     task_name = task_name or runs[0][1].get("_run", {}).get("task")

@@ -1,6 +1,6 @@
 """Run one task with one model: build, prompt, answer, parse, score, write.
 
-Writes into ``out``: ``predictions.jsonl`` and ``metrics.json``; :func:`tasks.report.write_report`
+Writes into ``out``: ``predictions.jsonl`` and ``metrics.json``; :func:`eventkg.tasks.report.write_report`
 then draws the tables and plots. Each predictions line holds what a release's own scorer
 needs to rescore the item: ``id``, ``prompt``, the raw ``response``, the ``parsed`` answer,
 ``gold``, ``correct``, ``meta``; for choice tasks also ``choices`` and ``gold_letter``
@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tasks.base import Item, Record, Task
-from tasks.errors import TaskError
-from tasks.models.base import Model, Request
+from eventkg.tasks.base import Item, Record, Task
+from eventkg.tasks.errors import TaskError
+from eventkg.tasks.models.base import Model, Request
 
 if TYPE_CHECKING:  # pragma: no cover
-    from graphstore.base import GraphStore
+    from eventkg.graphstore.base import GraphStore
 
 
 @dataclass

@@ -12,7 +12,7 @@ import os
 import shutil
 from pathlib import Path
 
-from tasks.errors import TaskError
+from eventkg.tasks.errors import TaskError
 
 DEBIAN_WORDNET = Path("/usr/share/wordnet")
 NLTK_DATA = Path(os.environ.get("EVENTKG_NLTK_DATA") or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "eventkg" / "nltk_data")

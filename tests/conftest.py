@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from graphstore import open_store
+from eventkg.graphstore import open_store
 
 ALL_BACKENDS = ("ladybug", "neo4j")
 PROJECT_SAMPLES = Path(__file__).resolve().parent.parent / "ingest" / "samples"

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from graphstore import neo4j_server as server_mod
-from graphstore.neo4j_server import Neo4jServer
+from eventkg.graphstore import neo4j_server as server_mod
+from eventkg.graphstore.neo4j_server import Neo4jServer
 
 
 @pytest.fixture(scope="session")

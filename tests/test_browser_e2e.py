@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from graphstore import neo4j_server as server_mod
-from graphstore import open_store
-from graphstore.saved_queries import get_saved_query
+from eventkg.graphstore import neo4j_server as server_mod
+from eventkg.graphstore import open_store
+from eventkg.graphstore.saved_queries import get_saved_query
 from tests.conftest import selected_backends
 from tests.test_saved_queries import ingest_samples
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from graphstore import Batch, open_store
-from graphstore.model import event_id
+from eventkg.graphstore import Batch, open_store
+from eventkg.graphstore.model import event_id
 
 
 def eventkg(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:

@@ -6,9 +6,9 @@ import random
 
 import networkx as nx
 
-from graphstore.model import INVERSE, event_id
-from queries.components import components
-from queries.event_graph import EventIndex
+from eventkg.graphstore.model import INVERSE, event_id
+from eventkg.queries.components import components
+from eventkg.queries.event_graph import EventIndex
 
 STORED = {"Causes": "CAUSES", "Before": "BEFORE", "HasSubevent": "HAS_SUBEVENT"}
 

@@ -7,10 +7,10 @@ import types
 import numpy as np
 import pytest
 
-from graphstore.base import Batch
-from graphstore.model import event_id
-from queries import vector_index as vx
-from queries.embeddings import BUNDLED_NAME, Embedder, EmbeddingModelError, bundled_model_path, resolve_model
+from eventkg.graphstore.base import Batch
+from eventkg.graphstore.model import event_id
+from eventkg.queries import vector_index as vx
+from eventkg.queries.embeddings import BUNDLED_NAME, Embedder, EmbeddingModelError, bundled_model_path, resolve_model
 from tests.test_retrieve import write_world
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest.ev2 import load
+from eventkg.ingest.ev2 import load
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -28,7 +28,7 @@ def _eval(url: str, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
-    assert proc.returncode == 1, proc.stderr
+    assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in proc.stderr, proc.stderr
     return lines[0]

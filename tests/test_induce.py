@@ -13,9 +13,10 @@ import networkx as nx
 import pytest
 from typer.testing import CliRunner
 
-from graphstore.base import Batch, StoreError
-from graphstore.model import EVENT_RELATIONS, INVERSE, event_id
-from queries.induce import UnknownRelationError, induce, parse_relations, paths
+from eventkg.errors import EventKGError
+from eventkg.graphstore.base import Batch
+from eventkg.graphstore.model import EVENT_RELATIONS, INVERSE, event_id
+from eventkg.queries.induce import UnknownRelationError, induce, parse_relations, paths
 
 # --- an independent reading of Table 1: regular expressions over one letter per relation -----
 LETTER = {"Causes": "C", "IsResult": "R", "Before": "B", "After": "A", "HasSubevent": "H", "IsSubevent": "S"}
@@ -64,7 +65,7 @@ def test_names_are_forgiving_but_unknown_ones_are_errors() -> None:
     assert parse_relations("before, CAUSES,is_result") == ["Before", "Causes", "IsResult"]
     with pytest.raises(UnknownRelationError, match="unknown event relation 'Foo'"):
         parse_relations("Before,Foo")
-    with pytest.raises(StoreError):
+    with pytest.raises(EventKGError):
         induce(["Causes", "Likes"])
 
 
@@ -153,14 +154,14 @@ def test_cli_induce() -> None:
 
 def test_cli_induce_bad_relation_is_one_line_error() -> None:
     proc = subprocess.run([sys.executable, "-m", "eventkg", "induce", "Before,Likes"], capture_output=True, text=True)
-    assert proc.returncode == 1
+    assert proc.returncode == 2
     assert "unknown event relation 'Likes'" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 
 def test_cli_paths(tmp_path) -> None:
     from eventkg.cli import app
-    from graphstore import open_store
+    from eventkg.graphstore import open_store
 
     url = str(tmp_path / "s.lbug")
     with open_store(url) as store:
@@ -186,7 +187,7 @@ def test_cli_paths(tmp_path) -> None:
 
 def test_reach_masks_agree_with_path_enumeration() -> None:
     """The walk automaton behind question checks: a superset of paths, and exact per family mask."""
-    from queries.event_graph import EventIndex
+    from eventkg.queries.event_graph import EventIndex
 
     rng = random.Random(3)
     names = [f"e{i}" for i in range(40)]

@@ -9,11 +9,11 @@ import sqlite3
 
 import pytest
 
-from graphstore import open_store
-from graphstore.model import event_id
-from ingest import aser
-from ingest.errors import BadRowError
-from ingest.synthetic import make_aser_kg
+from eventkg.graphstore import open_store
+from eventkg.graphstore.model import event_id
+from eventkg.ingest import aser
+from eventkg.ingest.errors import BadRowError
+from eventkg.ingest.synthetic import make_aser_kg
 from tests import test_ingest_expected as expect
 from tests.test_ingest_idempotent import fingerprint
 

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphstore import open_store
-from graphstore.model import ASER_RELATIONS, upper_snake
-from ingest import aser
-from ingest.aser_shape import make_aser_shape_kg
+from eventkg.graphstore import open_store
+from eventkg.graphstore.model import ASER_RELATIONS, upper_snake
+from eventkg.ingest import aser
+from eventkg.ingest.aser_shape import make_aser_shape_kg
 
 ROOT = Path(__file__).resolve().parent.parent
 N_EV, N_REL = 12_000, 36_000
@@ -131,7 +131,7 @@ def test_a_truncated_file_is_one_line_and_a_rerun_on_the_repaired_file_finishes(
     store = tmp_path / "s.lbug"
     cli = [sys.executable, "-m", "eventkg", "--store", str(store), "ingest", "aser", str(cut)]
     run = subprocess.run(cli, capture_output=True, text=True, cwd=ROOT)
-    assert run.returncode == 1
+    assert run.returncode == 2
     lines = [ln for ln in run.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and str(cut) in lines[0] and "truncated SQLite file" in lines[0], run.stderr
     assert "Traceback" not in run.stderr

@@ -7,7 +7,7 @@ import json
 from typer.testing import CliRunner
 
 from eventkg.cli import app
-from ingest.registry import LOADERS, get_loader
+from eventkg.ingest.registry import LOADERS, get_loader
 
 runner = CliRunner()
 

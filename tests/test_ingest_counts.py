@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ingest import abspyramid, aser, clomo, eeckg, ev2
+from eventkg.ingest import abspyramid, aser, clomo, eeckg, ev2
 from tests import test_ingest_expected as expect
 
 
@@ -49,7 +49,7 @@ def test_sources_share_event_nodes(embedded_store, samples_dir):
     eeckg.load(embedded_store, samples_dir / "eeckg")
     aser.load(embedded_store, samples_dir / "aser")
     abspyramid.load(embedded_store, samples_dir / "abspyramid")
-    from graphstore.model import event_id
+    from eventkg.graphstore.model import event_id
 
     both = embedded_store.get_nodes("Event", [event_id("study_for_exam"), event_id("PersonX study for exam")])
     assert both[event_id("study_for_exam")]["sources"] == ["eeckg", "ev2"]

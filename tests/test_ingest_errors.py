@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from eventkg.cli import app
-from graphstore import open_store
+from eventkg.graphstore import open_store
 
 runner = CliRunner()
 

@@ -12,9 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from eventkg.cli import app, instances_without_text
-from graphstore import open_store
-from graphstore.model import event_id, normalise_text, stable_id
-from ingest import ev2
+from eventkg.graphstore import open_store
+from eventkg.graphstore.model import event_id, normalise_text, stable_id
+from eventkg.ingest import ev2
 from tests import test_ingest_expected as expect
 
 runner = CliRunner()

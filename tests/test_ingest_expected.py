@@ -1,7 +1,7 @@
 """Expected store counts, computed straight from source files (independently of ``ingest``).
 
 Each function re-reads the files with json/sqlite3/csv and applies the documented rules
-(README of each loader) using only ``graphstore.model`` for ids and canonical direction.
+(README of each loader) using only ``eventkg.graphstore.model`` for ids and canonical direction.
 Returns ``{"nodes": {label: n}, "edges": {TYPE: n}}`` with only the non-zero entries.
 """
 
@@ -13,7 +13,7 @@ import sqlite3
 from collections import defaultdict
 from pathlib import Path
 
-from graphstore.model import ASER_RELATIONS, CLOMO_RELATIONS, canonical_edge, normalise_text, upper_snake
+from eventkg.graphstore.model import ASER_RELATIONS, CLOMO_RELATIONS, canonical_edge, normalise_text, upper_snake
 
 FAMILY_CHOICES = {("Causes", "IsResult", "Vague"), ("Before", "After", "Vague"), ("HasSubevent", "IsSubevent", "Vague")}
 

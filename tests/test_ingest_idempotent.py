@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from graphstore import open_store
-from graphstore.model import NODE_TYPES, REL_TYPES
-from ingest import abspyramid, aser, clomo, eeckg, ev2
-from ingest.synthetic import make_aser_kg
+from eventkg.graphstore import open_store
+from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
+from eventkg.ingest import abspyramid, aser, clomo, eeckg, ev2
+from eventkg.ingest.synthetic import make_aser_kg
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from graphstore.model import FAMILIES, INVERSE, STORED_TO_FORWARD, event_id, family_of
-from ingest import ev2
+from eventkg.graphstore.model import FAMILIES, INVERSE, STORED_TO_FORWARD, event_id, family_of
+from eventkg.ingest import ev2
 
 
 def relations_between(store, a: str, b: str) -> set[str]:

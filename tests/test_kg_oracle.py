@@ -9,15 +9,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from graphstore import open_store
-from ingest.abspyramid import load as load_abspyramid
-from ingest.ev2 import load as load_ev2
-from tasks.base import Item
-from tasks.models import load_model
-from tasks.models.base import Request
-from tasks.models.kg_oracle import NO_ANSWER
-from tasks.registry import get_task
-from tasks.runner import evaluate
+from eventkg.graphstore import open_store
+from eventkg.ingest.abspyramid import load as load_abspyramid
+from eventkg.ingest.ev2 import load as load_ev2
+from eventkg.tasks.base import Item
+from eventkg.tasks.models import load_model
+from eventkg.tasks.models.base import Request
+from eventkg.tasks.models.kg_oracle import NO_ANSWER
+from eventkg.tasks.registry import get_task
+from eventkg.tasks.runner import evaluate
 
 CAUSAL = ["Causes", "IsResult", "Vague"]
 
@@ -140,7 +140,7 @@ def test_bundled_samples_switch_keeps_every_prediction(tmp_path: Path, samples_d
 
 
 def test_generated_questions_abstain(tmp_path: Path) -> None:
-    from queries.oracle import EV2Oracle
+    from eventkg.queries.oracle import EV2Oracle
 
     with open_store(str(tmp_path / "g.lbug")) as store:
         load_ev2(store, _write(tmp_path / "ev2", FILES))
@@ -230,7 +230,7 @@ def test_abspyramid_detection_reads_other_tuples_then_wordnet(tmp_path: Path) ->
         assert reply("PersonX drinks milk every morning") == "Yes"
         # an event tuple with no other tuple: no evidence at all -> abstain
         assert reply("PersonX wins the match") == NO_ANSWER
-        from tasks.models.kg_oracle import _wordnet
+        from eventkg.tasks.models.kg_oracle import _wordnet
 
         if _wordnet() is not None:
             # no other tuple: WordNet. coffee.n.01 -> ... -> beverage.n.01 is a hypernym -> Yes

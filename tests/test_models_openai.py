@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from graphstore import StoreError
-from ingest.ev2 import load
-from tasks.errors import ModelSpecError, ModelUnreachable
-from tasks.models import load_model
-from tasks.models.cache import ResponseCache
-from tasks.registry import get_task
-from tasks.runner import evaluate
+from eventkg.errors import EventKGError
+from eventkg.ingest.ev2 import load
+from eventkg.tasks.errors import ModelSpecError, ModelUnreachable
+from eventkg.tasks.models import load_model
+from eventkg.tasks.models.cache import ResponseCache
+from eventkg.tasks.registry import get_task
+from eventkg.tasks.runner import evaluate
 
 
 class FakeChatServer:
@@ -103,13 +103,13 @@ def test_end_to_end_retries_timeout_and_cache(embedded_store, samples_dir: Path,
 def test_unreachable_and_bad_specs_are_one_line_store_errors(tmp_path: Path, server) -> None:
     server.close()
     model = load_model(f"openai:m@{server.url}", timeout=0.3, backoff=0.01, max_retries=1, cache=ResponseCache(tmp_path))
-    from tasks.models.base import Request
+    from eventkg.tasks.models.base import Request
 
     with pytest.raises(ModelUnreachable) as err:
         model.generate([Request(prompt="hi")])
-    assert isinstance(err.value, StoreError) and "\n" not in str(err.value) and "2 attempts" in str(err.value)
+    assert isinstance(err.value, EventKGError) and "\n" not in str(err.value) and "2 attempts" in str(err.value)
     for spec in ("gpt4", "openai:", "random:x", "kg-oracle", "openai:m@ftp://x", "hf:/no/such/folder"):
-        with pytest.raises(StoreError):
+        with pytest.raises(EventKGError):
             load_model(spec)
     with pytest.raises(ModelSpecError, match="unknown model spec"):
         load_model("claude")
@@ -117,7 +117,7 @@ def test_unreachable_and_bad_specs_are_one_line_store_errors(tmp_path: Path, ser
 
 def test_client_errors_are_not_retried(server, tmp_path: Path) -> None:
     server.script = ["400"] * 3
-    from tasks.models.base import Request
+    from eventkg.tasks.models.base import Request
 
     model = load_model(f"openai:m@{server.url}", backoff=0.01, cache=ResponseCache(tmp_path))
     with pytest.raises(ModelUnreachable, match="HTTP 400"):

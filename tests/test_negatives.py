@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from graphstore.model import FAMILIES, event_id, family_of
-from queries.embeddings import Embedder
-from queries.negatives import INDUCING_TYPES, NegativeSampler, NegativesError
+from eventkg.graphstore.model import FAMILIES, event_id, family_of
+from eventkg.queries.embeddings import Embedder
+from eventkg.queries.negatives import INDUCING_TYPES, NegativeSampler, NegativesError
 from tests.test_retrieve import INSTANCES, SCHEMA_TRIPLES, write_world
 
 E = event_id
@@ -48,7 +48,7 @@ def test_negatives_never_linked_to_the_query_by_the_family(world):
 
 
 def test_induction_reaches_beyond_two_hops(world):
-    from queries.induce import paths
+    from eventkg.queries.induce import paths
 
     sampler = NegativeSampler(world, level="schema")
     # cook dinner Causes eat dinner HasSubevent chew food HasSubevent swallow food: Table 1
@@ -156,7 +156,7 @@ def test_on_every_backend(store, monkeypatch, tmp_path):
 
 def test_cli_negatives(tmp_path):
     from eventkg.cli import app
-    from graphstore import open_store
+    from eventkg.graphstore import open_store
 
     path = tmp_path / "w.lbug"
     with open_store(str(path)) as s:

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from graphstore import Batch, StoreError, open_store
-from graphstore import neo4j_server as server_mod
-from graphstore.model import NODE_TYPES, REL_TYPES
-from graphstore.neo4j_import import admin_arguments, export_neo4j_import, node_header, rel_header
-from ingest import abspyramid, aser, clomo, eeckg, ev2
+from eventkg.graphstore import Batch, StoreError, open_store
+from eventkg.graphstore import neo4j_server as server_mod
+from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
+from eventkg.graphstore.neo4j_import import admin_arguments, export_neo4j_import, node_header, rel_header
+from eventkg.ingest import abspyramid, aser, clomo, eeckg, ev2
 
 pytestmark = pytest.mark.neo4j
 

@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from graphstore import Batch, MissingEndpointError, StoreError, WriteRefused, open_store
-from graphstore.model import NODE_TYPES
-from graphstore.neo4j_store import INDEXED, Neo4jStore, parse_url
+from eventkg.graphstore import Batch, MissingEndpointError, StoreError, WriteRefused, open_store
+from eventkg.graphstore.model import NODE_TYPES
+from eventkg.graphstore.neo4j_store import INDEXED, Neo4jStore, parse_url
 
 pytestmark = pytest.mark.neo4j
 
@@ -230,7 +230,7 @@ def test_small_batches_stay_one_transaction(neo4j_server):
 
 
 def test_server_transaction_memory_limit_halves_then_names_a_single_row():
-    from graphstore import neo4j_server as server_mod
+    from eventkg.graphstore import neo4j_server as server_mod
 
     if server_mod.missing_tools():
         pytest.skip("needs java and mvn")
@@ -272,7 +272,7 @@ def test_bulk_session_key_sets_skip_lookups_but_never_duplicate(neo4j_server):
 
 
 def test_a_stopped_server_is_one_line_and_a_rerun_completes(tmp_path):
-    from graphstore import neo4j_server as server_mod
+    from eventkg.graphstore import neo4j_server as server_mod
 
     if server_mod.missing_tools():
         pytest.skip("needs java and mvn")

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from ingest.pipeline import Prefetch
+from eventkg.ingest.pipeline import Prefetch
 
 
 def test_items_arrive_in_order_and_the_loader_runs_in_another_thread():
@@ -58,8 +58,8 @@ def test_nodes_done_writes_the_held_nodes_before_the_edges_come(tmp_path):
     loader reads on), instead of when the first batch with edges is ready."""
     import pyarrow as pa
 
-    from graphstore import open_store
-    from ingest.pipeline import Chunk, run
+    from eventkg.graphstore import open_store
+    from eventkg.ingest.pipeline import Chunk, run
 
     seen: list[dict] = []
 

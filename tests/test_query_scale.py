@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from graphstore.base import Batch
-from graphstore.model import event_id
-from queries import adjacency, columnar
-from queries import vector_index as vx
-from queries.embeddings import Embedder
-from queries.negatives import NegativesError, require_event_relations
-from queries.retrieve import retrieve
+from eventkg.graphstore.base import Batch
+from eventkg.graphstore.model import event_id
+from eventkg.queries import adjacency, columnar
+from eventkg.queries import vector_index as vx
+from eventkg.queries.embeddings import Embedder
+from eventkg.queries.negatives import NegativesError, require_event_relations
+from eventkg.queries.retrieve import retrieve
 from tests.test_retrieve import write_world
 
 E = event_id
@@ -141,7 +141,7 @@ def test_index_kind_is_a_setting_and_persisted(world, monkeypatch):
 
 
 def test_device_setting():
-    from queries.embeddings import EmbeddingModelError, default_batch_size, resolve_device
+    from eventkg.queries.embeddings import EmbeddingModelError, default_batch_size, resolve_device
 
     assert resolve_device("cpu") == "cpu" and default_batch_size("cpu") == 64
     import torch
@@ -232,7 +232,7 @@ def _cli(path: Path, *args: str):
 
 
 def test_cli_subgraph_reports_truncation(tmp_path):
-    from graphstore import open_store
+    from eventkg.graphstore import open_store
 
     path = tmp_path / "hub.lbug"
     with open_store(str(path)) as s:
@@ -249,7 +249,7 @@ def test_cli_subgraph_reports_truncation(tmp_path):
 
 
 def test_aser_without_map_events_says_to_reingest(tmp_path):
-    from graphstore import open_store
+    from eventkg.graphstore import open_store
 
     path = tmp_path / "aser.lbug"
     with open_store(str(path)) as s:

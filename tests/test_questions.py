@@ -18,11 +18,11 @@ import pytest
 from scipy.stats import binomtest
 from typer.testing import CliRunner
 
-from graphstore import open_store
-from graphstore.base import Batch
-from graphstore.model import FAMILIES, INVERSE, VAGUE, event_id, family_of
-from queries.event_graph import EVENT_REL_TYPES, EventIndex
-from queries.questions import (
+from eventkg.graphstore import open_store
+from eventkg.graphstore.base import Batch
+from eventkg.graphstore.model import FAMILIES, INVERSE, VAGUE, event_id, family_of
+from eventkg.queries.event_graph import EVENT_REL_TYPES, EventIndex
+from eventkg.queries.questions import (
     CRR_CHOICES,
     GraphNegativeSampler,
     KGOracle,
@@ -83,7 +83,7 @@ def load_project_samples(store) -> list[str]:
         folder = PROJECT_SAMPLES / source
         if not folder.is_dir():
             continue
-        module = __import__(f"ingest.{source}", fromlist=["load"])
+        module = __import__(f"eventkg.ingest.{source}", fromlist=["load"])
         module.load(store, folder)
         loaded.append(source)
     return loaded
@@ -398,7 +398,7 @@ def test_cli_questions(tmp_path: Path) -> None:
 
 
 def test_generated_files_load_with_the_ev2_loader(tmp_path: Path, sample_index) -> None:
-    ev2 = pytest.importorskip("ingest.ev2")
+    ev2 = pytest.importorskip("eventkg.ingest.ev2")
     folder = tmp_path / "ev2"
     folder.mkdir()
     for task, level, prefix in (("CEC", "schema", "S"), ("CRR", "instance", "I")):

@@ -26,7 +26,7 @@ def test_aser_without_map_events_is_told_to_reingest_with_it(tmp_path: Path, sam
     _ingest(store, "aser", str(samples_dir / "aser" / "KG.db"))  # discourse relations only
     result = _questions(store, "schema", tmp_path / "q.jsonl")
     assert result.exit_code != 0
-    text = str(result.exception)  # a StoreError: `eventkg` prints it as one line, exit 1
+    text = str(result.exception)  # an EventKGError: `eventkg` prints it as one line, exit 2
     assert "--map-events" in text and "ran out of components" not in text
     assert not (tmp_path / "q.jsonl").exists()
 

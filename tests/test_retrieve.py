@@ -9,9 +9,9 @@ import networkx as nx
 import pytest
 from typer.testing import CliRunner
 
-from graphstore.base import Batch, GraphStore
-from graphstore.model import canonical_edge, event_id
-from queries.retrieve import RetrievedSubgraph, approx_tokens, retrieve, stored_types
+from eventkg.graphstore.base import Batch, GraphStore
+from eventkg.graphstore.model import canonical_edge, event_id
+from eventkg.queries.retrieve import RetrievedSubgraph, approx_tokens, retrieve, stored_types
 
 # A small world of three scenarios (schema level) with a few instance events typed by them.
 SCHEMA_TRIPLES = [
@@ -149,7 +149,7 @@ def test_networkx_and_json(world):
 
 
 def test_bad_input(world):
-    from queries.retrieve import RetrieveError
+    from eventkg.queries.retrieve import RetrieveError
 
     with pytest.raises(RetrieveError, match="unknown relation type"):
         retrieve(world, "learn", rel_types=["Likes"])
@@ -169,7 +169,7 @@ def _cli(store_path: Path, *args: str):
 
 
 def test_cli_subgraph_formats(tmp_path):
-    from graphstore import open_store
+    from eventkg.graphstore import open_store
 
     path = tmp_path / "w.lbug"
     with open_store(str(path)) as s:

@@ -1,10 +1,10 @@
 """The bundled samples are one coherent world: every imported EV² question has exactly one
 right answer in the union graph of all samples as ``eventkg demo`` ingests them.
 
-The check is independent of the oracle's index (``queries.event_graph.EventIndex.reach``):
+The check is independent of the oracle's index (``eventkg.queries.event_graph.EventIndex.reach``):
 the store's event relations are fetched as networkx, every walk of at most ``MAX_LEN`` edges
 from the question's ``e0`` is enumerated (edges read both ways, a backward step reading the
-inverse relation) and its relation sequence is read with :func:`queries.induce.induce`.
+inverse relation) and its relation sequence is read with :func:`eventkg.queries.induce.induce`.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from graphstore import open_store
-from graphstore.model import EVENT_RELATIONS, FAMILIES, INVERSE, STORED_TO_FORWARD, VAGUE, event_id
-from queries.induce import induce
-from queries.oracle import EV2Oracle
-from tasks.demo import SOURCES, ingest_samples
+from eventkg.graphstore import open_store
+from eventkg.graphstore.model import EVENT_RELATIONS, FAMILIES, INVERSE, STORED_TO_FORWARD, VAGUE, event_id
+from eventkg.queries.induce import induce
+from eventkg.queries.oracle import EV2Oracle
+from eventkg.tasks.demo import SOURCES, ingest_samples
 
 MAX_LEN = 4  # the kg-oracle's walk length (tasks/ev2.py)
 EVENT_TYPES = list(STORED_TO_FORWARD)
@@ -130,7 +130,7 @@ def test_the_check_catches_a_second_answer(world: dict) -> None:
 
 
 def _evidence(world: dict, with_schema_gold: bool) -> Walks:
-    """The kg-oracle's documented view, rebuilt here from the rows (not from queries.oracle):
+    """The kg-oracle's documented view, rebuilt here from the rows (not from eventkg.queries.oracle):
     edges another dataset holds, every row's background (schema context; instance context
     through event_type; instance event_relation minus triples touching a candidate type), and
     for the instance view the schema rows' gold edges. Instance gold never."""

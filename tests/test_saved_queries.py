@@ -2,8 +2,8 @@
 
 Every saved query runs on every selected backend that its Cypher allows, and its rows are
 checked against an oracle that does not use the query: the facts the samples were made
-from (``ingest/samples/world.py``), the sample files themselves, or the store's own
-``fetch_graph``/``iter_edges`` with networkx and :func:`queries.induce.induce`. The scalar
+from (``scripts/sample_world.py``), the sample files themselves, or the store's own
+``fetch_graph``/``iter_edges`` with networkx and :func:`eventkg.queries.induce.induce`. The scalar
 columns must therefore be the same on LadybugDB and Neo4j.
 """
 
@@ -18,10 +18,17 @@ import pytest
 from typer.testing import CliRunner
 
 from eventkg.cli import app
-from graphstore import open_store
-from graphstore.base import GraphStore
-from graphstore.model import CLOMO_RELATIONS, INVERSE, NODE_TYPES, STORED_TO_FORWARD, normalise_text, upper_snake
-from graphstore.saved_queries import (
+from eventkg.graphstore import open_store
+from eventkg.graphstore.base import GraphStore
+from eventkg.graphstore.model import (
+    CLOMO_RELATIONS,
+    INVERSE,
+    NODE_TYPES,
+    STORED_TO_FORWARD,
+    normalise_text,
+    upper_snake,
+)
+from eventkg.graphstore.saved_queries import (
     GRAPH_COLUMN,
     SavedQueryError,
     backend_of,
@@ -30,11 +37,12 @@ from graphstore.saved_queries import (
     parse_queries,
     run_saved_query,
 )
-from ingest import abspyramid, aser, clomo, eeckg, ev2
-from ingest.samples import world
-from queries.induce import induce
+from eventkg.ingest import abspyramid, aser, clomo, eeckg, ev2
+from eventkg.queries.induce import induce
+from tests.scripts_import import load_script_module
 
 LOADERS = (ev2, eeckg, aser, abspyramid, clomo)
+world = load_script_module("sample_world")  # the facts the sample files are written from
 EVENT_TYPES = ["CAUSES", "BEFORE", "HAS_SUBEVENT"]
 runner = CliRunner()
 
@@ -373,7 +381,7 @@ def test_cli_saved_errors_are_one_line(abs_store: str) -> None:
 
 def test_browser_style_covers_the_data_model() -> None:
     from eventkg.cmd_browser import STYLE_FILE, parse_grass
-    from graphstore.model import REL_TYPES
+    from eventkg.graphstore.model import REL_TYPES
 
     rules = parse_grass(STYLE_FILE.read_text())
     for label, node_type in NODE_TYPES.items():
@@ -388,6 +396,6 @@ def test_browser_style_covers_the_data_model() -> None:
 def test_docstring_examples() -> None:
     import doctest
 
-    from graphstore import saved_queries
+    from eventkg.graphstore import saved_queries
 
     assert doctest.testmod(saved_queries).failed == 0

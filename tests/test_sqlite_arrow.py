@@ -7,8 +7,8 @@ import sqlite3
 import pyarrow as pa
 import pytest
 
-from ingest import sqlite_arrow
-from ingest.sqlite_arrow import NUMBER, TEXT, WORDS, read_chunks
+from eventkg.ingest import sqlite_arrow
+from eventkg.ingest.sqlite_arrow import NUMBER, TEXT, WORDS, read_chunks
 
 COLUMNS = {"id": TEXT, "words": WORDS, "n": NUMBER}
 

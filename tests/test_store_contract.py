@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from graphstore import Batch, MissingEndpointError, StoreError, WriteRefused
-from graphstore.model import NODE_TYPES, REL_TYPES, event_id
+from eventkg.graphstore import Batch, MissingEndpointError, StoreError, WriteRefused
+from eventkg.graphstore.model import NODE_TYPES, REL_TYPES, event_id
 
 
 def ev(text: str, source: str = "test", **props) -> dict:

@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from graphstore import Batch, StoreError, open_store
-from graphstore.model import event_id
-from graphstore.spool import PREFIX, remove_stale
+from eventkg.graphstore import Batch, StoreError, open_store
+from eventkg.graphstore.model import event_id
+from eventkg.graphstore.spool import PREFIX, remove_stale
 
 
 def _events(n: int, start: int = 0) -> Batch:
@@ -60,7 +60,7 @@ def test_spools_of_dead_processes_are_removed(tmp_path):
 
 
 def test_reopening_after_big_writes_keeps_the_store_whole(tmp_path, monkeypatch):
-    from graphstore import ladybug_store
+    from eventkg.graphstore import ladybug_store
 
     monkeypatch.setattr(ladybug_store, "REOPEN_ROWS", 300)  # reopen after every ~300 rows written
     with open_store(str(tmp_path / "s.lbug")) as store:
@@ -76,7 +76,7 @@ def test_reopening_after_big_writes_keeps_the_store_whole(tmp_path, monkeypatch)
 
 
 def test_past_the_key_set_limit_a_session_still_writes_everything_once(tmp_path, monkeypatch):
-    from graphstore import ladybug_store
+    from eventkg.graphstore import ladybug_store
 
     monkeypatch.setattr(ladybug_store, "KEYSET_MAX", 700)  # the key sets give up mid-session
     with open_store(str(tmp_path / "s.lbug")) as store:
@@ -89,7 +89,7 @@ def test_past_the_key_set_limit_a_session_still_writes_everything_once(tmp_path,
 
 
 def test_without_room_for_a_spool_the_session_writes_batch_by_batch(tmp_path, monkeypatch):
-    from graphstore import ladybug_store
+    from eventkg.graphstore import ladybug_store
 
     def refuse(*_):
         raise PermissionError(13, "Permission denied")
@@ -102,7 +102,7 @@ def test_without_room_for_a_spool_the_session_writes_batch_by_batch(tmp_path, mo
 
 
 def test_a_full_disk_while_holding_is_one_error_and_earlier_batches_land(tmp_path, monkeypatch):
-    from graphstore import spool
+    from eventkg.graphstore import spool
 
     with open_store(str(tmp_path / "s.lbug")) as store:
         with pytest.raises(StoreError, match="cannot hold rows in .*No space left"), store.bulk_load():

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from graphstore import Batch, MissingEndpointError, StoreError, open_store
-from graphstore.model import event_id
+from eventkg.graphstore import Batch, MissingEndpointError, StoreError, open_store
+from eventkg.graphstore.model import event_id
 
 
 def events(texts, sources=("t",), **cols) -> pa.Table:

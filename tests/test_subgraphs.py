@@ -7,10 +7,10 @@ import json
 import networkx as nx
 import pytest
 
-from graphstore.model import event_id
-from queries.induce import induce
-from queries.questions import generate
-from queries.subgraphs import (
+from eventkg.graphstore.model import event_id
+from eventkg.queries.induce import induce
+from eventkg.queries.questions import generate
+from eventkg.queries.subgraphs import (
     EvalSubgraph,
     answer_path,
     parse_context,

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from scipy.stats import binom
 
-from ingest.ev2 import load
-from tasks.models import load_model
-from tasks.registry import get_task
-from tasks.report import write_report
-from tasks.runner import evaluate, slug
+from eventkg.ingest.ev2 import load
+from eventkg.tasks.models import load_model
+from eventkg.tasks.registry import get_task
+from eventkg.tasks.report import write_report
+from eventkg.tasks.runner import evaluate, slug
 
 
 @pytest.fixture
@@ -94,7 +94,7 @@ def test_majority_does_not_memorise_open_choices(ev2_store, tmp_path: Path) -> N
 
 
 def test_registry_import_is_lazy() -> None:
-    code = "import sys, tasks.registry; sys.exit(1 if any(m in sys.modules for m in ('torch', 'tasks.ev2', 'sentence_transformers')) else 0)"
+    code = "import sys, eventkg.tasks.registry; sys.exit(1 if any(m in sys.modules for m in ('torch', 'eventkg.tasks.ev2', 'sentence_transformers')) else 0)"
     assert subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parent.parent).returncode == 0
 
 
@@ -106,7 +106,7 @@ def test_cli_list_and_bad_model_one_line_error(ev2_store, tmp_path: Path) -> Non
     assert listed.returncode == 0 and "abspyramid-det" in {t["name"] for t in json.loads(listed.stdout)}
     bad = subprocess.run([sys.executable, "-m", "eventkg", "--store", url, "eval", "ev2-cec", "--model", "gpt-9"],
                          cwd=root, capture_output=True, text=True)
-    assert bad.returncode == 1 and "unknown model spec 'gpt-9'" in bad.stderr
+    assert bad.returncode == 2 and "unknown model spec 'gpt-9'" in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1 and "Traceback" not in bad.stderr
     ok = subprocess.run([sys.executable, "-m", "eventkg", "--store", url, "eval", "ev2-crr", "--model", "kg-oracle",
                          "--out", str(tmp_path / "cli"), "--json"], cwd=root, capture_output=True, text=True)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ingest.ev2 import load
-from tasks.export_lmeval import GROUP, export_lm_eval
+from eventkg.ingest.ev2 import load
+from eventkg.tasks.export_lmeval import GROUP, export_lm_eval
 
 
 @pytest.mark.slow

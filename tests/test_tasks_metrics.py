@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from tasks.metrics import (
+from eventkg.tasks.metrics import (
     alignment_item,
     alignment_released,
     bleu_precisions,
@@ -18,8 +18,8 @@ from tasks.metrics import (
     detection_metrics,
     generation_metrics,
 )
-from tasks.parsing import released_json, released_yes_no
-from tasks.ses import ses_paper, ses_released, ses_summary
+from eventkg.tasks.parsing import released_json, released_yes_no
+from eventkg.tasks.ses import ses_paper, ses_released, ses_summary
 
 # --- CLoMo SES ---------------------------------------------------------------------------------
 

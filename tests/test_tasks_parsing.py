@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tasks.parsing import parse_choice, parse_json_object, parse_yes_no
+from eventkg.tasks.parsing import parse_choice, parse_json_object, parse_yes_no
 
 CHOICES = [["event13"], ["event32"], ["event53"], ["event90"]]
 COT = """Let us look at the event types.
@@ -56,7 +56,7 @@ def test_yes_no_and_json() -> None:
 
 # --- the released rules (EV² src/metrics.py metrics_rq12, CLoMo SES/ses.py, AbsPyramid) -------
 
-from tasks.parsing import (  # noqa: E402
+from eventkg.tasks.parsing import (  # noqa: E402
     ev2_fallback_texts,
     generated_line,
     released_choice,

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tasks.errors import ModelSpecError
-from tasks.models.base import Completion, Model, Request
+from eventkg.tasks.errors import ModelSpecError
+from eventkg.tasks.models.base import Completion, Model, Request
 
 if TYPE_CHECKING:  # pragma: no cover
-    from graphstore.base import GraphStore
+    from eventkg.graphstore.base import GraphStore
 
 __all__ = ["Completion", "Model", "Request", "load_model", "SPEC_HELP"]
 
@@ -30,17 +30,17 @@ def load_model(spec: str, *, store: GraphStore | None = None, seed: int = 0, **o
     """The adapter for ``spec``; ``options`` go to the HTTP adapter (timeout, concurrency, cache...)."""
     kind, _, rest = (spec or "").strip().partition(":")
     if kind == "openai":
-        from tasks.models.openai_compat import DEFAULT_BASE_URL, OpenAICompatModel
+        from eventkg.tasks.models.openai_compat import DEFAULT_BASE_URL, OpenAICompatModel
 
         model, _, base = rest.partition("@")
         if not model:
             raise ModelSpecError(f"model spec {spec!r}: expected openai:MODEL@BASE_URL")
         return OpenAICompatModel(model, base or DEFAULT_BASE_URL, **options)
     if kind == "hf":
-        from tasks.models.hf import HFModel
+        from eventkg.tasks.models.hf import HFModel
 
         return HFModel(rest)
-    from tasks.models import baselines
+    from eventkg.tasks.models import baselines
 
     if kind == "random":
         if rest and not rest.isdigit():

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tasks.base import Item, Task
+    from eventkg.tasks.base import Item, Task
 
 
 @dataclass

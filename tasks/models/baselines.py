@@ -12,12 +12,12 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from tasks.errors import TaskError
-from tasks.models.base import Completion, Model, Request
-from tasks.models.kg_oracle import NO_ANSWER, KGOracleModel
+from eventkg.tasks.errors import TaskError
+from eventkg.tasks.models.base import Completion, Model, Request
+from eventkg.tasks.models.kg_oracle import NO_ANSWER, KGOracleModel
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tasks.base import Item, Task
+    from eventkg.tasks.base import Item, Task
 
 def _task_item(req: Request) -> tuple[Task, Item]:
     if req.task is None or req.item is None:
@@ -165,7 +165,7 @@ class EmbedSimModel(_Baseline):
 
     def encode(self, texts: list[str]):
         if self._encoder is None:
-            from queries.embeddings import load_model, resolve_model
+            from eventkg.queries.embeddings import load_model, resolve_model
 
             self._encoder = load_model(resolve_model(self.model_path))
         return self._encoder.encode(texts, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)

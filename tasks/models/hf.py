@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tasks.errors import ModelSpecError
-from tasks.models.base import Completion, Model, Request
+from eventkg.tasks.errors import ModelSpecError
+from eventkg.tasks.models.base import Completion, Model, Request
 
 
 class HFModel(Model):

@@ -2,12 +2,12 @@
 
 What it can see, per task (abstaining, scored wrong, wherever that evidence decides nothing):
 
-* EV² CEC/CRR: :mod:`queries.oracle` — edges other datasets hold, the background of every
+* EV² CEC/CRR: :mod:`eventkg.queries.oracle` — edges other datasets hold, the background of every
   imported question, and (instance questions only) the schema questions' gold; never an
   instance-level gold, never a schema gold for a schema question. Generated questions: abstains.
 * EV² alignment: an instance's type is the type other questions give the same instance
   text (never this question's ``event_type``); the triplets are the direct triples among
-  those types that some evidence other than this question states (:class:`queries.oracle.TripleEvidence`).
+  those types that some evidence other than this question states (:class:`eventkg.queries.oracle.TripleEvidence`).
 * AbsPyramid detection: the majority label of the *other* tuples (other head events) with the
   same instance and concept; with none, WordNet hypernymy (offline, Debian's WordNet 3.0) for
   noun and verb tuples: Yes when a sense of the concept is a sense of the instance or one of
@@ -25,12 +25,12 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from tasks.errors import TaskError
-from tasks.models.base import Completion, Model, Request
+from eventkg.tasks.errors import TaskError
+from eventkg.tasks.models.base import Completion, Model, Request
 
 if TYPE_CHECKING:  # pragma: no cover
-    from graphstore.base import GraphStore
-    from tasks.base import Item, Task
+    from eventkg.graphstore.base import GraphStore
+    from eventkg.tasks.base import Item, Task
 
 NO_ANSWER = "I cannot tell."
 
@@ -46,7 +46,7 @@ def _wordnet() -> Any:
     """nltk's WordNet reader, or None where no offline WordNet can be set up."""
     if not _WORDNET:
         try:
-            from tasks.wordnet_setup import ensure_wordnet
+            from eventkg.tasks.wordnet_setup import ensure_wordnet
 
             ensure_wordnet()
             from nltk.corpus import wordnet
@@ -61,7 +61,7 @@ class AbsPyramidEvidence:
     """Every labelled abstraction tuple of a store, keyed for the two AbsPyramid oracles."""
 
     def __init__(self, store: GraphStore) -> None:
-        from graphstore.model import ENTAIL_RELATIONS
+        from eventkg.graphstore.model import ENTAIL_RELATIONS
 
         self.labels: dict[tuple[str, str], list[tuple[str, int]]] = defaultdict(
             list
@@ -180,7 +180,7 @@ class KGOracleModel(Model):
     def _align(self, item: Item) -> Completion:
         import json
 
-        from queries.oracle import TripleEvidence
+        from eventkg.queries.oracle import TripleEvidence
 
         if self._triples is None:
             self._triples = TripleEvidence(self.store)

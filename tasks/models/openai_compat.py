@@ -22,9 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlsplit
 
-from tasks.errors import ModelSpecError, ModelUnreachable
-from tasks.models.base import Completion, Model, Request
-from tasks.models.cache import ResponseCache, request_key
+from eventkg.tasks.errors import ModelSpecError, ModelUnreachable
+from eventkg.tasks.models.base import Completion, Model, Request
+from eventkg.tasks.models.cache import ResponseCache, request_key
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}

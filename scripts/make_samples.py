@@ -1,6 +1,6 @@
-"""Write the project's own sample files (deterministic) from the facts in ``world.py``.
+"""Write the project's own sample files (deterministic) from the facts in ``sample_world.py``.
 
-    python ingest/samples/make_samples.py            # rewrites ingest/samples/{ev2,eeckg,aser,abspyramid,clomo}
+    python scripts/make_samples.py            # rewrites ingest/samples/{ev2,eeckg,aser,abspyramid,clomo}
 
 The formats are the real ones (``docs/formats.md``, ``../shared/data/samples``). The samples
 describe one coherent world: every EV² question has exactly one right answer in the union
@@ -26,14 +26,14 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(1, str(HERE.parent.parent))  # the project root: the loaders' relation tables
+SAMPLES_DIR = HERE.parent / "ingest" / "samples"  # the bundled sample files this script rewrites
 
-import world  # noqa: E402
+import sample_world as world  # noqa: E402
 
-from graphstore.model import STORED_TO_FORWARD, normalise_text  # noqa: E402
-from ingest.aser import EVENT_MAPPING as ASER_EVENT_MAPPING  # noqa: E402
-from ingest.eeckg import EVENT_MAP as EECKG_EVENT_MAP  # noqa: E402
-from queries.induce import AUTOMATON, CODE, DEAD  # noqa: E402
+from eventkg.graphstore.model import STORED_TO_FORWARD, normalise_text  # noqa: E402
+from eventkg.ingest.aser import EVENT_MAPPING as ASER_EVENT_MAPPING  # noqa: E402
+from eventkg.ingest.eeckg import EVENT_MAP as EECKG_EVENT_MAP  # noqa: E402
+from eventkg.queries.induce import AUTOMATON, CODE, DEAD  # noqa: E402
 
 REL = {"C": "Causes", "B": "Before", "S": "HasSubevent"}
 INVERSE = {"Causes": "IsResult", "Before": "After", "HasSubevent": "IsSubevent"}
@@ -555,7 +555,7 @@ def write_clomo(out: Path) -> None:
             (out / f"{prompt}_{split}.json").write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
 
 
-def main(out: Path = HERE) -> None:
+def main(out: Path = SAMPLES_DIR) -> None:
     write_ev2(out / "ev2")
     write_eeckg(out / "eeckg")
     write_abspyramid(out / "abspyramid")
@@ -564,4 +564,4 @@ def main(out: Path = HERE) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else HERE)
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else SAMPLES_DIR)

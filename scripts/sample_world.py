@@ -1,5 +1,5 @@
 """The small world the project's sample files describe: studying and exams, court cases,
-cooking, travel. Hand-written facts only; ``make_samples.py`` turns them into files.
+cooking, travel. Hand-written facts only; ``scripts/make_samples.py`` turns them into ``ingest/samples``.
 
 Schema edges are ``"head REL tail"`` lines with REL one of C (Causes), B (Before),
 S (HasSubevent), always in the stored (forward) direction.

@@ -1,0 +1,17 @@
+"""The root of every error eventkg raises on purpose.
+
+Catch :class:`EventKGError` to handle anything eventkg refuses (bad input, an unreachable
+server, an unknown task...); the CLI prints it as one line and exits with code 2. Each layer
+subclasses it where the error arises (``StoreError`` in :mod:`eventkg.graphstore`,
+``IngestError`` in :mod:`eventkg.ingest.errors`, ``TaskError`` in :mod:`eventkg.tasks.errors`,
+and the query errors in their modules), so this module imports nothing of eventkg.
+"""
+
+from __future__ import annotations
+
+#: the CLI's exit code for an EventKGError (typer/click use 2 for usage errors too)
+EXIT_CODE = 2
+
+
+class EventKGError(Exception):
+    """A problem the user can fix; ``str(err)`` is one line that says what and where."""
