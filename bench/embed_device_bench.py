@@ -1,0 +1,121 @@
+"""Benchmark: the vector index's embedding build on a GPU (``--device cuda``) beside the CPU.
+
+What it measures, on ``--texts`` ASER-shaped event texts (the ``words`` column that
+:func:`eventkg.ingest.aser_shape.make_aser_shape_kg` writes, 1M by default):
+
+1. **build on the accelerator**: every text through the index build's own resumable path
+   (:func:`eventkg.queries.vector_index._encode_chunks`: chunks saved as they finish), on
+   ``--device`` with the batch size :func:`eventkg.queries.embeddings.default_batch_size` picks
+   for it; texts/s and the wall time for all of them;
+2. **batch sizes**: the same encoder on a ``--sweep`` sample with other batch sizes, so the
+   default can be seen to be near the best;
+3. **baseline in the same run**: the CPU encoder (all cores of this machine) on a
+   ``--cpu-sample`` sample, and its rate extrapolated to all texts.
+
+``--model DIR`` takes any sentence-transformers folder. ``--random-weights DIR`` builds one
+from DIR's ``config.json`` and tokenizer files with randomly initialised weights: the
+throughput of a model depends only on its architecture and the token counts, which are
+the real tokenizer's, so the rates equal the real model's (used where the 87 MB weights
+cannot travel to the machine with the GPU). Never run in CI.
+
+Run:  python bench/embed_device_bench.py --texts 1000000 --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sqlite3
+import tempfile
+import time
+from pathlib import Path
+
+from eventkg.ingest.aser_shape import make_aser_shape_kg
+from eventkg.queries import vector_index as vx
+from eventkg.queries.embeddings import Embedder, default_batch_size, resolve_device, usable_cores
+
+
+def aser_texts(n: int, workdir: Path, seed: int = 7) -> list[str]:
+    """``n`` ASER-shaped eventuality texts (repeats included, as the toolkit's files have them)."""
+    kg = make_aser_shape_kg(workdir / "KG.db", n, max(1, n // 100), seed=seed)
+    with sqlite3.connect(kg) as con:
+        return [row[0] for row in con.execute("SELECT words FROM Eventualities")]
+
+
+def random_weight_model(config_dir: Path, out: Path) -> Path:
+    """A sentence-transformers folder with ``config_dir``'s architecture and random weights."""
+    from transformers import AutoConfig, AutoModel
+
+    shutil.copytree(config_dir, out, dirs_exist_ok=True)
+    AutoModel.from_config(AutoConfig.from_pretrained(config_dir)).save_pretrained(out)
+    return out
+
+
+def rate(embedder: Embedder, texts: list[str]) -> float:
+    embedder.encode(texts[:64])  # load and warm up: not timed
+    t = time.perf_counter()
+    embedder.encode(texts)
+    return len(texts) / (time.perf_counter() - t)
+
+
+def build_rate(embedder: Embedder, texts: list[str], work: Path) -> tuple[float, float]:
+    """(texts/s, seconds) of the index build's chunked path over all ``texts``."""
+    embedder.encode(texts[:64])
+    plan = {"model": embedder.name, "dim": embedder.dim, "n": len(texts), "chunk": 65_536}
+    t = time.perf_counter()
+    vecs = vx._encode_chunks(texts, work, plan, embedder, f"{len(texts):,} texts", None, print)
+    secs = time.perf_counter() - t
+    assert vecs.shape == (len(texts), embedder.dim)
+    return len(texts) / secs, secs
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--texts", type=int, default=1_000_000)
+    ap.add_argument("--device", default="auto")
+    ap.add_argument("--model", default=None, help="a sentence-transformers folder (default: the bundled MiniLM)")
+    ap.add_argument("--random-weights", type=Path, help="build the model from this folder's config, random weights")
+    ap.add_argument("--sweep", type=int, default=100_000, help="texts per batch size in the sweep")
+    ap.add_argument("--batch-sizes", default="128,256,512,1024,2048")
+    ap.add_argument("--cpu-sample", type=int, default=20_000)
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="eventkg-embed-bench-") as tmp:
+        tmp = Path(tmp)
+        t = time.perf_counter()
+        texts = aser_texts(args.texts, tmp)
+        print(f"# {len(texts):,} ASER-shaped texts generated in {time.perf_counter() - t:.1f} s")
+        model = str(random_weight_model(args.random_weights, tmp / "model")) if args.random_weights else args.model
+        device = resolve_device(args.device)
+        fig: dict = {"texts": len(texts), "device": device, "cpu_cores": usable_cores(),
+                     "random_weights": bool(args.random_weights)}
+        if device.startswith("cuda"):
+            import torch
+
+            fig["gpu"] = torch.cuda.get_device_name(0)
+        gpu = Embedder(model, device=device)
+        fig["default_batch"] = default_batch_size(device)
+        fig["build_rate"], fig["build_s"] = build_rate(gpu, texts, tmp / "chunks")
+        print(f"build on {device} (batch {fig['default_batch']}): {fig['build_rate']:,.0f} texts/s, "
+              f"{fig['build_s']:.1f} s for {len(texts):,}")
+        sweep = texts[: args.sweep]
+        fig["sweep"] = {}
+        for bs in (int(b) for b in args.batch_sizes.split(",")):
+            fig["sweep"][bs] = rate(Embedder(model, device=device, batch_size=bs), sweep)
+            print(f"  batch {bs:5d}: {fig['sweep'][bs]:,.0f} texts/s")
+        cpu = Embedder(model, device="cpu")
+        fig["cpu_rate"] = rate(cpu, texts[: args.cpu_sample])
+        fig["cpu_all_s"] = len(texts) / fig["cpu_rate"]
+        fig["speedup"] = fig["build_rate"] / fig["cpu_rate"]
+        print(f"baseline cpu ({fig['cpu_cores']} cores, batch {cpu.batch_size}): {fig['cpu_rate']:,.0f} texts/s "
+              f"-> {fig['cpu_all_s'] / 60:.1f} min for all; {device} is {fig['speedup']:.1f}x")
+    if args.json:
+        args.json.write_text(json.dumps(fig, indent=2))
+    os.sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
