@@ -46,6 +46,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from eventkg import settings
 from eventkg.graphstore.base import (
     Batch,
     GraphStore,
@@ -77,8 +78,8 @@ LOOKUP_CHUNK = 20_000  # ids per keyed lookup statement
 CHECKPOINT_ROWS = 5_000_000  # rows written between checkpoints
 # keys remembered per store object, all tables together (16 bytes each); past it writes ask
 # the engine, and bulk sessions stop holding rows. Raise it for very big ingests (ASER core:
-# ~120M keys, ~1.9 GB) with EVENTKG_KEYSET_MAX.
-KEYSET_MAX = int(os.environ.get("EVENTKG_KEYSET_MAX", "20000000"))
+# ~120M keys, ~1.9 GB) with EVENTKG_KEYSET_MAX (eventkg.settings; read once, when this module loads).
+KEYSET_MAX = settings.keyset_max()
 SPOOL_COPY_ROWS = 20_000_000  # most rows per COPY when a bulk session writes a held table
 REOPEN_ROWS = 1_000_000  # rows written between reopenings of the database (see checkpoint())
 REL_PENDING_BYTES = 400_000_000  # engine memory rel table COPYs may keep waiting for a checkpoint

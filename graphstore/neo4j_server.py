@@ -2,7 +2,8 @@
 
 Why not Docker: CI machines and laptops without Docker can still run the Neo4j half of the
 contract suite. The jars of ``org.neo4j:neo4j`` (and optionally ``neo4j-browser``) are
-resolved once with Maven (:func:`prepare`, cached under ``~/.cache/eventkg/neo4j``); each
+resolved once with Maven (:func:`prepare`, cached under ``~/.cache/eventkg/neo4j``, i.e. the
+``neo4j/`` folder of ``$EVENTKG_CACHE``); each
 server gets a throw-away home with its own ``neo4j.conf``, free ports, a random password
 set with ``neo4j-admin dbms set-initial-password``, and is deleted again by
 :meth:`Neo4jServer.stop`.
@@ -38,16 +39,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from eventkg import settings as env
+from eventkg.errors import EventKGError
 from eventkg.graphstore.base import StoreError
 
-NEO4J_VERSION = os.environ.get("EVENTKG_NEO4J_VERSION", "5.26.0")
 POM = Path(__file__).with_name("neo4j-server-pom.xml")
-CACHE_DIR = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "eventkg" / "neo4j"
 ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"
 ADMIN_TOOL = "org.neo4j.cli.AdminTool"  # neo4j-admin: set-initial-password, database import full
 NEO4J_DEFAULT_HEAP = "512m"  # server.memory.heap.*_size in the neo4j.conf Neo4j ships
-IMPORT_HEAP = "1g"  # the importer's JVM heap; its big arrays live off heap (IMPORT_OFF_HEAP)
-IMPORT_OFF_HEAP = os.environ.get("EVENTKG_NEO4J_IMPORT_MEMORY", "2g")  # --max-off-heap-memory (default: 90% of RAM)
+# the importer's JVM heap; its big arrays live off heap ($EVENTKG_NEO4J_IMPORT_MEMORY, default 2g,
+# passed as --max-off-heap-memory, whose own default is 90% of the RAM)
+IMPORT_HEAP = "1g"
 
 # The module openings and flags the official launcher puts on the JVM (conf/neo4j.conf of
 # the 5.26 distribution, ``server.jvm.additional``), minus the profiling-only ones.
@@ -79,20 +81,27 @@ def missing_tools() -> list[str]:
     return [t for t in ("java", "mvn") if shutil.which(t) is None]
 
 
-def prepare(version: str = NEO4J_VERSION, *, with_browser: bool = False, refresh: bool = False) -> list[str]:
+def cache_dir() -> Path:
+    """Where resolved classpaths are cached: ``<cache root>/neo4j`` (see :mod:`eventkg.settings`)."""
+    return env.cache_dir("neo4j")
+
+
+def prepare(version: str | None = None, *, with_browser: bool = False, refresh: bool = False) -> list[str]:
     """Resolve (downloading on first use) the server's jars; return the classpath entries.
 
-    The classpath is cached per version in :data:`CACHE_DIR`; ``refresh`` re-resolves.
+    ``version`` None is ``$EVENTKG_NEO4J_VERSION`` (default 5.26.0). The classpath is cached
+    per version in :func:`cache_dir`; ``refresh`` re-resolves.
     """
+    version = version or env.neo4j_version()
     name = f"classpath-{version}{'-browser' if with_browser else ''}.txt"
-    cached = CACHE_DIR / name
+    cached = cache_dir() / name
     if cached.exists() and not refresh:
         entries = [p for p in cached.read_text().strip().split(os.pathsep) if p]
         if entries and all(Path(p).exists() for p in entries):
             return entries
     if missing_tools():
         raise Neo4jServerError(f"cannot prepare the Neo4j test server: {', '.join(missing_tools())} not on PATH")
-    CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    cached.parent.mkdir(parents=True, exist_ok=True)
     out = cached.with_suffix(".tmp")
     cmd = ["mvn", "-q", "-B", "-f", str(POM), f"-Dneo4j.version={version}"]
     cmd += ["-Pbrowser"] if with_browser else []
@@ -206,6 +215,43 @@ def _java_env(home: Path, conf: Path) -> dict[str, str]:
     return dict(os.environ, NEO4J_HOME=str(home), NEO4J_CONF=str(conf))
 
 
+def _make_home(home: Path | None) -> tuple[Path, bool]:
+    """The server's home (``home``, kept; else a new temp folder, deleted on stop) with its sub-folders."""
+    keep = home is not None
+    home = Path(home) if home else Path(tempfile.mkdtemp(prefix="eventkg-neo4j-"))
+    for sub in ("conf", "logs", "data", "plugins", "import", "run"):
+        (home / sub).mkdir(parents=True, exist_ok=True)
+    return home, keep
+
+
+def _set_initial_password(home: Path, classpath: Sequence[str], password: str) -> None:
+    """``neo4j-admin dbms set-initial-password`` unless the home's auth file exists already."""
+    if (home / "data" / "dbms" / "auth.ini").exists():
+        return
+    cmd = ["java", "-cp", os.pathsep.join(classpath), ADMIN_TOOL, "dbms", "set-initial-password", "--", password]
+    proc = subprocess.run(cmd, env=_java_env(home, home / "conf"), capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise Neo4jServerError(f"neo4j-admin set-initial-password failed: {proc.stderr.strip()[-500:]}")
+
+
+def _launch(home: Path, classpath: Sequence[str], heap: str | None, jvm_flags: Sequence[str], quiet: bool) -> subprocess.Popen:
+    """Start the server's JVM (in its own session) with output to ``logs/console.log`` when ``quiet``."""
+    conf = home / "conf"
+    heap = heap or NEO4J_DEFAULT_HEAP
+    extra = [*jvm_flags, *env.neo4j_jvm_flags()]
+    cmd = ["java", f"-Xms{heap}", f"-Xmx{heap}", *JVM_FLAGS, *extra, "-cp", os.pathsep.join(classpath), ENTRY_POINT]
+    cmd += [f"--home-dir={home}", f"--config-dir={conf}"]
+    with open(home / "logs" / "console.log", "ab") as log:  # the child keeps its own descriptor
+        return subprocess.Popen(
+            cmd,
+            env=_java_env(home, conf),
+            cwd=home,
+            stdout=log if quiet else None,
+            stderr=subprocess.STDOUT if quiet else None,
+            start_new_session=True,
+        )
+
+
 def start(
     *,
     port: int | None = None,
@@ -217,7 +263,7 @@ def start(
     heap: str | None = "1g",
     pagecache: str | None = "512m",
     timeout: float = 120,
-    version: str = NEO4J_VERSION,
+    version: str | None = None,
     quiet: bool = True,
     jvm_flags: Sequence[str] = (),
     import_dir: Path | None = None,
@@ -228,6 +274,7 @@ def start(
     ``home`` keeps the data in that folder across runs (otherwise a temp dir, deleted on
     stop). With ``auth`` a random password is set unless one is given; the HTTP connector
     (and Browser with ``with_browser``) is enabled when ``with_browser`` or ``http_port``.
+    ``version`` None is ``$EVENTKG_NEO4J_VERSION`` (default 5.26.0).
     ``jvm_flags`` (and ``$EVENTKG_NEO4J_JVM_FLAGS``, space-separated) go on the java command.
     ``heap=None`` is Neo4j's default heap (512 MB), ``pagecache=None`` its default page cache.
     ``import_dir``: first bulk-import the CSV files of ``eventkg export neo4j-import`` into
@@ -235,49 +282,24 @@ def start(
     ``settings`` are extra ``neo4j.conf`` lines (e.g. ``{"db.memory.transaction.max": "64m"}``).
     """
     classpath = prepare(version, with_browser=with_browser)
-    keep = home is not None
-    home = Path(home) if home else Path(tempfile.mkdtemp(prefix="eventkg-neo4j-"))
-    conf = home / "conf"
-    for sub in ("conf", "logs", "data", "plugins", "import", "run"):
-        (home / sub).mkdir(parents=True, exist_ok=True)
+    home, keep = _make_home(home)
     bolt_port = port or free_port()
     if with_browser and not http_port:
         http_port = free_port()
-    _write_conf(conf, bolt_port=bolt_port, http_port=http_port, auth=auth, pagecache=pagecache, settings=settings)
-    cp = os.pathsep.join(classpath)
-    env = _java_env(home, conf)
-    user = "neo4j" if auth else None
-    if import_dir is not None:
-        try:
-            run_import(import_dir, home=home, classpath=classpath, quiet=quiet)
-        except BaseException:
-            if not keep:
-                shutil.rmtree(home, ignore_errors=True)
-            raise
+    _write_conf(home / "conf", bolt_port=bolt_port, http_port=http_port, auth=auth, pagecache=pagecache, settings=settings)
     if auth:
         password = password or "ek" + secrets.token_hex(10)
-        if not (home / "data" / "dbms" / "auth.ini").exists():
-            cmd = ["java", "-cp", cp, ADMIN_TOOL, "dbms", "set-initial-password", "--", password]
-            proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
-            if proc.returncode != 0:
-                if not keep:
-                    shutil.rmtree(home, ignore_errors=True)
-                raise Neo4jServerError(f"neo4j-admin set-initial-password failed: {proc.stderr.strip()[-500:]}")
-    log = open(home / "logs" / "console.log", "ab")  # noqa: SIM115 - owned by the process
-    extra = [*jvm_flags, *os.environ.get("EVENTKG_NEO4J_JVM_FLAGS", "").split()]
-    heap = heap or NEO4J_DEFAULT_HEAP
-    cmd = ["java", f"-Xms{heap}", f"-Xmx{heap}", *JVM_FLAGS, *extra, "-cp", cp, ENTRY_POINT]
-    cmd += [f"--home-dir={home}", f"--config-dir={conf}"]
-    proc = subprocess.Popen(
-        cmd,
-        env=env,
-        cwd=home,
-        stdout=log if quiet else None,
-        stderr=subprocess.STDOUT if quiet else None,
-        start_new_session=True,
-    )
-    log.close()
-    server = Neo4jServer(bolt_port, http_port, user, password, home, proc, keep_home=keep)
+    try:
+        if import_dir is not None:
+            run_import(import_dir, home=home, classpath=classpath, quiet=quiet)
+        if auth:
+            _set_initial_password(home, classpath, password)
+    except BaseException:
+        if not keep:
+            shutil.rmtree(home, ignore_errors=True)
+        raise
+    proc = _launch(home, classpath, heap, jvm_flags, quiet)
+    server = Neo4jServer(bolt_port, http_port, "neo4j" if auth else None, password, home, proc, keep_home=keep)
     try:
         _wait_for_bolt(server, timeout)
     except BaseException:  # the error already carries the log tail; don't leak the JVM
@@ -293,7 +315,7 @@ def run_import(
     classpath: Sequence[str] | None = None,
     database: str = "neo4j",
     quiet: bool = True,
-    version: str = NEO4J_VERSION,
+    version: str | None = None,
 ) -> None:
     """``neo4j-admin database import full`` of an ``eventkg export neo4j-import`` folder into ``home``.
 
@@ -318,7 +340,7 @@ def run_import(
         (conf / "neo4j.conf").write_text("")
     report = home / "logs" / "import.report"
     cmd = ["java", f"-Xmx{IMPORT_HEAP}", *JVM_FLAGS, "-cp", os.pathsep.join(classpath), ADMIN_TOOL]
-    cmd += ["database", "import", "full", f"--max-off-heap-memory={IMPORT_OFF_HEAP}", f"--report-file={report}"]
+    cmd += ["database", "import", "full", f"--max-off-heap-memory={env.neo4j_import_memory()}", f"--report-file={report}"]
     cmd += [*args]
     proc = subprocess.run(cmd, env=_java_env(home, conf), cwd=import_dir, capture_output=quiet, text=True)
     if proc.returncode != 0:
@@ -365,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--browser", action="store_true", help="serve Neo4j Browser on the HTTP port")
     ap.add_argument("--home", type=Path, default=None, help="keep data in this folder (default: temp, deleted)")
     ap.add_argument("--no-auth", action="store_true", help="disable authentication")
-    ap.add_argument("--version", default=NEO4J_VERSION, help=f"org.neo4j:neo4j version (default {NEO4J_VERSION})")
+    ap.add_argument("--version", default=None, help="org.neo4j:neo4j version (default $EVENTKG_NEO4J_VERSION, else 5.26.0)")
     ap.add_argument("--heap", default="1g", help="JVM heap, e.g. 2g ('default': Neo4j's default, 512m; default 1g)")
     ap.add_argument("--pagecache", default="512m", help="page cache size ('default': Neo4j sizes it; default 512m)")
     ap.add_argument(
@@ -374,16 +396,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     try:
+        args.version = args.version or env.neo4j_version()
         if args.prepare:
             cp = prepare(args.version, with_browser=args.browser)
-            print(f"Neo4j {args.version}: {len(cp)} jars resolved (cached in {CACHE_DIR})")
+            print(f"Neo4j {args.version}: {len(cp)} jars resolved (cached in {cache_dir()})")
             return 0
         http_port = args.http_port or (7474 if args.browser else None)
         server = start(
             port=args.port or None,
             http_port=http_port,
             auth=not args.no_auth,
-            password=os.environ.get("NEO4J_PASSWORD") or None,  # else a random one, printed below
+            password=env.neo4j_credentials()[1],  # else a random one, printed below
             with_browser=args.browser,
             home=args.home,
             version=args.version,
@@ -391,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
             pagecache=None if args.pagecache == "default" else args.pagecache,
             import_dir=args.import_dir,
         )
-    except StoreError as e:
+    except EventKGError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     print(f"Neo4j {args.version} running; Bolt {server.bare_url}")

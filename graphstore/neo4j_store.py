@@ -35,7 +35,6 @@ Why it looks the way it does:
 from __future__ import annotations
 
 import logging
-import os
 import socket
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -57,6 +56,7 @@ from neo4j.exceptions import (
 )
 from neo4j.graph import Node, Path, Relationship
 
+from eventkg import settings
 from eventkg.graphstore import neo4j_batches as nb
 from eventkg.graphstore.base import (
     Batch,
@@ -254,8 +254,9 @@ def parse_url(url: str) -> tuple[str, tuple[str, str] | None, str | None, str]:
         raise StoreError(f"store URL {url!r}: bad port") from exc
     host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
     driver_url = f"{parts.scheme}://{host}:{port}" + (f"?{parts.query}" if parts.query else "")
-    user = unquote(parts.username) if parts.username else os.environ.get("NEO4J_USER")
-    password = unquote(parts.password) if parts.password is not None else os.environ.get("NEO4J_PASSWORD")
+    env_user, env_password = settings.neo4j_credentials()
+    user = unquote(parts.username) if parts.username else env_user
+    password = unquote(parts.password) if parts.password is not None else env_password
     auth = None
     if user or password:
         auth = (user or "neo4j", password or "")

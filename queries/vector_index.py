@@ -3,8 +3,9 @@
 Where it lives (one folder per store, named, bounded, removable):
 
 - LadybugDB store at path ``X``: the folder ``X.faiss/``;
-- Neo4j (or any non-file store): ``$EVENTKG_CACHE`` (default ``~/.cache/eventkg``)
-  ``/indexes/<url without credentials>-<hash>/``; at most :data:`MAX_CACHED_STORES` such
+- Neo4j (or any non-file store): the ``indexes/`` folder of the cache root
+  (``$EVENTKG_CACHE``, default ``~/.cache/eventkg``; see :mod:`eventkg.settings`)
+  ``/<url without credentials>-<hash>/``; at most :data:`MAX_CACHED_STORES` such
   folders are kept (least recently used ones are removed).
 
 Inside, one index per event level (``schema``, ``instance`` or ``all``): ``<level>.faiss``,
@@ -58,22 +59,25 @@ import json
 import math
 import os
 import re
+import secrets
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import faiss
 import numpy as np
 
+from eventkg import settings
 from eventkg.errors import EventKGError
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.open import NEO4J_SCHEMES
 from eventkg.queries import columnar
 from eventkg.queries.embeddings import Embedder
+
+if TYPE_CHECKING:  # faiss is imported where it is used: `eventkg stats` must not load it (measured: ~70 ms, +15 MB RSS)
+    import faiss
 
 FORMAT = 1
 IVF_THRESHOLD = 50_000
@@ -84,15 +88,13 @@ ENCODE_CHUNK = 16_384  # texts per saved chunk: ~30 s of CPU work lost at most o
 PROBE = 256  # texts encoded to estimate the rate before a build
 NOTICE_MIN = 2_000  # builds of fewer texts (seconds of work) start without the ETA notice
 SMALL_QUERY = 8
-ENV_INDEX = "EVENTKG_INDEX"
-INDEX_KINDS = ("auto", "flat", "ivf", "ivfpq", "hnsw")
+ENV_INDEX = settings.INDEX.name
+INDEX_KINDS = settings.INDEX.choices  # auto, flat, ivf, ivfpq, hnsw
 HNSW_M = 32
 REFINE_FACTOR = 16  # ivfpq: candidates re-ranked exactly per result wanted (doubled while short)
 
 Progress = Callable[[int, int], None]
 Notice = Callable[[str], None]
-_UMASK = os.umask(0o022)
-os.umask(_UMASK)
 
 
 class IndexError_(EventKGError):
@@ -100,14 +102,6 @@ class IndexError_(EventKGError):
 
 
 # -- where ------------------------------------------------------------------------------------
-
-
-def cache_root() -> Path:
-    """``$EVENTKG_CACHE``, else ``$XDG_CACHE_HOME/eventkg``, else ``~/.cache/eventkg``."""
-    if os.environ.get("EVENTKG_CACHE"):
-        return Path(os.environ["EVENTKG_CACHE"]).expanduser()
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "eventkg"
 
 
 def _strip_credentials(url: str) -> str:
@@ -120,14 +114,14 @@ def index_dir(store: GraphStore) -> Path:
     if url.startswith(NEO4J_SCHEMES) or url in ("", ":memory:"):
         clean = _strip_credentials(url)
         slug = re.sub(r"[^A-Za-z0-9]+", "_", clean).strip("_")[:60] or "memory"
-        return cache_root() / "indexes" / f"{slug}-{hashlib.blake2b(clean.encode(), digest_size=4).hexdigest()}"
+        return settings.cache_dir("indexes") / f"{slug}-{hashlib.blake2b(clean.encode(), digest_size=4).hexdigest()}"
     return Path(url.removeprefix("ladybug://") + ".faiss")
 
 
 def _bound_cache(keep: Path) -> None:
     """Keep at most MAX_CACHED_STORES store folders in the shared cache (LRU by mtime)."""
     root = keep.parent
-    if root != cache_root() / "indexes" or not root.is_dir():
+    if root != settings.cache_dir("indexes") or not root.is_dir():
         return
     folders = sorted((p for p in root.iterdir() if p.is_dir() and p != keep), key=lambda p: p.stat().st_mtime)
     for old in folders[: max(0, len(folders) - (MAX_CACHED_STORES - 1))]:
@@ -177,7 +171,7 @@ def _fingerprint_of(ids: Any) -> dict[str, Any]:
 
 def index_kind(kind: str | None = None) -> str:
     """The index kind setting: the argument, else ``$EVENTKG_INDEX``, else ``auto``."""
-    kind = (kind or os.environ.get(ENV_INDEX) or "auto").lower()
+    kind = (kind or settings.index_kind() or "auto").lower()
     if kind not in INDEX_KINDS:
         raise IndexError_(f"unknown index kind {kind!r} (${ENV_INDEX} or index_kind); expected one of {', '.join(INDEX_KINDS)}")
     return kind
@@ -187,6 +181,8 @@ def build_faiss(
     vectors: np.ndarray, target_recall: float = TARGET_RECALL, seed: int = 0, kind: str | None = None
 ) -> tuple[faiss.Index, dict]:
     """An inner-product index over unit vectors of the given kind (see the module docstring)."""
+    import faiss
+
     n, d = vectors.shape
     kind = index_kind(kind)
     if kind == "auto":
@@ -197,57 +193,80 @@ def build_faiss(
         return index, {"kind": "flat"}
     rng = np.random.default_rng(seed)
     if kind == "hnsw":
-        hnsw = faiss.IndexHNSWFlat(d, HNSW_M, faiss.METRIC_INNER_PRODUCT)
-        hnsw.hnsw.efConstruction = 80
-        hnsw.add(vectors)
-
-        def set_ef(v: int) -> None:
-            hnsw.hnsw.efSearch = v
-
-        ef, recall = calibrate(hnsw, set_ef, 16, max(16, n), vectors, target_recall, rng)
-        return hnsw, {"kind": "hnsw", "M": HNSW_M, "efConstruction": 80, "efSearch": ef,
-                      "calibrated_recall@10": round(recall, 4)}
+        return _build_hnsw(vectors, target_recall, rng)
     nlist = int(min(65536, max(64, 4 * math.sqrt(n))))
     nlist = min(nlist, max(1, n // 8))
     train = vectors[rng.choice(n, size=min(n, nlist * 64), replace=False)] if n > nlist * 64 else vectors
     if kind == "ivfpq":
-        # 4-bit PQ codes over pairs of dimensions, scanned with SIMD ("fast scan"), then the
-        # best k_factor·k candidates re-ranked with the exact vectors (kept for reconstruct)
-        m = d // 2 if d % 2 == 0 else d
-        train = train[: nlist * 32]  # k-means cost is samples x nlist: 32 per list halves the build
-        index = faiss.index_factory(d, f"IVF{nlist},PQ{m}x4fs,RFlat", faiss.METRIC_INNER_PRODUCT)
-        ivf = faiss.extract_index_ivf(index)
-        ivf.cp.seed = seed
-        ivf.cp.min_points_per_centroid = 5
-        index.train(train)
-        index.add(vectors)
+        return _build_ivfpq(vectors, train, nlist, target_recall, seed, rng)
+    return _build_ivf(vectors, train, nlist, target_recall, seed, rng)
 
-        def set_probe(v: int) -> None:
-            ivf.nprobe = v
 
-        k_factor = REFINE_FACTOR
-        while True:  # PQ error caps the recall any nprobe reaches: re-rank more when it is short
-            index.k_factor = k_factor
-            # queries: indexed vectors left out of their own result (see calibrate); margin: 1%
-            # more recall asked, no doubling (nprobe costs speed linearly)
-            nprobe, recall = calibrate(index, set_probe, 1, min(nlist, 256), vectors, target_recall + 0.01, rng,
-                                       margin=1, held_out=True)
-            if recall >= target_recall + 0.01 or k_factor >= 64:
-                break
-            k_factor *= 2
-        return index, {"kind": "ivfpq", "nlist": nlist, "pq": f"PQ{m}x4fs", "k_factor": k_factor,
-                       "nprobe": nprobe, "calibrated_recall@10": round(recall, 4)}
+def _build_hnsw(vectors: np.ndarray, target_recall: float, rng: np.random.Generator) -> tuple[faiss.Index, dict]:
+    """``IndexHNSWFlat`` (M :data:`HNSW_M`) with ``efSearch`` calibrated to ``target_recall``."""
+    import faiss
+
+    n, d = vectors.shape
+    hnsw = faiss.IndexHNSWFlat(d, HNSW_M, faiss.METRIC_INNER_PRODUCT)
+    hnsw.hnsw.efConstruction = 80
+    hnsw.add(vectors)
+
+    def set_ef(v: int) -> None:
+        hnsw.hnsw.efSearch = v
+
+    ef, recall = calibrate(hnsw, set_ef, 16, max(16, n), vectors, target_recall, rng)
+    return hnsw, {"kind": "hnsw", "M": HNSW_M, "efConstruction": 80, "efSearch": ef,
+                  "calibrated_recall@10": round(recall, 4)}
+
+
+def _build_ivfpq(
+    vectors: np.ndarray, train: np.ndarray, nlist: int, target_recall: float, seed: int, rng: np.random.Generator
+) -> tuple[faiss.Index, dict]:
+    """4-bit PQ codes over pairs of dimensions, scanned with SIMD ("fast scan"), then the best
+    ``k_factor``·k candidates re-ranked with the exact vectors (kept for reconstruct)."""
+    import faiss
+
+    d = vectors.shape[1]
+    m = d // 2 if d % 2 == 0 else d
+    train = train[: nlist * 32]  # k-means cost is samples x nlist: 32 per list halves the build
+    index = faiss.index_factory(d, f"IVF{nlist},PQ{m}x4fs,RFlat", faiss.METRIC_INNER_PRODUCT)
+    ivf = faiss.extract_index_ivf(index)
+    ivf.cp.seed = seed
+    ivf.cp.min_points_per_centroid = 5
+    index.train(train)
+    index.add(vectors)
+
+    def set_probe(v: int) -> None:
+        ivf.nprobe = v
+
+    k_factor = REFINE_FACTOR
+    while True:  # PQ error caps the recall any nprobe reaches: re-rank more when it is short
+        index.k_factor = k_factor
+        # queries: indexed vectors left out of their own result (see calibrate); margin: 1%
+        # more recall asked, no doubling (nprobe costs speed linearly)
+        nprobe, recall = calibrate(index, set_probe, 1, min(nlist, 256), vectors, target_recall + 0.01, rng,
+                                   margin=1, held_out=True)
+        if recall >= target_recall + 0.01 or k_factor >= 64:
+            break
+        k_factor *= 2
+    return index, {"kind": "ivfpq", "nlist": nlist, "pq": f"PQ{m}x4fs", "k_factor": k_factor,
+                   "nprobe": nprobe, "calibrated_recall@10": round(recall, 4)}
+
+
+def _build_ivf(
+    vectors: np.ndarray, train: np.ndarray, nlist: int, target_recall: float, seed: int, rng: np.random.Generator
+) -> tuple[faiss.Index, dict]:
+    """``IndexIVFFlat`` with ``nprobe`` calibrated to ``target_recall`` (see :func:`calibrate`)."""
+    import faiss
+
+    d = vectors.shape[1]
     quantizer = faiss.IndexFlatIP(d)
     index = faiss.IndexIVFFlat(quantizer, d, nlist, faiss.METRIC_INNER_PRODUCT)
     index.cp.seed = seed
     index.cp.min_points_per_centroid = 5  # small sets train on what they have, without a warning
     index.train(train)
     index.add(vectors)
-
-    def set_nprobe(v: int) -> None:
-        index.nprobe = v
-
-    nprobe, recall = calibrate(index, set_nprobe, 1, index.nlist, vectors, target_recall, rng)
+    nprobe, recall = calibrate_nprobe(index, vectors, target_recall, rng)
     return index, {"kind": "ivf", "nlist": nlist, "nprobe": nprobe, "calibrated_recall@10": round(recall, 4)}
 
 
@@ -284,6 +303,8 @@ def calibrate(
     leave-one-out instead (each one's own hit removed from the result and the truth): a
     query from the data's own distribution, as the next text of the same corpus is.
     """
+    import faiss
+
     n, d = vectors.shape
     picked = rng.choice(n, size=min(queries, n), replace=False)
     base = vectors[picked]
@@ -320,6 +341,8 @@ def _calibrate_held_out(
     k: int,
     margin: int,
 ) -> tuple[int, float]:
+    import faiss
+
     base = vectors[picked]
     _, truth = faiss.knn(base, vectors, k + 1, metric=faiss.METRIC_INNER_PRODUCT)
 
@@ -385,6 +408,8 @@ class VectorIndex:
 
     def search(self, queries: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
         """For each query vector, up to ``k`` (event id, cosine similarity), best first."""
+        import faiss
+
         q = np.ascontiguousarray(np.atleast_2d(queries), dtype=np.float32)
         k = min(k, len(self.ids))
         if k <= 0:
@@ -460,6 +485,8 @@ def _manifest_path(folder: Path, stem: str) -> Path:
 
 def _load(folder: Path, stem: str, embedder: Embedder, fp: dict[str, Any]) -> VectorIndex | None:
     """The persisted index when its manifest matches the model and fingerprint, else None."""
+    import faiss
+
     try:
         manifest = json.loads(_manifest_path(folder, stem).read_text())
     except (OSError, ValueError):
@@ -483,6 +510,9 @@ def _load(folder: Path, stem: str, embedder: Embedder, fp: dict[str, Any]) -> Ve
 
 
 def _prepare(index: faiss.Index, manifest: dict[str, Any]) -> None:
+    """Set the search parameters the manifest recorded (they are not saved in the index file)."""
+    import faiss
+
     params = manifest["params"]
     if params["kind"] == "ivf":
         ivf = faiss.extract_index_ivf(index)
@@ -501,6 +531,52 @@ def _fmt_seconds(s: float) -> str:
     return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
 
 
+def _reset_unless_same_plan(work: Path, plan: dict[str, Any]) -> None:
+    """Empty ``work`` and write ``plan`` there unless it holds chunks of this very plan."""
+    plan_file = work / "plan.json"
+    try:
+        same = json.loads(plan_file.read_text()) == plan
+    except (OSError, ValueError):
+        same = False
+    if not same:
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True, exist_ok=True)
+        plan_file.write_text(json.dumps(plan, indent=2))
+
+
+def _saved_chunks(files: list[Path], starts: list[int], n: int, plan: dict[str, Any]) -> dict[int, np.ndarray]:
+    """The chunks already saved whole (right shape and dtype), by chunk number."""
+    have: dict[int, np.ndarray] = {}
+    for i, (start, f) in enumerate(zip(starts, files, strict=True)):
+        try:
+            got = np.load(f, allow_pickle=False)
+        except (OSError, ValueError):
+            continue
+        if got.shape == (min(plan["chunk"], n - start), plan["dim"]) and got.dtype == np.float32:
+            have[i] = got
+    return have
+
+
+def _announce(texts: list[str], done: int, work: Path, chunk: int, embedder: Embedder, what: str, notice: Notice) -> None:
+    """Tell ``notice`` what a resumed build has, and the ETA of the rest measured on a probe batch."""
+    n = len(texts)
+    todo = n - done
+    if done:
+        notice(f"resuming the vector index of {what}: {done:,} of {n:,} already embedded in {work}")
+    if todo < NOTICE_MIN:
+        return
+    sample = texts[:: max(1, n // PROBE)][:PROBE]
+    embedder.encode(sample[:8])  # loads the model and warms up: not part of the rate
+    t0 = time.perf_counter()
+    embedder.encode(sample)
+    rate = len(sample) / max(1e-9, time.perf_counter() - t0)
+    notice(
+        f"embedding {todo:,} texts of {what} with {embedder.name} on {embedder.device} "
+        f"(batch {embedder.batch_size}): about {_fmt_seconds(todo / rate)} at ~{rate:,.0f} texts/s; "
+        f"chunks of {chunk:,} are saved as they finish, so an interrupted build resumes"
+    )
+
+
 def _encode_chunks(
     texts: list[str],
     work: Path,
@@ -512,41 +588,13 @@ def _encode_chunks(
 ) -> np.ndarray:
     """Vectors of ``texts`` in order, encoded chunk by chunk; chunks already in ``work`` are reused."""
     n, chunk = len(texts), plan["chunk"]
-    plan_file = work / "plan.json"
-    try:
-        same = json.loads(plan_file.read_text()) == plan
-    except (OSError, ValueError):
-        same = False
-    if not same:
-        shutil.rmtree(work, ignore_errors=True)
-        work.mkdir(parents=True, exist_ok=True)
-        plan_file.write_text(json.dumps(plan, indent=2))
+    _reset_unless_same_plan(work, plan)
     starts = list(range(0, n, chunk))
     files = [work / f"chunk-{i:06d}.npy" for i in range(len(starts))]
-    have: dict[int, np.ndarray] = {}
-    for i, (start, f) in enumerate(zip(starts, files, strict=True)):
-        try:
-            got = np.load(f, allow_pickle=False)
-        except (OSError, ValueError):
-            continue
-        if got.shape == (min(chunk, n - start), plan["dim"]) and got.dtype == np.float32:
-            have[i] = got
+    have = _saved_chunks(files, starts, n, plan)
     done = sum(len(v) for v in have.values())
     if notice:
-        todo = n - done
-        if have:
-            notice(f"resuming the vector index of {what}: {done:,} of {n:,} already embedded in {work}")
-        if todo >= NOTICE_MIN:
-            sample = texts[:: max(1, n // PROBE)][:PROBE]
-            embedder.encode(sample[:8])  # loads the model and warms up: not part of the rate
-            t0 = time.perf_counter()
-            embedder.encode(sample)
-            rate = len(sample) / max(1e-9, time.perf_counter() - t0)
-            notice(
-                f"embedding {todo:,} texts of {what} with {embedder.name} on {embedder.device} "
-                f"(batch {embedder.batch_size}): about {_fmt_seconds(todo / rate)} at ~{rate:,.0f} texts/s; "
-                f"chunks of {chunk:,} are saved as they finish, so an interrupted build resumes"
-            )
+        _announce(texts, done, work, chunk, embedder, what, notice)
     vectors = np.empty((n, plan["dim"]), dtype=np.float32)
     if progress:
         progress(done, n)
@@ -621,11 +669,25 @@ def _save_npy(tmp: str, arr: np.ndarray) -> None:
         np.save(fh, arr, allow_pickle=False)
 
 
+def _new_temp_file(folder: Path) -> str:
+    """A new empty ``.tmp-*`` file in ``folder`` with the mode ``open()`` gives (0666 less the umask).
+
+    Why not ``tempfile.mkstemp``: its files are 0600, so an index shared through a group
+    folder became unreadable to the others; reading the umask to chmod them meant changing
+    it (``os.umask``), process-wide, at import. ``os.open`` applies the umask itself.
+    """
+    while True:
+        tmp = folder / f".tmp-{secrets.token_hex(8)}"
+        try:
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except FileExistsError:
+            continue
+        return str(tmp)
+
+
 def _atomic(folder: Path, target: Path, write: Callable[[str], None]) -> None:
     """Write ``target`` through a temp file in ``folder`` and a rename (never half-written)."""
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
-    os.close(fd)
-    os.chmod(tmp, 0o666 & ~_UMASK)
+    tmp = _new_temp_file(folder)
     try:
         write(tmp)
         os.replace(tmp, target)
@@ -636,6 +698,8 @@ def _atomic(folder: Path, target: Path, write: Callable[[str], None]) -> None:
 
 def _persist(folder: Path, stem: str, index: faiss.Index, ids: np.ndarray, manifest: dict[str, Any]) -> None:
     """Write atomically (temp file + rename in the same folder); the manifest goes last."""
+    import faiss
+
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -8,14 +8,13 @@ an nltk_data folder in a cache dir and put that folder on ``nltk.data.path``.
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
+from eventkg import settings
 from eventkg.tasks.errors import TaskError
 
 DEBIAN_WORDNET = Path("/usr/share/wordnet")
-NLTK_DATA = Path(os.environ.get("EVENTKG_NLTK_DATA") or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "eventkg" / "nltk_data")
 
 # The 45 lexicographer files of WordNet 3.0: number, name, syntactic category.
 LEXNAMES = [
@@ -32,8 +31,12 @@ _FILES = ("data.adj", "data.adv", "data.noun", "data.verb", "index.adj", "index.
           "adj.exc", "adv.exc", "noun.exc", "verb.exc", "index.sense", "cntlist", "frames.vrb")
 
 
-def build_nltk_wordnet(source: Path = DEBIAN_WORDNET, target: Path = NLTK_DATA) -> Path:
-    """Copy Debian's WordNet into ``target/corpora/wordnet`` (once) and return ``target``."""
+def build_nltk_wordnet(source: Path = DEBIAN_WORDNET, target: Path | None = None) -> Path:
+    """Copy Debian's WordNet into ``target/corpora/wordnet`` (once) and return ``target``.
+
+    ``target`` None is ``$EVENTKG_NLTK_DATA``, else the cache root's ``nltk_data/`` (eventkg.settings).
+    """
+    target = target or settings.nltk_data_dir()
     dest = target / "corpora" / "wordnet"
     if (dest / "lexnames").is_file() and (dest / "data.noun").is_file():
         return target

@@ -16,6 +16,7 @@ from eventkg.queries import vector_index as vx
 from eventkg.queries.embeddings import Embedder
 from eventkg.queries.negatives import NegativesError, require_event_relations
 from eventkg.queries.retrieve import retrieve
+from eventkg.settings import SettingError
 from tests.test_retrieve import write_world
 
 E = event_id
@@ -136,8 +137,10 @@ def test_index_kind_is_a_setting_and_persisted(world, monkeypatch):
     hit = again.search_text("acquire knowledge", 1)[0]
     assert hit[0] == E("acquire knowledge")
     monkeypatch.setenv(vx.ENV_INDEX, "annoy")
-    with pytest.raises(vx.IndexError_, match="unknown index kind 'annoy'"):
+    with pytest.raises(SettingError, match="EVENTKG_INDEX='annoy'"):
         vx.index_kind()
+    with pytest.raises(vx.IndexError_, match="unknown index kind 'annoy'"):
+        vx.index_kind("annoy")
 
 
 def test_device_setting():

@@ -15,11 +15,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-#: Default folder: ``$EVENTKG_CACHE`` or ``$XDG_CACHE_HOME/eventkg/responses``.
-DEFAULT_CACHE_DIR = Path(
-    os.environ.get("EVENTKG_CACHE")
-    or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "eventkg" / "responses"
-)
+from eventkg import settings
+
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 
 
@@ -33,7 +30,8 @@ class ResponseCache:
     """Files ``<dir>/<k[:2]>/<k>.json``; writes are atomic; size kept under ``max_bytes``."""
 
     def __init__(self, directory: str | Path | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
-        self.directory = Path(directory) if directory else DEFAULT_CACHE_DIR
+        # default: the cache root's responses/ folder, ~/.cache/eventkg/responses (eventkg.settings)
+        self.directory = Path(directory) if directory else settings.cache_dir("responses")
         self.max_bytes = max_bytes
         self._lock = threading.Lock()
         self._writes = 0

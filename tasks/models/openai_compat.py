@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import errno
 import json
-import os
 import socket
 import time
 import urllib.error
@@ -22,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlsplit
 
+from eventkg import settings
 from eventkg.tasks.errors import ModelSpecError, ModelUnreachable
 from eventkg.tasks.models.base import Completion, Model, Request
 from eventkg.tasks.models.cache import ResponseCache, request_key
@@ -71,7 +71,7 @@ class OpenAICompatModel(Model):
         self.model = model
         self.base_url = base_url
         self.url = chat_url(base_url)
-        self.api_key = api_key if api_key is not None else (os.environ.get("OPENAI_API_KEY") or os.environ.get("EVENTKG_API_KEY"))
+        self.api_key = api_key if api_key is not None else settings.api_key()
         self.temperature = temperature
         self.timeout = timeout
         self.max_retries = max_retries
