@@ -27,9 +27,11 @@ Index kind (a setting: ``index_kind``, else ``$EVENTKG_INDEX``, else ``auto``):
 - ``ivf``: ``IndexIVFFlat`` (inner product) with ``nlist = 4·sqrt(n)`` whose ``nprobe``
   is calibrated at build time against exact search on sampled queries: twice the
   smallest power of two reaching recall@10 :data:`TARGET_RECALL`;
-- ``ivfpq``: ``IVF<4√n>,PQ<d/2>x4fs,RFlat``: 4-bit product-quantised codes scanned with
-  SIMD ("fast scan"), the best ``k_factor``·k re-ranked exactly with the full vectors
-  (which ``vector()`` also reads); ``nprobe`` calibrated to recall 0.96 on indexed
+- ``ivfpq``: ``IVF<4√n>,PQ<d/2>x4fs,Refine(SQfp16)``: 4-bit product-quantised codes scanned
+  with SIMD ("fast scan"), the best ``k_factor``·k re-ranked with the vectors kept in float16
+  (which ``vector()`` also reads; half the bytes of float32, and the re-ranking reads them
+  at random, so it runs 2x faster: 20K vs 9.6K queries/s at recall@10 0.99 on 300K vectors,
+  2 cores, k_factor 8); ``nprobe`` calibrated to recall 0.96 on indexed
   vectors searched leave-one-out (no doubling), ``k_factor`` doubled from
   :data:`REFINE_FACTOR` while that is not reached;
 - ``hnsw``: ``IndexHNSWFlat`` (M 32) whose ``efSearch`` is calibrated the same way (slow
@@ -91,7 +93,7 @@ SMALL_QUERY = 8
 ENV_INDEX = settings.INDEX.name
 INDEX_KINDS = settings.INDEX.choices  # auto, flat, ivf, ivfpq, hnsw
 HNSW_M = 32
-REFINE_FACTOR = 16  # ivfpq: candidates re-ranked exactly per result wanted (doubled while short)
+REFINE_FACTOR = 8  # ivfpq: candidates re-ranked per result wanted (doubled while short)
 
 Progress = Callable[[int, int], None]
 Notice = Callable[[str], None]
@@ -223,13 +225,13 @@ def _build_ivfpq(
     vectors: np.ndarray, train: np.ndarray, nlist: int, target_recall: float, seed: int, rng: np.random.Generator
 ) -> tuple[faiss.Index, dict]:
     """4-bit PQ codes over pairs of dimensions, scanned with SIMD ("fast scan"), then the best
-    ``k_factor``·k candidates re-ranked with the exact vectors (kept for reconstruct)."""
+    ``k_factor``·k candidates re-ranked with the vectors kept in float16 (also for reconstruct)."""
     import faiss
 
     d = vectors.shape[1]
     m = d // 2 if d % 2 == 0 else d
     train = train[: nlist * 32]  # k-means cost is samples x nlist: 32 per list halves the build
-    index = faiss.index_factory(d, f"IVF{nlist},PQ{m}x4fs,RFlat", faiss.METRIC_INNER_PRODUCT)
+    index = faiss.index_factory(d, f"IVF{nlist},PQ{m}x4fs,Refine(SQfp16)", faiss.METRIC_INNER_PRODUCT)
     ivf = faiss.extract_index_ivf(index)
     ivf.cp.seed = seed
     ivf.cp.min_points_per_centroid = 5
@@ -249,7 +251,7 @@ def _build_ivfpq(
         if recall >= target_recall + 0.01 or k_factor >= 64:
             break
         k_factor *= 2
-    return index, {"kind": "ivfpq", "nlist": nlist, "pq": f"PQ{m}x4fs", "k_factor": k_factor,
+    return index, {"kind": "ivfpq", "nlist": nlist, "pq": f"PQ{m}x4fs", "refine": "SQfp16", "k_factor": k_factor,
                    "nprobe": nprobe, "calibrated_recall@10": round(recall, 4)}
 
 
