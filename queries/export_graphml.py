@@ -14,8 +14,8 @@ a Question's ``choices`` (free text that may hold commas) as a JSON array
 the file back as a ``MultiDiGraph`` with these attributes (edge key = the GraphML id).
 
 Memory: ``nx.write_graphml`` needs the whole graph as a networkx graph, so a whole-store
-export holds every node and edge in memory (roughly 1 KB per node or edge); for a big
-store, export a subgraph here or the whole store as RDF, which streams.
+export holds every node and edge in memory as networkx objects; for a big store, export a
+subgraph here or the whole store as RDF, which streams.
 """
 
 from __future__ import annotations

@@ -19,10 +19,11 @@ an empty string is kept (``""``).
 Edges: each relationship is exactly one triple ``ekgid:SRC ekg:TYPE ekgid:DST``, so the number
 of ``ekg:TYPE`` triples equals the store's edge count of ``TYPE`` (``eventkg stats``). An
 edge's properties (``sources``, ``weight``, ``count``...) hang on its standard RDF reification,
-a statement with a stable IRI ``ekgid:edge/TYPE/SRC/DST``::
+a statement whose IRI ``ekgid:edge-HASH`` is a stable hash of (TYPE, SRC, DST)
+(:func:`statement_iri`; the same edge gets the same IRI in every export)::
 
     ekgid:a ekg:CAUSES ekgid:b .
-    <https://eventkg.org/id/edge/CAUSES/a/b> a rdf:Statement ;
+    ekgid:edge-5c2e0f31d4a7b9e86a11 a rdf:Statement ;
         rdf:subject ekgid:a ; rdf:predicate ekg:CAUSES ; rdf:object ekgid:b ;
         ekg:sources "ev2" ; ekg:weight 2.0 .
 
@@ -31,7 +32,10 @@ rdf:object ?o ; ekg:weight ?w``. Edges without any property get no statement.
 
 Streaming: the rows are cut into batches of ``batch_size`` nodes or edges; each batch becomes a
 small rdflib ``Graph`` that is serialised and appended to the file, then dropped, so memory
-stays bounded by one batch whatever the store's size. N-Triples batches are plain
+stays bounded by one batch whatever the store's size (40,000 nodes and 102,372 edges,
+bench/export_bench.py: peak RSS 347 MB streamed, as much as only reading the store, against
+1,132 MB for one rdflib Graph of it all; same speed: ~60,000 triples/s as N-Triples, ~26,000
+as Turtle, whose rdflib writer groups triples by subject). N-Triples batches are plain
 concatenation (one triple per line). Turtle batches are whole Turtle documents; the prefix
 block is written once at the top and each batch's copy of the same ``@prefix`` lines is cut
 (Turtle allows a directive anywhere, so a prefix rdflib would add in a later batch is
@@ -48,6 +52,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from eventkg.graphstore.model import stable_id
 from eventkg.queries.export_rows import (
     Row,
     Source,
@@ -64,7 +69,7 @@ if TYPE_CHECKING:  # rdflib is imported by the functions that write (the CLI's -
 
 NS = "https://eventkg.org/ns#"
 ID = "https://eventkg.org/id/"
-EDGE = ID + "edge/"
+EDGE = ID + "edge-"
 SUFFIXES = {".ttl": "Turtle", ".nt": "N-Triples"}
 PREFIXES = {
     "ekg": NS,
@@ -82,8 +87,13 @@ def node_iri(node_id: str) -> str:
 
 
 def statement_iri(rel_type: str, src: str, dst: str) -> str:
-    """The IRI of the reified statement that carries an edge's properties."""
-    return f"{EDGE}{rel_type}/{quote(src, safe='')}/{quote(dst, safe='')}"
+    """The IRI of the reified statement that carries an edge's properties.
+
+    A hash in the ``ekgid:`` namespace, not a path such as ``edge/TYPE/SRC/DST``: rdflib's
+    Turtle writer files every distinct IRI folder as a candidate namespace, which made
+    Turtle ~5x slower than N-Triples on 13k edges (bench/export_bench.py).
+    """
+    return EDGE + stable_id(rel_type, src, dst)
 
 
 def export_rdf(source: Source, path: str | Path, *, batch_size: int = BATCH_ROWS) -> dict[str, Any]:
