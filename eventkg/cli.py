@@ -39,6 +39,7 @@ COMMAND_MODULES = (
     "eventkg.cmd_queries",
     "eventkg.cmd_negatives",
     "eventkg.cmd_eval",
+    "eventkg.cmd_export",
     "eventkg.cmd_demo",
     "eventkg.cmd_browser",
 )

@@ -1,7 +1,7 @@
-"""``eventkg eval`` (benchmarks over the store), ``eventkg export lm-eval`` and ``export neo4j-import``.
+"""``eventkg eval`` (benchmarks over the store); the ``export`` commands live in :mod:`eventkg.cmd_export`.
 
 Thin skin over :mod:`tasks`: ``eval`` is :func:`eventkg.tasks.runner.evaluate` per model followed by
-:func:`eventkg.tasks.report.write_report`; ``export lm-eval`` is :func:`eventkg.tasks.export_lmeval.export_lm_eval`.
+:func:`eventkg.tasks.report.write_report`.
 """
 
 from __future__ import annotations
@@ -18,9 +18,6 @@ from rich.table import Table
 from eventkg.graphstore import StoreError
 
 console = Console()
-export_app = typer.Typer(help="Export benchmark items or the whole graph for other tools.\n\n"
-                         "Example:  eventkg export lm-eval ./lm-eval-tasks;  eventkg export neo4j-import ./n4csv",
-                         no_args_is_help=True)
 
 
 def _print_tasks(as_json: bool) -> None:
@@ -127,64 +124,5 @@ def _http(spec: str, http: dict) -> dict:
     return {k: v for k, v in http.items() if v is not None}
 
 
-def export_lm_eval_command(
-    ctx: typer.Context,
-    out: Annotated[Path, typer.Argument(help="Folder to write the lm-eval task configs and data into.")],
-    origin: Annotated[str | None, typer.Option("--origin", help="Only imported or generated questions.")] = None,
-    split: Annotated[str | None, typer.Option("--split", help="Only questions of this split.")] = None,
-) -> None:
-    """Write CEC/CRR questions as an lm-evaluation-harness task folder (YAML + JSON lines).
-
-    Example:  eventkg export lm-eval ./lm-tasks && lm_eval --model hf --model_args pretrained=gpt2 --tasks eventkg_ev2 --include_path ./lm-tasks
-    """
-    from eventkg.cli import state
-    from eventkg.tasks.export_lmeval import GROUP, export_lm_eval
-
-    with state(ctx).open(read_only=True) as store:
-        counts = export_lm_eval(store, out, origin=origin, split=split)
-    for name, count in counts.items():
-        console.print(f"{name}: {count} documents")
-    console.print(f"run: lm_eval --tasks {GROUP} --include_path {out.resolve()} --model ...")
-
-
-export_app.command("lm-eval")(export_lm_eval_command)
-
-
-def export_neo4j_import_command(
-    ctx: typer.Context,
-    out: Annotated[Path, typer.Argument(help="Folder to write the CSV files, import.json and import.sh into.")],
-) -> None:
-    """Write the graph as CSV files for Neo4j's bulk importer (neo4j-admin database import full).
-
-    The fastest way to put a big graph into a new Neo4j database: ingest into the embedded store (the default --store), export, import offline, start Neo4j. Same ids, labels, relationship types and properties as writing through Bolt (sources as string arrays). Constraints and indexes are created when eventkg first opens the database.
-
-    Example:  eventkg export neo4j-import ./n4csv && python -m eventkg.graphstore.neo4j_server --import ./n4csv --home ./n4
-    (or, with a Neo4j installation: stop it, then ./n4csv/import.sh neo4j)
-    """
-    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
-
-    from eventkg.cli import state
-    from eventkg.graphstore.neo4j_import import export_neo4j_import
-
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with state(ctx).open(read_only=True) as store, Progress(*columns, console=console, transient=True) as bar:
-        tasks: dict[str, int] = {}
-
-        def progress(name: str, done: int, total: int) -> None:
-            if name not in tasks:
-                tasks[name] = bar.add_task(name, total=total)
-            bar.update(tasks[name], completed=done)
-
-        counts = export_neo4j_import(store, out, progress=progress)  # a StoreError is cli.main's one line
-    for name, count in counts.items():
-        console.print(f"{name}: {count:,}")
-    console.print(f"wrote {out}; import with: python -m eventkg.graphstore.neo4j_server --import {out} --home NEW_FOLDER")
-    console.print(f"  or, into a stopped Neo4j installation: {out / 'import.sh'} [database]")
-
-
-export_app.command("neo4j-import")(export_neo4j_import_command)
-
-
 def register(app: typer.Typer) -> None:
     app.command("eval")(eval_command)
-    app.add_typer(export_app, name="export")
