@@ -93,7 +93,7 @@ SMALL_QUERY = 8
 ENV_INDEX = settings.INDEX.name
 INDEX_KINDS = settings.INDEX.choices  # auto, flat, ivf, ivfpq, hnsw
 HNSW_M = 32
-REFINE_FACTOR = 8  # ivfpq: candidates re-ranked per result wanted (doubled while short)
+REFINE_FACTOR = 16  # ivfpq: candidates re-ranked per result wanted (doubled while short)
 
 Progress = Callable[[int, int], None]
 Notice = Callable[[str], None]
