@@ -143,7 +143,7 @@ def engine_floor(kg: str, store_path: str) -> tuple[float, float, dict]:
     import ladybug
     import pyarrow as pa
 
-    from eventkg.graphstore.ladybug_store import schema_statements
+    from eventkg.graphstore.ladybug_engine import schema_statements
     from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
     from eventkg.graphstore.tables import conform_table, dedupe
     from eventkg.ingest import aser
