@@ -143,7 +143,7 @@ def engine_floor(kg: str, store_path: str) -> tuple[float, float, dict]:
     import ladybug
     import pyarrow as pa
 
-    from eventkg.graphstore.ladybug_store import schema_statements
+    from eventkg.graphstore.ladybug_engine import schema_statements
     from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
     from eventkg.graphstore.tables import conform_table, dedupe
     from eventkg.ingest import aser
@@ -232,7 +232,7 @@ def parse_sizes(text: str, scale: float) -> list[tuple[int, int]]:
     return out
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--sizes",
@@ -253,7 +253,108 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=None, help="rows per store write (default: the loader's)")
     parser.add_argument("--seed", type=int, default=7, help="generator seed")
     parser.add_argument("--child", nargs=3, metavar=("MODE", "KG", "STORE"), help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def generated_kg(work: Path, n_ev: int, n_rel: int, seed: int) -> Path:
+    """The toolkit-shaped KG.db of this size in ``work``, generated when it is not there yet."""
+    kg = work / f"KG_aser_shape_{n_ev}_{n_rel}_s{seed}.db"
+    if kg.exists():
+        return kg
+    t = time.perf_counter()
+    # in a process of its own: a child's peak RSS starts from its parent's (Linux keeps
+    # the high-water mark of the forked copy across exec), so this one must stay small
+    code = (
+        "import sys; from eventkg.ingest.aser_shape import make_aser_shape_kg as m; "
+        "m(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), seed=int(sys.argv[4]))"
+    )
+    subprocess.run(
+        [sys.executable, "-c", code, str(kg.with_suffix(".part")), str(n_ev), str(n_rel), str(seed)],
+        check=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    kg.with_suffix(".part").rename(kg)
+    print(f"# generated {kg.name} ({kg.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s", flush=True)
+    return kg
+
+
+def measure_mode(mode: str, kg: Path, store: Path, batch_size: int | None, clean: dict | None) -> tuple[dict, str]:
+    """One mode's figures and a note; ``crash`` is a killed first run, then the measured re-run,
+    whose graph is compared with the clean ingest's (``clean``, its counts per table)."""
+    if mode != "crash":
+        return measure(mode, kg, store, batch_size), ""
+    died = measure("crash-first", kg, store, batch_size, may_die=True)
+    note = (
+        f"killed by signal {-died['exit']} after {died['seconds']:.1f} s"
+        if died["exit"] < 0
+        else f"first run was not killed (exit {died['exit']})"
+    )
+    r = measure("ingest", kg, store, batch_size)
+    if clean is not None:
+        note += "; re-run graph " + (
+            "equals the clean ingest's" if r["by_table"] == clean else "DIFFERS from the clean ingest's"
+        )
+    return r, note
+
+
+def report_line(size: str, mode: str, r: dict, base: float | None, note: str) -> tuple[str, str]:
+    """(the progress line printed at once, the markdown table row) of one measured mode."""
+    ratio = f"{r['seconds'] / base:.2f}" if base else "-"
+    graph = _graph(r.get("counts"))
+    if "server_peak_rss_mb" in r:
+        note += f"; server peak RSS {r['server_peak_rss_mb']:,.0f} MB"
+    if "raw_create_rate" in r:
+        note += f"; raw driver UNWIND CREATE {r['raw_create_rate']:,.0f} edges/s"
+    line = (
+        f"{size:>22} {mode:>11} {r['seconds']:>8.1f} s {ratio:>6}x  CPU {r['cpu']:>6.1f} s"
+        f"  RSS {r['peak_rss_mb']:>7,.0f} MB  graph {graph}  {note} [load {os.getloadavg()[0]:.1f}]"
+    )
+    row = (
+        f"| {size} | {mode} | {r['seconds']:.1f} | {ratio} | {r['cpu']:.1f} | "
+        f"{r['peak_rss_mb']:,.0f} | {graph}{' (' + note.strip('; ') + ')' if note else ''} |"
+    )
+    return line, row
+
+
+def engine_floor_note(results: dict[str, dict]) -> str | None:
+    """How much of the ingest the engine alone takes, and the best any schedule could do."""
+    if not {"ingest", "engine"} <= results.keys():
+        return None
+    e, i = results["engine"], results["ingest"]
+    scan_cpu = results.get("scan", {}).get("cpu", 0)
+    return (
+        f"# engine floor: {e['seconds']:.1f} s ({e['cpu']:.1f} CPU-s) of the ingest's {i['seconds']:.1f} s"
+        f" ({i['cpu']:.1f} CPU-s); with the scan's {scan_cpu:.1f} CPU-s"
+        f" no schedule on {os.cpu_count()} cores beats"
+        f" {(e['cpu'] + scan_cpu) / (os.cpu_count() or 1):.1f} s"
+    )
+
+
+def bench_size(work: Path, n_ev: int, n_rel: int, modes: list[str], args: argparse.Namespace) -> list[str]:
+    """Run every mode on one size (progress lines printed as they come); returns the table rows."""
+    kg = generated_kg(work, n_ev, n_rel, args.seed)
+    size = f"{n_ev:,} / {n_rel:,}"
+    base, clean = None, None
+    results: dict[str, dict] = {}
+    rows = []
+    for mode in modes:
+        store = fresh(work / f"store_{n_ev}_{n_rel}.lbug")
+        r, note = measure_mode(mode, kg, store, args.batch_size, clean)
+        if mode == "ingest":
+            clean = r["by_table"]
+        results[mode] = r
+        base = r["seconds"] if mode == "scan" else base
+        line, row = report_line(size, mode, r, base, note)
+        print(line, flush=True)
+        rows.append(row)
+    if (floor := engine_floor_note(results)) is not None:
+        print(floor)
+    return rows
+
+
+def main() -> None:
+    args = parse_args()
     if args.child:
         child(*args.child, batch_size=args.batch_size)
         return
@@ -273,74 +374,7 @@ def main() -> None:
         if skipped:
             print(f"# skipped {', '.join(skipped)}: {why}")
         for n_ev, n_rel in parse_sizes(args.sizes, args.scale):
-            kg = work / f"KG_aser_shape_{n_ev}_{n_rel}_s{args.seed}.db"
-            if not kg.exists():
-                t = time.perf_counter()
-                # in a process of its own: a child's peak RSS starts from its parent's (Linux keeps
-                # the high-water mark of the forked copy across exec), so this one must stay small
-                code = (
-                    "import sys; from eventkg.ingest.aser_shape import make_aser_shape_kg as m; "
-                    "m(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), seed=int(sys.argv[4]))"
-                )
-                subprocess.run(
-                    [sys.executable, "-c", code, str(kg.with_suffix(".part")), str(n_ev), str(n_rel), str(args.seed)],
-                    check=True,
-                    cwd=ROOT,
-                    env={**os.environ, "PYTHONPATH": str(ROOT)},
-                )
-                kg.with_suffix(".part").rename(kg)
-                print(
-                    f"# generated {kg.name} ({kg.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s",
-                    flush=True,
-                )
-            size = f"{n_ev:,} / {n_rel:,}"
-            base, clean = None, None
-            results: dict[str, dict] = {}
-            for mode in modes:
-                store = fresh(work / f"store_{n_ev}_{n_rel}.lbug")
-                note = ""
-                if mode == "crash":
-                    died = measure("crash-first", kg, store, args.batch_size, may_die=True)
-                    note = (
-                        f"killed by signal {-died['exit']} after {died['seconds']:.1f} s"
-                        if died["exit"] < 0
-                        else f"first run was not killed (exit {died['exit']})"
-                    )
-                    r = measure("ingest", kg, store, args.batch_size)
-                    if clean is not None:
-                        same = r["by_table"] == clean
-                        note += "; re-run graph " + (
-                            "equals the clean ingest's" if same else "DIFFERS from the clean ingest's"
-                        )
-                else:
-                    r = measure(mode, kg, store, args.batch_size)
-                if mode == "ingest":
-                    clean = r["by_table"]
-                results[mode] = r
-                base = r["seconds"] if mode == "scan" else base
-                ratio = f"{r['seconds'] / base:.2f}" if base else "-"
-                graph = _graph(r.get("counts"))
-                if "server_peak_rss_mb" in r:
-                    note += f"; server peak RSS {r['server_peak_rss_mb']:,.0f} MB"
-                if "raw_create_rate" in r:
-                    note += f"; raw driver UNWIND CREATE {r['raw_create_rate']:,.0f} edges/s"
-                print(
-                    f"{size:>22} {mode:>11} {r['seconds']:>8.1f} s {ratio:>6}x  CPU {r['cpu']:>6.1f} s"
-                    f"  RSS {r['peak_rss_mb']:>7,.0f} MB  graph {graph}  {note} [load {os.getloadavg()[0]:.1f}]",
-                    flush=True,
-                )
-                table.append(
-                    f"| {size} | {mode} | {r['seconds']:.1f} | {ratio} | {r['cpu']:.1f} | "
-                    f"{r['peak_rss_mb']:,.0f} | {graph}{' (' + note.strip('; ') + ')' if note else ''} |"
-                )
-            if {"ingest", "engine"} <= results.keys():
-                e, i = results["engine"], results["ingest"]
-                print(
-                    f"# engine floor: {e['seconds']:.1f} s ({e['cpu']:.1f} CPU-s) of the ingest's {i['seconds']:.1f} s"
-                    f" ({i['cpu']:.1f} CPU-s); with the scan's {results.get('scan', {}).get('cpu', 0):.1f} CPU-s"
-                    f" no schedule on {os.cpu_count()} cores beats"
-                    f" {(e['cpu'] + results.get('scan', {}).get('cpu', 0)) / (os.cpu_count() or 1):.1f} s"
-                )
+            table += bench_size(work, n_ev, n_rel, modes, args)
         print()
         print("\n".join(table))
         if skipped:

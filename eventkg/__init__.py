@@ -39,7 +39,7 @@ _API: dict[str, str] = {
     "NegativeSampler": "eventkg.queries.negatives:NegativeSampler",
     "retrieve": "eventkg.queries.retrieve:retrieve",
     "question_subgraph": "eventkg.queries.subgraphs:question_subgraph",
-    "score_schema": "eventkg.queries.subgraphs:score_schema",
+    "score_schema": "eventkg.queries.subgraph_scoring:score_schema",
     # tasks
     "evaluate": "eventkg.tasks.runner:evaluate",
     "get_task": "eventkg.tasks.registry:get_task",

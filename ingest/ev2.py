@@ -59,6 +59,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -172,8 +173,39 @@ def _instance_ids(obj: dict[str, Any], task: str, context: list[tuple[str, str, 
     return list(dict.fromkeys(named))
 
 
+@dataclass
+class _RowParts:
+    """The typed rows one question row becomes, and the Event id of each mention in it."""
+
+    nodes: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    edges: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    names: dict[str, str] = field(default_factory=dict)  # mention -> Event id (schema names or instance ids)
+
+    def schema(self, name: str) -> str:
+        """Add the schema ``Event`` of an event-type name; return its id."""
+        row = event_row(name, "schema", SOURCE)
+        self.nodes.append(("Event", row))
+        return row["id"]
+
+
 def question_row(obj: Any, file_task: str | None, file_level: str | None) -> Row:
     """One EV² question row -> typed rows; raises RowError with the reason when invalid."""
+    task, level = _checked_question(obj, file_task, file_level)
+    context, from_text = _context(obj)
+    schema_triples = _triples(obj, "event_relation")
+    parts = _RowParts()
+    if level == "instance":
+        context = _instance_events(obj, task, context, from_text, schema_triples, parts)
+    else:
+        _schema_events(obj, task, context, parts)
+    q = _question_node(obj, task, level)
+    parts.nodes.append(("Question", q))
+    parts.edges += _question_edges(q["id"], obj, task, context, parts.names)
+    return Row(parts.nodes, parts.edges)
+
+
+def _checked_question(obj: Any, file_task: str | None, file_level: str | None) -> tuple[str, str]:
+    """(task, level) of a question row whose fields, relation and choices are valid."""
     if not isinstance(obj, dict):
         raise RowError("expected a JSON object")
     _need(obj, "id", "e0", "e1", "rel", "choices")
@@ -195,67 +227,86 @@ def question_row(obj: Any, file_task: str | None, file_level: str | None) -> Row
             raise RowError(f"gold relation {rel!r} is not among the choices {choices!r}")
     elif obj["e1"] not in choices:
         raise RowError(f"answer e1 {obj['e1']!r} is not among the choices")
-    context, from_text = _context(obj)
-    schema_triples = _triples(obj, "event_relation")
+    return task, level
 
-    nodes: list[tuple[str, dict[str, Any]]] = []
-    edges: list[tuple[str, dict[str, Any]]] = []
-    names: dict[str, str] = {}  # mention in the row -> Event id (schema names or instance ids)
 
-    def schema(name: str) -> str:
-        row = event_row(name, "schema", SOURCE)
-        nodes.append(("Event", row))
-        return row["id"]
+def _gold(obj: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """The gold triple ``(e0, rel, e1)``, none for Vague."""
+    return [(obj["e0"], obj["rel"], obj["e1"])] if obj["rel"] != VAGUE else []
 
-    if level == "instance":
-        _need(obj, "instances", "event_type")
-        instances, types = obj["instances"], obj["event_type"]
-        if not isinstance(instances, dict) or not isinstance(types, dict):
-            raise RowError("'instances' and 'event_type' must be objects")
-        for iid, tname in types.items():
-            if not isinstance(tname, str) or not tname.strip():
-                raise RowError(f"event_type of {iid!r} is not a name")
-        for iid, text in instances.items():
-            if text is not None and not isinstance(text, str):
-                raise RowError(f"text of instance {iid!r} is not a string")
-        if from_text:  # a sentence about an id the row does not describe stays text only
-            context = [t for t in context if all(x in types or (instances.get(x) or "").strip() for x in (t[0], t[2]))]
-        type_ids: dict[str, str] = {}
-        for iid in _instance_ids(obj, task, context):
-            text, tname = instances.get(iid), types.get(iid)
-            if text and text.strip():
-                row = event_row(text, "instance", SOURCE)
-            elif tname is not None:
-                row = textless_instance(str(obj["id"]), iid, tname)
-            else:
-                where = "no entry in 'instances'" if iid not in instances else "an empty text"
-                raise RowError(f"instance id {iid!r} has {where} and no 'event_type'")
-            nodes.append(("Event", row))
-            names[iid] = row["id"]
-            if tname is not None:
-                type_ids[iid] = schema(tname)
-                edges.append(("HAS_TYPE", edge_row(names[iid], type_ids[iid], SOURCE)))
-        for role in ("e0", "e1"):
-            if obj[role] not in type_ids:
-                raise RowError(f"{role} {obj[role]!r} has no event_type")
-        for h, r, t in schema_triples:
-            edges.append(event_relation_edge(schema(h), r, schema(t), SOURCE))
-        gold = [(obj["e0"], rel, obj["e1"])] if rel != VAGUE else []
-        for h, r, t in context + gold:
-            edges.append(event_relation_edge(names[h], r, names[t], SOURCE))
-            if h in type_ids and t in type_ids:
-                edges.append(event_relation_edge(type_ids[h], r, type_ids[t], SOURCE))
-    else:
-        for name in [obj["e0"], obj["e1"], *(choices if task == "CEC" else [])]:
-            names[name] = schema(name)
-        gold = [(obj["e0"], rel, obj["e1"])] if rel != VAGUE else []
-        for h, r, t in context + gold:
-            names.setdefault(h, schema(h))
-            names.setdefault(t, schema(t))
-            edges.append(event_relation_edge(names[h], r, names[t], SOURCE))
 
+def _schema_events(obj: dict[str, Any], task: str, context: list[tuple[str, str, str]], parts: _RowParts) -> None:
+    """A schema row: its named event types, context and gold edges."""
+    for name in [obj["e0"], obj["e1"], *(obj["choices"] if task == "CEC" else [])]:
+        parts.names[name] = parts.schema(name)
+    for h, r, t in context + _gold(obj):
+        parts.names.setdefault(h, parts.schema(h))
+        parts.names.setdefault(t, parts.schema(t))
+        parts.edges.append(event_relation_edge(parts.names[h], r, parts.names[t], SOURCE))
+
+
+def _instance_events(
+    obj: dict[str, Any],
+    task: str,
+    context: list[tuple[str, str, str]],
+    from_text: bool,
+    schema_triples: list[tuple[str, str, str]],
+    parts: _RowParts,
+) -> list[tuple[str, str, str]]:
+    """An instance row: its instance events with their types, the schema and instance edges.
+
+    Returns the context triples kept (sentences read from text about undescribed ids are dropped).
+    """
+    instances, types = _checked_instances(obj)
+    if from_text:  # a sentence about an id the row does not describe stays text only
+        context = [t for t in context if all(x in types or (instances.get(x) or "").strip() for x in (t[0], t[2]))]
+    type_ids: dict[str, str] = {}
+    for iid in _instance_ids(obj, task, context):
+        text, tname = instances.get(iid), types.get(iid)
+        if text and text.strip():
+            row = event_row(text, "instance", SOURCE)
+        elif tname is not None:
+            row = textless_instance(str(obj["id"]), iid, tname)
+        else:
+            where = "no entry in 'instances'" if iid not in instances else "an empty text"
+            raise RowError(f"instance id {iid!r} has {where} and no 'event_type'")
+        parts.nodes.append(("Event", row))
+        parts.names[iid] = row["id"]
+        if tname is not None:
+            type_ids[iid] = parts.schema(tname)
+            parts.edges.append(("HAS_TYPE", edge_row(parts.names[iid], type_ids[iid], SOURCE)))
+    for role in ("e0", "e1"):
+        if obj[role] not in type_ids:
+            raise RowError(f"{role} {obj[role]!r} has no event_type")
+    for h, r, t in schema_triples:
+        parts.edges.append(event_relation_edge(parts.schema(h), r, parts.schema(t), SOURCE))
+    for h, r, t in context + _gold(obj):
+        parts.edges.append(event_relation_edge(parts.names[h], r, parts.names[t], SOURCE))
+        if h in type_ids and t in type_ids:
+            parts.edges.append(event_relation_edge(type_ids[h], r, type_ids[t], SOURCE))
+    return context
+
+
+def _checked_instances(obj: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(instances, event_type) of an instance row, checked to be objects of texts and names."""
+    _need(obj, "instances", "event_type")
+    instances, types = obj["instances"], obj["event_type"]
+    if not isinstance(instances, dict) or not isinstance(types, dict):
+        raise RowError("'instances' and 'event_type' must be objects")
+    for iid, tname in types.items():
+        if not isinstance(tname, str) or not tname.strip():
+            raise RowError(f"event_type of {iid!r} is not a name")
+    for iid, text in instances.items():
+        if text is not None and not isinstance(text, str):
+            raise RowError(f"text of instance {iid!r} is not a string")
+    return instances, types
+
+
+def _question_node(obj: dict[str, Any], task: str, level: str) -> dict[str, Any]:
+    """The ``Question`` row: unique per (task, level, id, rel, CRR family), the source row as payload."""
+    rel, choices = obj["rel"], obj["choices"]
     family = "|".join(choices) if task == "CRR" else ""
-    q = node_row(
+    return node_row(
         "Question",
         f"{SOURCE}|{task}|{level}|{obj['id']}|{rel}|{family}",
         SOURCE,
@@ -273,13 +324,17 @@ def question_row(obj: Any, file_task: str | None, file_level: str | None) -> Row
         context_tpl=json.dumps(obj["context_tpl"], ensure_ascii=False) if obj.get("context_tpl") is not None else None,
         payload=json.dumps(obj, ensure_ascii=False),
     )
-    nodes.append(("Question", q))
-    qid = q["id"]
-    edges.append(("ASKS", edge_row(qid, names[obj["e0"]], SOURCE, role="e0")))
+
+
+def _question_edges(
+    qid: str, obj: dict[str, Any], task: str, context: list[tuple[str, str, str]], names: dict[str, str]
+) -> list[tuple[str, dict[str, Any]]]:
+    """``ASKS`` (e0, e1), ``HAS_CHOICE`` (CEC) and ``HAS_CONTEXT`` (order of first appearance) edges."""
+    edges = [("ASKS", edge_row(qid, names[obj["e0"]], SOURCE, role="e0"))]
     if names[obj["e1"]] != names[obj["e0"]]:
         edges.append(("ASKS", edge_row(qid, names[obj["e1"]], SOURCE, role="e1")))
     if task == "CEC":
-        for i, c in enumerate(choices):
+        for i, c in enumerate(obj["choices"]):
             edges.append(("HAS_CHOICE", edge_row(qid, names[c], SOURCE, order=i, correct=int(c == obj["e1"]))))
     order: dict[str, int] = {}
     for h, _, t in context:
@@ -287,7 +342,7 @@ def question_row(obj: Any, file_task: str | None, file_level: str | None) -> Row
             order.setdefault(names[x], len(order))
     for eid, i in order.items():
         edges.append(("HAS_CONTEXT", edge_row(qid, eid, SOURCE, order=i)))
-    return Row(nodes, edges)
+    return edges
 
 
 def _clustering_rows(path: Path) -> Iterator[Row | Reject]:

@@ -281,6 +281,106 @@ class Prefetch:
         self.close()
 
 
+class _Rejects:
+    """Bad source rows: raised at once in fail mode; else counted and appended to the rejects file."""
+
+    def __init__(self, on_error: str, path: str | Path | None, report: IngestReport) -> None:
+        self.on_error, self.path, self.report = on_error, path, report
+        self._fh: TextIO | None = None  # opened at the first reject
+
+    def __call__(self, item: Reject) -> None:
+        if self.on_error == "fail":
+            raise BadRowError(item.file, item.line, item.reason)
+        self.report.rejected += 1
+        if self.path:
+            if self._fh is None:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+                self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
+            rec = {"file": item.file, "line": item.line, "reason": item.reason, "raw": _raw_json(item.raw)}
+            self._fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+
+
+class _Drive:
+    """One ingest's items into the store: batching, rejects, limit, progress and the write counts."""
+
+    def __init__(self, store: GraphStore, report: IngestReport, refuse: _Rejects, batch_size: int,
+                 limit: int | None, progress: Progress | None) -> None:
+        self.store, self.report, self.refuse = store, report, refuse
+        self.batch_size, self.limit, self.progress = batch_size, limit, progress
+        self.batcher = _Batcher()
+        self.result = WriteResult()
+
+    def items(self, iterator: Iterator[Row | Reject | Chunk]) -> None:
+        """Take every item (up to ``limit`` source rows) inside one bulk session of the store."""
+        with self.store.bulk_load():  # the store may hold new rows and write them table by table at the end
+            for item in iterator:
+                if self._chunk(item) if isinstance(item, Chunk) else self._row(item):
+                    break
+            self.flush()
+
+    def _chunk(self, item: Chunk) -> bool:
+        """Take a chunk of source rows; True once ``limit`` is reached."""
+        self.report.rows += item.rows
+        for bad in item.rejects:
+            self.refuse(bad)
+        self.batcher.add_chunk(item)
+        if self.batcher.pending >= self.batch_size or item.nodes_done:
+            self.flush()
+        if item.nodes_done and hasattr(self.store, "nodes_done"):
+            self.store.nodes_done()
+        if self.progress is not None:
+            self.progress(self.report.rows, self.report.rejected)
+        return self._limit_reached()
+
+    def _row(self, item: Row | Reject) -> bool:
+        """Take one source row; True once ``limit`` is reached."""
+        self.report.rows += 1
+        if isinstance(item, Reject):
+            self.refuse(item)
+        else:
+            self.batcher.add(item)
+            if self.batcher.pending >= self.batch_size:
+                self.flush()
+        if self.progress is not None and self.report.rows % 1000 == 0:
+            self.progress(self.report.rows, self.report.rejected)
+        return self._limit_reached()
+
+    def _limit_reached(self) -> bool:
+        if self.limit is not None and self.report.rows >= self.limit:
+            self.report.limited = True
+            return True
+        return False
+
+    def flush(self) -> None:
+        """Write the pending rows as one batch, counting them per label/type."""
+        if not self.batcher.pending:
+            return
+        batch = self.batcher.take()
+        report = self.report
+        for label, rows in batch.nodes.items():
+            report.nodes[label] = report.nodes.get(label, 0) + len(rows)
+        for rtype, rows in batch.edges.items():
+            report.edges[rtype] = report.edges.get(rtype, 0) + len(rows)
+        for label, table in batch.node_tables.items():
+            report.nodes[label] = report.nodes.get(label, 0) + table.num_rows
+        for rtype, table in batch.edge_tables.items():
+            report.edges[rtype] = report.edges.get(rtype, 0) + table.num_rows
+        self.result.add(self.store.write_batch(batch))
+        report.batches += 1
+
+    def settle(self) -> None:
+        """Put what the writes did into the report, with the rows a bulk session upserted when it ended."""
+        late = getattr(self.store, "late_result", None)
+        if late is not None:
+            self.result.add(late)
+            self.store.late_result = type(late)()
+        self.report.created, self.report.updated = self.result.created, self.result.updated
+
+
 def run(
     store: GraphStore,
     source: str,
@@ -304,83 +404,20 @@ def run(
         raise IngestError("--limit", None, "must be >= 0")
     report = IngestReport(source=source, files=[str(f) for f in files], rejects_file=str(rejects) if rejects else None)
     start = time.perf_counter()
-    batcher = _Batcher()
-    reject_fh: TextIO | None = None
-    result = WriteResult()
-
-    def flush() -> None:
-        if not batcher.pending:
-            return
-        batch = batcher.take()
-        for label, rows in batch.nodes.items():
-            report.nodes[label] = report.nodes.get(label, 0) + len(rows)
-        for rtype, rows in batch.edges.items():
-            report.edges[rtype] = report.edges.get(rtype, 0) + len(rows)
-        for label, table in batch.node_tables.items():
-            report.nodes[label] = report.nodes.get(label, 0) + table.num_rows
-        for rtype, table in batch.edge_tables.items():
-            report.edges[rtype] = report.edges.get(rtype, 0) + table.num_rows
-        result.add(store.write_batch(batch))
-        report.batches += 1
-
+    refuse = _Rejects(on_error, rejects, report)
+    drive = _Drive(store, report, refuse, batch_size, limit, progress)
     iterator = Prefetch(items) if prefetch and limit != 0 else iter(items)
     try:
         if limit == 0:
             report.limited = True
             return report
-        def refuse(item: Reject) -> None:
-            nonlocal reject_fh
-            if on_error == "fail":
-                raise BadRowError(item.file, item.line, item.reason)
-            report.rejected += 1
-            if rejects:
-                if reject_fh is None:
-                    Path(rejects).parent.mkdir(parents=True, exist_ok=True)
-                    reject_fh = open(rejects, "a", encoding="utf-8")  # noqa: SIM115 - closed below
-                rec = {"file": item.file, "line": item.line, "reason": item.reason, "raw": _raw_json(item.raw)}
-                reject_fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
-
-        with store.bulk_load():  # the store may hold new rows and write them table by table at the end
-            for item in iterator:
-                if isinstance(item, Chunk):
-                    report.rows += item.rows
-                    for bad in item.rejects:
-                        refuse(bad)
-                    batcher.add_chunk(item)
-                    if batcher.pending >= batch_size or item.nodes_done:
-                        flush()
-                    if item.nodes_done and hasattr(store, "nodes_done"):
-                        store.nodes_done()
-                    if progress is not None:
-                        progress(report.rows, report.rejected)
-                    if limit is not None and report.rows >= limit:
-                        report.limited = True
-                        break
-                    continue
-                report.rows += 1
-                if isinstance(item, Reject):
-                    refuse(item)
-                else:
-                    batcher.add(item)
-                    if batcher.pending >= batch_size:
-                        flush()
-                if progress is not None and report.rows % 1000 == 0:
-                    progress(report.rows, report.rejected)
-                if limit is not None and report.rows >= limit:
-                    report.limited = True
-                    break
-            flush()
+        drive.items(iterator)
     finally:
         close = getattr(iterator, "close", None)
         if close is not None:
             close()  # lets a loader release its cursor/file at once
-        if reject_fh is not None:
-            reject_fh.close()
-        late = getattr(store, "late_result", None)  # rows a bulk session upserted when it ended
-        if late is not None:
-            result.add(late)
-            store.late_result = type(late)()
-        report.created, report.updated = result.created, result.updated
+        refuse.close()
+        drive.settle()
         report.seconds = time.perf_counter() - start
     if progress is not None:
         progress(report.rows, report.rejected)

@@ -89,12 +89,12 @@ def test_past_the_key_set_limit_a_session_still_writes_everything_once(tmp_path,
 
 
 def test_without_room_for_a_spool_the_session_writes_batch_by_batch(tmp_path, monkeypatch):
-    from eventkg.graphstore import ladybug_store
+    from eventkg.graphstore import ladybug_bulk
 
     def refuse(*_):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(ladybug_store, "TableSpool", refuse)
+    monkeypatch.setattr(ladybug_bulk, "TableSpool", refuse)
     with open_store(str(tmp_path / "s.lbug")) as store:
         with store.bulk_load():
             store.write_batch(_events(100))

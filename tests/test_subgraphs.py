@@ -10,16 +10,8 @@ import pytest
 from eventkg.graphstore.model import event_id
 from eventkg.queries.induce import induce
 from eventkg.queries.questions import generate
-from eventkg.queries.subgraphs import (
-    EvalSubgraph,
-    answer_path,
-    parse_context,
-    parse_prediction,
-    question_subgraph,
-    score_many,
-    score_schema,
-    verbalise,
-)
+from eventkg.queries.subgraph_scoring import parse_prediction, score_many, score_schema
+from eventkg.queries.subgraphs import EvalSubgraph, answer_path, parse_context, question_subgraph, verbalise
 from tests.test_questions import synthetic_batch
 
 

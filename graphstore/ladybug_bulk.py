@@ -1,0 +1,185 @@
+"""The bulk session of the LadybugDB store: which rows ``bulk_load()`` holds back, and which wait.
+
+Inside a session new rows are not written batch by batch: they are held in a
+:class:`~eventkg.graphstore.spool.TableSpool` and written table by table (one COPY each) when
+the loader's nodes are done and when the session ends (see :mod:`eventkg.graphstore.spool` for
+the measurements). Rows whose keys are already held or stored wait in a second spool and are
+upserted, one pass per table, after the held rows are written.
+
+:class:`BulkSession` is a mixin of :class:`~eventkg.graphstore.ladybug_store.LadybugStore`; it
+relies on the store's ``_conn``, key sets (``_keysets``, ``_add_keys``), ``_upsert``,
+``_flush_spool`` (which writes the held tables and calls :meth:`BulkSession._apply_late`)
+and ``checkpoint``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from eventkg.graphstore.base import StoreError, WriteResult
+from eventkg.graphstore.keyset import KeySet
+from eventkg.graphstore.ladybug_engine import rollback
+from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
+from eventkg.graphstore.spool import TableSpool
+from eventkg.graphstore.tables import dedupe
+
+EARLY_CHECKPOINT_ROWS = 100_000  # a bulk session checkpoints held nodes once they are written, past this many rows
+
+Fingerprints = tuple[np.ndarray, np.ndarray]
+
+
+class BulkSession:
+    """``bulk_load()`` and the holding of rows for :class:`~eventkg.graphstore.ladybug_store.LadybugStore`."""
+
+    url: str
+    read_only: bool
+    late_result: WriteResult
+    _conn: Any
+    _spool: TableSpool | None
+    _late: TableSpool | None
+    _keysets: dict[str, KeySet | None]
+    _engine_failed: bool
+    _unflushed_rows: int
+    _rows_since_open: int
+
+    @contextmanager
+    def bulk_load(self) -> Iterator[Any]:
+        """Hold new rows in a :class:`~eventkg.graphstore.spool.TableSpool` and write them table by
+        table (one COPY each): the nodes when the first batch with edges comes (while the
+        loader reads on), the edges at the end, each rel table checkpointed at once.
+
+        Inside the session a batch whose keys are all new is validated and its endpoints
+        checked, then held. Any other batch first writes what is held. A crash loses what is held, or leaves a prefix of its tables written:
+        running the ingest again completes it.
+        """
+        if self._spool is not None or self.read_only:
+            yield self
+            return
+        try:
+            self._spool = TableSpool(Path(self.url))
+        except OSError:  # no room for the files beside the store: write batch by batch instead
+            yield self
+            return
+        self.late_result = WriteResult()
+        try:
+            yield self
+        finally:
+            self._end_session()
+
+    def nodes_done(self) -> None:
+        """The loader sends no more nodes: write the held ones now (it reads its edges meanwhile)."""
+        if self._spool is not None:
+            self._flush_spool(list(NODE_TYPES))
+
+    def _end_session(self) -> None:
+        """Write what the bulk session holds (unless the engine failed) and remove its files."""
+        spool = self._spool
+        if spool is None:  # no session, or close() already ended it
+            return
+        try:
+            if not self._engine_failed:
+                self._flush_spool()
+        finally:
+            self._spool = None
+            spool.close()
+            if self._late is not None:
+                self._late.close()
+                self._late = None
+
+    def _hold_batch(self, nodes: Mapping[str, pa.Table], edges: Mapping[str, pa.Table],
+                    fps: Mapping[str, Fingerprints]) -> WriteResult | None:
+        """Hold a checked batch in the session; None when its keys are too many to remember
+        (then what is held has been written, and the caller upserts the batch as usual)."""
+        result = WriteResult()
+        tables = {**nodes, **edges}
+        if self._all_new(nodes, edges, fps):
+            self._hold(tables, fps, result)
+        elif all(self._keysets.get(n) is not None for n in tables):
+            self._hold_split(tables, fps, result)
+        else:  # keys too many to remember: write what is held, then upsert as usual
+            self._flush_spool()
+            return None
+        if edges:  # the node phase of a loader is over: write its nodes while it reads on
+            self._flush_spool(list(NODE_TYPES))
+        return result
+
+    def _all_new(self, nodes: Mapping[str, pa.Table], edges: Mapping[str, pa.Table],
+                 fps: Mapping[str, Fingerprints]) -> bool:
+        """True when no key of the batch can be stored (or held) yet."""
+        for name in [*nodes, *edges]:
+            known = self._keysets.get(name)
+            if known is None or any(m.any() for m in known.lookup(*fps[name])):
+                return False
+        return True
+
+    def _hold(self, tables: Mapping[str, pa.Table], fps: Mapping[str, Fingerprints], result: WriteResult) -> None:
+        """Spool new rows (they count as created, and their keys as stored, from now on)."""
+        for name, table in tables.items():
+            try:
+                self._spool.add(name, table)
+            except OSError as exc:  # e.g. a full disk: what is held is still written at the end (this
+                # batch's earlier tables included; they are valid rows, and a rerun completes the rest)
+                raise StoreError(f"cannot hold rows in {self._spool.folder}: {exc.strerror or exc}") from None
+            self._add_keys(name, *fps[name])
+            result.created[name], result.updated[name] = table.num_rows, 0
+
+    def _hold_split(self, tables: Mapping[str, pa.Table], fps: Mapping[str, Fingerprints],
+                    result: WriteResult) -> None:
+        """Hold the rows whose keys are new; queue the others to be upserted once the held rows are written.
+
+        A batch that repeats a key held or stored (a duplicate across loader batches, or a
+        re-run after a crash) no longer ends the session: its new rows are held as usual and
+        its other rows wait, in order, in a second spool. When the held tables are written,
+        the waiting rows of each table are upserted in one pass (one lookup or table scan,
+        compared column by column), so later rows still win as they would batch by batch.
+        """
+        if self._late is None:
+            self._late = TableSpool(Path(self.url))
+        for name, table in tables.items():
+            h1, h2 = fps[name]
+            present, unsure = self._keysets[name].lookup(h1, h2)
+            known = present | unsure
+            if not known.any():
+                self._hold({name: table}, {name: (h1, h2)}, result)
+                continue
+            new = ~known
+            if new.any():
+                self._hold({name: table.filter(pa.array(new))}, {name: (h1[new], h2[new])}, result)
+            try:
+                self._late.add(name, table.filter(pa.array(known)))
+            except OSError as exc:
+                raise StoreError(f"cannot hold rows in {self._late.folder}: {exc.strerror or exc}") from None
+            result.created.setdefault(name, int(new.sum()))
+            result.updated.setdefault(name, 0)
+
+    def _apply_late(self, names: Sequence[str]) -> None:
+        """Upsert the waiting rows of ``names`` (each table in one transaction), after the held rows."""
+        if not self._late:
+            return
+        order = [n for n in names if n in self._late.rows]
+        for name, table in self._late.drain(order):
+            if self.on_bulk_write is not None:
+                self.on_bulk_write(f"merging {name} ({table.num_rows:,} rows seen before)")
+            kind = NODE_TYPES.get(name) or REL_TYPES[name]
+            keys = ("id",) if name in NODE_TYPES else ("src", "dst")
+            table, fps = dedupe(table, keys, kind.properties)
+            self._conn.execute("BEGIN TRANSACTION")
+            try:
+                created, updated, new_fps = self._upsert(name, table, fps)
+            except BaseException:
+                rollback(self._conn)
+                raise
+            self._conn.execute("COMMIT")
+            self._add_keys(name, *new_fps)
+            for counts, n in ((self.late_result.created, created), (self.late_result.updated, updated)):
+                counts[name] = counts.get(name, 0) + n
+            self._unflushed_rows += created + updated
+            self._rows_since_open += created + updated
+            if self._unflushed_rows >= EARLY_CHECKPOINT_ROWS:
+                self.checkpoint()

@@ -1,0 +1,104 @@
+"""Talking to the LadybugDB engine: the schema's DDL, store file checks, results, COPY from Arrow.
+
+Plain functions over a ``ladybug.Connection`` (they hold no state), shared by
+:mod:`eventkg.graphstore.ladybug_store` and the modules it is split into.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from eventkg.graphstore.base import StoreError
+from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
+
+
+def _columns(props: Mapping[str, str]) -> str:
+    return "".join(f", `{name}` {ctype}" for name, ctype in props.items())
+
+
+def schema_statements() -> list[str]:
+    """DDL declaring every node and rel table of the data model."""
+    stmts = [
+        f"CREATE NODE TABLE IF NOT EXISTS {n.label}(id STRING PRIMARY KEY, sources STRING{_columns(n.properties)})"
+        for n in NODE_TYPES.values()
+    ]
+    stmts += [
+        f"CREATE REL TABLE IF NOT EXISTS {r.name}(FROM {r.source} TO {r.target}, sources STRING{_columns(r.properties)})"
+        for r in REL_TYPES.values()
+    ]
+    return stmts
+
+
+def check_store_path(p: Path) -> None:
+    """Refuse a path that cannot be a store: a folder, an unreadable or foreign file, an unwritable folder."""
+    if p.is_dir():
+        raise StoreError(f"cannot open store {p}: it is a folder, not a LadybugDB file")
+    if p.exists():
+        if not os.access(p, os.R_OK):
+            raise StoreError(f"cannot open store {p}: not readable")
+        with open(p, "rb") as fh:  # a database file starts with ladybug's magic
+            head = fh.read(4)
+        if head and head[:3] != b"LBU" and head[:3] != b"KUZ":
+            raise StoreError(f"cannot open store {p}: the file exists and is not a LadybugDB database")
+        return
+    parent = p.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot create store {p}: {exc.strerror}") from exc
+    if not os.access(parent, os.W_OK):
+        raise StoreError(f"cannot create store {p}: folder {parent} is not writable")
+
+
+def short_error(exc: BaseException) -> str:
+    """The first line of an engine error, without its exception-class prefix noise."""
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def fetch_rows(conn: Any, cypher: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """A query's result as one dict per row."""
+    result = conn.execute(cypher, dict(params or {}))
+    cols = result.get_column_names()
+    out = []
+    while result.has_next():
+        out.append(dict(zip(cols, result.get_next(), strict=True)))
+    return out
+
+
+def fetch_tuples(conn: Any, cypher: str, params: Mapping[str, Any] | None = None) -> list[list[Any]]:
+    """A query's result as one list of values per row."""
+    result = conn.execute(cypher, dict(params or {}))
+    out = []
+    while result.has_next():
+        out.append(result.get_next())
+    return out
+
+
+def count_rows(conn: Any, name: str) -> int:
+    """Rows stored in a node or rel table."""
+    pattern = f"(n:{name})" if name in NODE_TYPES else f"()-[n:{name}]->()"
+    return fetch_tuples(conn, f"MATCH {pattern} RETURN count(*)")[0][0]
+
+
+def copy_arrow(conn: Any, table: str, arrow: pa.Table) -> None:
+    """``COPY table FROM`` a typed Arrow table (see :mod:`eventkg.graphstore.tables`)."""
+    # ladybug binds Python variables named in COPY ... FROM <name> from the caller's scope
+    eventkg_copy_rows = arrow  # noqa: F841
+    try:
+        conn.execute(f"COPY {table} FROM eventkg_copy_rows")
+    except RuntimeError as exc:
+        raise StoreError(f"writing {table}: {short_error(exc)}") from exc
+
+
+def rollback(conn: Any) -> None:
+    """Roll back the open transaction; the engine may already have aborted it on error."""
+    try:
+        conn.execute("ROLLBACK")
+    except RuntimeError as exc:
+        if "No active transaction" not in str(exc):
+            raise
