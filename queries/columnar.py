@@ -91,6 +91,30 @@ def event_texts(store: GraphStore, level: str | None = None, batch_size: int = B
     return pa.table({"id": pa.array(ids, pa.string()), "text": pa.array(texts, pa.string())})
 
 
+def event_nodes(store: GraphStore, batch_size: int = BATCH) -> pa.Table:
+    """``(id, text, level)`` of every Event node (text and level null where unset), store order."""
+    schema = pa.schema([("id", pa.string()), ("text", pa.string()), ("level", pa.string())])
+    cypher = "MATCH (e:Event) RETURN e.id AS id, e.text AS text, e.level AS level"
+    conn = _ladybug_conn(store)
+    if conn is not None:
+        return _ladybug_arrow(conn, cypher).rename_columns(["id", "text", "level"]).cast(schema)
+    if _is_neo4j(store):
+        batches, after = [], None
+        while True:
+            page = store.query(
+                "MATCH (e:Event) WHERE $after IS NULL OR e.id > $after "
+                "RETURN e.id AS id, e.text AS text, e.level AS level ORDER BY e.id LIMIT $n",
+                {"after": after, "n": batch_size},
+            )
+            if page:
+                batches.append(pa.RecordBatch.from_pylist(page, schema=schema))
+            if len(page) < batch_size:
+                return pa.Table.from_batches(batches, schema=schema)
+            after = page[-1]["id"]
+    batches = _row_batches(store.iter_nodes("Event", batch_size), ("id", "text", "level"), schema, batch_size)
+    return pa.Table.from_batches(list(batches), schema=schema)
+
+
 def event_frequencies(store: GraphStore) -> pa.Table:
     """``(id, frequency)`` of every Event node (frequency null where unknown)."""
     conn = _ladybug_conn(store)
