@@ -158,7 +158,9 @@ def report(got: dict, n: int, baseline_n: int) -> None:
         cell = fmt.format(got[key])
         if base:
             ratio = base[key] / got[key] if lower_better else got[key] / base[key]
-            print(f"| {label} | {cell} | {fmt.format(base[key])} | x{ratio:.1f} {'less' if lower_better else 'faster'} |")
+            word = ("lower" if ratio >= 1 else "higher") if lower_better else "faster"
+            shown = ratio if ratio >= 1 or not lower_better else 1 / ratio
+            print(f"| {label} | {cell} | {fmt.format(base[key])} | x{shown:.2f} {word} |")
         else:
             print(f"| {label} | {cell} |")
     for task in ("CEC", "CRR"):

@@ -30,30 +30,12 @@ from eventkg.queries.csr import (
     EventCSR,
     event_name,
 )
-from eventkg.queries.table1 import AUTOMATON, CODE
+from eventkg.queries.table1 import ALL_RELATIONS, AUTOMATON, CODE, live_states
 
 __all__ = ["ALL_RELATIONS", "EVENT_REL_TYPES", "FORWARD_CODES", "EventIndex", "UnknownEventError", "as_csr", "as_index",
            "event_name", "fetch_event_graph", "to_networkx"]
 
 assert len(AUTOMATON.trans) <= 32, "reach() packs automaton states in 5 bits"
-ALL_RELATIONS = (1 << len(EVENT_RELATIONS)) - 1
-_LIVE: dict[int, list[bool]] = {}
-
-
-def _live_states(mask: int) -> list[bool]:
-    """Automaton states from which some relation in ``mask`` can still be induced."""
-    live = _LIVE.get(mask)
-    if live is None:
-        trans, output = AUTOMATON.trans, AUTOMATON.output
-        live = [output[s] >= 0 and bool(mask >> output[s] & 1) for s in range(len(trans))]
-        changed = True
-        while changed:
-            changed = False
-            for s, row in enumerate(trans):
-                if not live[s] and any(ns >= 0 and live[ns] for ns in row):
-                    live[s] = changed = True
-        _LIVE[mask] = live
-    return live
 
 
 class UnknownEventError(EventKGError, KeyError):
@@ -194,7 +176,7 @@ class EventIndex:
         hit = self._reach_cache.get(key)
         if hit is not None:
             return hit
-        live = _live_states(mask)
+        live = live_states(mask)
         trans, output, adj = AUTOMATON.trans, AUTOMATON.output, self.adj
         # a (node, automaton state) pair packed in one int: node << 5 | state
         out: dict[int, int] = {}

@@ -22,8 +22,8 @@ from eventkg.queries.csr import EventCSR
 from eventkg.queries.graph_negatives import FAMILY_MASK, draw_unlinked
 from eventkg.queries.induce import induce
 from eventkg.queries.question_rows import CEC_QUESTIONS, CRR_CHOICES, CRR_QUESTION, GeneratedQuestion, NegativeSource
-from eventkg.queries.table1 import CODE
-from eventkg.queries.vetting import ALL_RELATIONS, MeetInTheMiddle
+from eventkg.queries.table1 import ALL_RELATIONS, CODE
+from eventkg.queries.vetting import MeetInTheMiddle
 
 Triple = tuple[int, str, int]
 

@@ -33,12 +33,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from eventkg.graphstore.model import EVENT_RELATIONS
 
 #: relation name -> small int code used by the automaton and the adjacency index
 CODE: dict[str, int] = {r: i for i, r in enumerate(EVENT_RELATIONS)}
 DEAD = -1
+#: bitmask of every relation code
+ALL_RELATIONS = (1 << len(EVENT_RELATIONS)) - 1
 
 
 @dataclass(frozen=True)
@@ -141,3 +144,18 @@ def _compile(rules: Sequence[Rule]) -> Automaton:
 
 
 AUTOMATON: Automaton = _compile(RULES)
+
+
+@lru_cache(maxsize=64)
+def live_states(mask: int) -> tuple[bool, ...]:
+    """Per automaton state: whether some relation in ``mask`` (bitmask of codes) can still be
+    induced from it; searches drop a walk as soon as its state is not live."""
+    trans, output = AUTOMATON.trans, AUTOMATON.output
+    live = [output[s] >= 0 and bool(mask >> output[s] & 1) for s in range(len(trans))]
+    changed = True
+    while changed:
+        changed = False
+        for s, row in enumerate(trans):
+            if not live[s] and any(ns >= 0 and live[ns] for ns in row):
+                live[s] = changed = True
+    return tuple(live)

@@ -30,9 +30,8 @@ import numpy as np
 
 from eventkg.graphstore.model import EVENT_RELATIONS
 from eventkg.queries.csr import INV_CODE, EventCSR, gather_rows
-from eventkg.queries.table1 import AUTOMATON, DEAD
+from eventkg.queries.table1 import AUTOMATON, DEAD, live_states
 
-ALL_RELATIONS = (1 << len(EVENT_RELATIONS)) - 1
 N_STATES = len(AUTOMATON.trans)
 assert N_STATES <= 32, "state sets are uint32 bitmasks"
 _SINK = N_STATES  # a state index standing for DEAD in the numpy tables
@@ -42,15 +41,8 @@ _TRANS = np.array([[s if s != DEAD else _SINK for s in row] for row in AUTOMATON
 
 @lru_cache(maxsize=64)
 def _live(mask: int) -> np.ndarray:
-    """bool per state (sink last, False): some relation in ``mask`` is still inducible from it."""
-    live = [AUTOMATON.output[s] >= 0 and bool(mask >> AUTOMATON.output[s] & 1) for s in range(N_STATES)]
-    changed = True
-    while changed:
-        changed = False
-        for s, row in enumerate(AUTOMATON.trans):
-            if not live[s] and any(ns != DEAD and live[ns] for ns in row):
-                live[s] = changed = True
-    return np.array([*live, False])
+    """bool per state (the sink last, False): some relation in ``mask`` is still inducible from it."""
+    return np.array([*live_states(mask), False])
 
 
 @lru_cache(maxsize=256)
