@@ -1,136 +1,188 @@
-"""Benchmark: schema-level CEC question generation on a large generated store.
+"""Benchmark: CEC and CRR question generation on the 1M-event / 3M-relation ASER-shaped store.
 
-Builds (once, reused afterwards) an embedded LadybugDB store of ``1,000,000 x --scale``
-random typed edges over the three event relations (``store.write_batch`` in batches),
-then times separately:
+The store is ASER-shaped (``eventkg.ingest.aser_shape``: skewed degrees, hubs up to ~12K) and
+ingested with ``--map-events`` into an embedded store, both cached under ``/tmp/eventkg-bench/``
+so that reruns start at once. Prints, for the present code:
 
-* the whole-graph fetch (``EventIndex.from_store``: ``iter_edges`` over CAUSES, BEFORE,
-  HAS_SUBEVENT plus the Event nodes), and
-* question generation (Algorithm 1 components, pairs, Table 1 induction, graph-checked
-  random negatives) in questions per second, target >= 2,000/s;
+* load: the event graph read in columns into CSR arrays (``EventCSR.from_store``), wall time
+  and the RSS it adds (target <= 10 s, <= 1 GB);
+* schema CEC and CRR questions per minute after load, ``--negatives random`` (target >= 100K/min)
+  and the peak RSS (target <= 2 GB);
+* provability of a sample of ``--check`` questions per task, checked with the 4-step
+  ``EventIndex.reach`` search (not the generator's meet-in-the-middle): every context triple
+  is a stored edge; CEC: the asked relation is induced from e0 to the answer and no relation
+  of its family to any negative; CRR: exactly the asked member of the family holds (Vague:
+  no relation of any family);
 
-and, as the baseline measured in the same run, generation with the naive validity check
-that enumerates simple paths (``eventkg.queries.induce.paths``) for every candidate negative
-instead of the induction-automaton reach used by the generator.
+and, with ``--baseline-python`` (an interpreter with the previous eventkg installed, e.g.
+from ``git archive 49cd1aa``), the previous implementation on the same store in the same run
+(row-streamed ``EventIndex.from_store``, 4-step reach per question) on ``--baseline-n``
+questions, with the ratios. Both sides import ``eventkg.queries.subgraphs`` (which loads
+scikit-learn, ~2 s) before the clock starts: a one-time import, not a per-question cost.
 
-Run:  .venv/bin/python bench/query_bench_questions.py --scale 1.0 --store /tmp/bench.lbug
-(--scale 0.01 for a quick look). Merged into bench/query_bench.py as ``bench_questions``.
+Run (under the bench lock; the first run writes and ingests the file, ~2 minutes):
+    flock /tmp/eventkg-bench.lock .venv/bin/python bench/query_bench_questions.py \\
+        --baseline-python /tmp/eventkg-bench/baseline/.venv/bin/python
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
+import resource
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 from eventkg.graphstore import open_store
-from eventkg.graphstore.base import Batch
-from eventkg.graphstore.model import event_id
-from eventkg.queries.event_graph import EVENT_REL_TYPES, EventIndex
-from eventkg.queries.induce import paths
-from eventkg.queries.questions import GraphNegativeSampler, generate_questions
+from eventkg.graphstore.model import FAMILIES, VAGUE, family_of
+from eventkg.queries.csr import EventCSR
+from eventkg.queries.event_graph import EventIndex
+from eventkg.queries.questions import GeneratedQuestion, generate_questions
+from eventkg.queries.table1 import CODE
 
-EDGES_AT_SCALE_1 = 1_000_000
-NODES_PER_EDGE = 0.3  # ~6.7 relation ends per event on average
+FOLDER = Path("/tmp/eventkg-bench")
+EVENTS, RELATIONS = 1_000_000, 3_000_000
 
-
-def build_store(path: str, edges: int, seed: int = 0, batch_size: int = 200_000) -> None:
-    """Random schema events and ``edges`` distinct random typed edges, written with write_batch."""
-    rng = random.Random(seed)
-    n_nodes = max(10, int(edges * NODES_PER_EDGE))
-    ids = [event_id(f"bench event {i}") for i in range(n_nodes)]
-    with open_store(path) as store:
-        for start in range(0, n_nodes, batch_size):
-            b = Batch()
-            for i in range(start, min(n_nodes, start + batch_size)):
-                b.add_node("Event", {"id": ids[i], "text": f"bench event {i}", "level": "schema", "sources": ["bench"]})
-            store.write_batch(b)
-        seen: set[tuple[int, int]] = set()
-        written = 0
-        while written < edges:
-            b = Batch()
-            while len(b) < min(batch_size, edges - written):
-                a, c = rng.randrange(n_nodes), rng.randrange(n_nodes)
-                if a == c or (a, c) in seen or (c, a) in seen:
-                    continue
-                seen.add((a, c))
-                b.add_edge(rng.choice(EVENT_REL_TYPES), {"src": ids[a], "dst": ids[c], "sources": ["bench"]})
-            store.write_batch(b)
-            written += len(b)
-            print(f"  wrote {written:,} edges", flush=True)
+_BASELINE = """
+import json, resource, sys, time
+from eventkg.graphstore import open_store
+from eventkg.queries.event_graph import EventIndex
+from eventkg.queries.questions import generate_questions
+import eventkg.queries.subgraphs  # the same one-time import as the present side
+store, n, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+with open_store(store, read_only=True) as s:
+    t = time.perf_counter(); idx = EventIndex.from_store(s); load = time.perf_counter() - t
+out = {"load_s": load, "load_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - rss0}
+for task in ("CEC", "CRR"):
+    t = time.perf_counter(); made = generate_questions(idx, task, "schema", n, seed)
+    out[task] = len(made) / (time.perf_counter() - t) * 60
+out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps(out))
+"""
 
 
-class NaiveSampler(GraphNegativeSampler):
-    """Baseline: reject family-linked candidates by enumerating simple paths, one candidate at a time."""
-
-    def sample(self, query_event_id, relation, answer_id, k=3, exclude=frozenset(), rng=None):
-        from eventkg.graphstore.model import FAMILIES, family_of
-
-        fam = set(FAMILIES[family_of(relation)])
-        rng = rng if isinstance(rng, random.Random) else random.Random(rng)
-        pool = self._pool_for(self.index.level[self.index.pos[query_event_id]])
-        out: list[str] = []
-        skip = set(exclude) | {query_event_id, answer_id}
-        while len(out) < k:
-            z = self.index.ids[pool[rng.randrange(len(pool))]]
-            if z in skip:
-                continue
-            if any(p.induced in fam for p in paths(self.index, query_event_id, z, self.max_len, inducing_only=True)):
-                continue
-            skip.add(z)
-            out.append(z)
-        return out
+def rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def bench_questions(store_path: str, n: int = 20_000, seed: int = 0, baseline_n: int = 1_000) -> dict[str, float]:
-    """Time the fetch and the generation of ``n`` schema CEC questions; print and return the figures."""
-    with open_store(store_path, read_only=True) as store:
-        counts = store.counts()
+def ensure_store(events: int, relations: int, seed: int = 7) -> Path:
+    """The ASER-shaped KG.db and its embedded store with ``--map-events``, made once and cached."""
+    FOLDER.mkdir(parents=True, exist_ok=True)
+    tag = f"{events // 1000}k{relations // 1000}k"
+    db, store, done = FOLDER / f"aser-{tag}.db", FOLDER / f"aser-{tag}-q.lbug", FOLDER / f"aser-{tag}.done"
+    if events == EVENTS and relations == RELATIONS:  # the name the first runs used
+        db, store, done = FOLDER / "aser-1m3m.db", FOLDER / "aser-1m3m-q.lbug", FOLDER / "aser-1m3m.done"
+    if not db.exists():
+        from eventkg.ingest.aser_shape import make_aser_shape_kg
+
+        print(f"writing {db} ({events:,} eventualities, {relations:,} relations) ...", flush=True)
+        tmp = db.with_suffix(".tmp")
+        make_aser_shape_kg(tmp, events, relations, seed=seed)
+        tmp.rename(db)
+    if not done.exists():
+        print(f"ingesting into {store} with --map-events ...", flush=True)
+        for old in FOLDER.glob(store.name + "*"):
+            old.unlink()
+        subprocess.run([sys.executable, "-m", "eventkg", "--store", str(store), "ingest", "aser", str(db),
+                        "--map-events"], check=True, stdout=subprocess.DEVNULL)
+        done.touch()
+    return store
+
+
+def provable(idx: EventIndex, q: GeneratedQuestion, max_len: int = 4) -> bool:
+    """The question follows from the graph, by the 4-step reach search (module docstring)."""
+    row = q.row
+    pos = {name: idx.pos[sid] for name, sid in q.names.items()}
+    if not all(idx.has_triple(pos[h], r, pos[t]) for h, r, t in row["context_tpl"]):
+        return False
+    e0, rel = pos[row["e0"]], row["rel"]
+    if q.task == "CEC":
+        fam = FAMILIES[family_of(rel)]
+        mask = (1 << CODE[fam[0]]) | (1 << CODE[fam[1]])
+        reach = idx.reach(e0, max_len, mask)
+        return bool(reach.get(pos[row["e1"]], 0) >> CODE[rel] & 1) and not any(
+            reach.get(pos[z], 0) & mask for z in row["negative_chosen"])
+    got = idx.reach(e0, max_len).get(pos[row["e1"]], 0)
+    if rel == VAGUE:
+        return got == 0
+    fam = FAMILIES[family_of(rel)]
+    return {r for r in fam if got >> CODE[r] & 1} == {rel}
+
+
+def run_baseline(python: str, store: Path, n: int, seed: int) -> dict[str, float]:
+    res = subprocess.run([python, "-c", _BASELINE, str(store), str(n), str(seed)], check=True, capture_output=True,
+                         text=True)
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def bench(store: Path, n: int, seed: int, check: int, baseline_python: str | None, baseline_n: int) -> dict:
+    import eventkg.queries.subgraphs  # noqa: F401  (one-time scikit-learn import, see the docstring)
+
+    rss0 = rss_mb()
+    with open_store(str(store), read_only=True) as s:
         t0 = time.perf_counter()
-        idx = EventIndex.from_store(store)
-        fetch_s = time.perf_counter() - t0
-    n_edges = sum(counts["edges"].get(t, 0) for t in EVENT_REL_TYPES)
-    print(f"store: {len(idx):,} events, {n_edges:,} event-relation edges")
-    print(f"fetch (iter_edges -> EventIndex): {fetch_s:.2f} s ({n_edges / fetch_s:,.0f} edges/s)")
+        csr = EventCSR.from_store(s)
+        load_s = time.perf_counter() - t0
+    got: dict = {"load_s": load_s, "load_rss_mb": rss_mb() - rss0, "events": len(csr), "entries": len(csr.nbr)}
+    made: dict[str, list[GeneratedQuestion]] = {}
+    for task in ("CEC", "CRR"):
+        t0 = time.perf_counter()
+        made[task] = generate_questions(csr, task, "schema", n, seed)
+        got[task] = len(made[task]) / (time.perf_counter() - t0) * 60
+        got[f"{task}_n"] = len(made[task])
+    got["peak_rss_mb"] = rss_mb()
+    idx = EventIndex(csr)
+    rng = random.Random(seed)
+    for task, qs in made.items():
+        sample = rng.sample(qs, min(check, len(qs)))
+        got[f"{task}_provable"] = (sum(provable(idx, q) for q in sample), len(sample))
+    if baseline_python:
+        got["baseline"] = run_baseline(baseline_python, store, baseline_n, seed)
+    return got
 
-    t0, c0 = time.perf_counter(), time.process_time()
-    made = generate_questions(idx, "CEC", "schema", n, seed)
-    gen_s, gen_cpu = time.perf_counter() - t0, time.process_time() - c0
-    rate, cpu_rate = len(made) / gen_s, len(made) / gen_cpu
-    print(f"generation: {len(made):,} schema CEC questions in {gen_s:.2f} s wall = {rate:,.0f} questions/s; "
-          f"{gen_cpu:.2f} s CPU = {cpu_rate:,.0f} questions per CPU-second "
-          f"(target >= 2,000/s: {'met' if max(rate, cpu_rate) >= 2000 else 'NOT met'}; CPU time is the fair "
-          f"figure on a shared machine)")
 
-    idx._reach_cache.clear()
-    c0 = time.process_time()
-    base = generate_questions(idx, "CEC", "schema", baseline_n, seed, negatives=NaiveSampler(idx))
-    base_rate = len(base) / (time.process_time() - c0)
-    print(f"baseline (path enumeration per candidate negative): {base_rate:,.0f} questions per CPU-second; "
-          f"speed-up x{cpu_rate / base_rate:.1f}")
-    return {"fetch_s": fetch_s, "questions": len(made), "generation_s": gen_s, "generation_cpu_s": gen_cpu,
-            "questions_per_s": rate, "questions_per_cpu_s": cpu_rate, "baseline_questions_per_cpu_s": base_rate}
+def report(got: dict, n: int, baseline_n: int) -> None:
+    base = got.get("baseline")
+    print(f"\nstore: {got['events']:,} events, {got['entries']:,} adjacency entries (both readings)")
+    head = f"| measure | present | previous ({baseline_n} questions) | ratio |" if base else "| measure | present |"
+    print(head)
+    print("|---|---|---|---|" if base else "|---|---|")
+    rows = [("load (s)", "load_s", "{:.1f}", True), ("load RSS added (MB)", "load_rss_mb", "{:,.0f}", True),
+            (f"CEC questions/min ({n:,})", "CEC", "{:,.0f}", False),
+            (f"CRR questions/min ({n:,})", "CRR", "{:,.0f}", False), ("peak RSS (MB)", "peak_rss_mb", "{:,.0f}", True)]
+    for label, key, fmt, lower_better in rows:
+        cell = fmt.format(got[key])
+        if base:
+            ratio = base[key] / got[key] if lower_better else got[key] / base[key]
+            word = ("lower" if ratio >= 1 else "higher") if lower_better else "faster"
+            shown = ratio if ratio >= 1 or not lower_better else 1 / ratio
+            print(f"| {label} | {cell} | {fmt.format(base[key])} | x{shown:.2f} {word} |")
+        else:
+            print(f"| {label} | {cell} |")
+    for task in ("CEC", "CRR"):
+        ok, total = got[f"{task}_provable"]
+        print(f"provable ({task}, 4-step reach check): {ok}/{total}")
+    met = got["load_s"] <= 10 and got["load_rss_mb"] <= 1024 and min(got["CEC"], got["CRR"]) >= 100_000 \
+        and got["peak_rss_mb"] <= 2048
+    print(f"targets (load <= 10 s and <= 1 GB, >= 100K/min, RSS <= 2 GB): {'met' if met else 'NOT met'}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scale", type=float, default=1.0, help="edges = 1,000,000 x scale (default 1.0)")
-    ap.add_argument("--store", default=None, help="store path (default /tmp/eventkg-bench-q-<edges>.lbug)")
-    ap.add_argument("-n", type=int, default=20_000, help="questions to generate")
+    ap.add_argument("--scale", type=float, default=1.0, help="size = 1M events / 3M relations x scale")
+    ap.add_argument("-n", type=int, default=10_000, help="questions per task")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--rebuild", action="store_true", help="rebuild the store even if it exists")
+    ap.add_argument("--check", type=int, default=1000, help="questions per task checked for provability")
+    ap.add_argument("--baseline-python", default=None, help="interpreter with the previous eventkg installed")
+    ap.add_argument("--baseline-n", type=int, default=300, help="questions per task for the previous code")
     args = ap.parse_args()
-    edges = int(EDGES_AT_SCALE_1 * args.scale)
-    path = args.store or f"/tmp/eventkg-bench-q-{edges}.lbug"
-    if args.rebuild or not Path(path).exists():
-        if Path(path).exists():
-            raise SystemExit(f"{path} exists; remove it yourself before --rebuild")
-        print(f"building {path} with {edges:,} edges ...")
-        t0 = time.perf_counter()
-        build_store(path, edges, args.seed)
-        print(f"  built in {time.perf_counter() - t0:.1f} s")
-    bench_questions(path, args.n, args.seed)
+    store = ensure_store(int(EVENTS * args.scale), int(RELATIONS * args.scale))
+    got = bench(store, args.n, args.seed, args.check, args.baseline_python, args.baseline_n)
+    report(got, args.n, args.baseline_n)
 
 
 if __name__ == "__main__":

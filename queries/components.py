@@ -13,7 +13,12 @@ Choices where Algorithm 1 is loose, written down here:
   step, and the walk ends as soon as it holds ``l`` nodes; the start node is part of it;
 * the walk moves along edges in either direction (EECKG is read as an undirected graph);
 * Algorithm 1 visits every node; :func:`iter_components` visits them in a seeded random
-  order and lazily, so that taking the first ``k`` components is a random sample.
+  order (a numpy permutation: 1M starts in ~20 ms, where ``random.shuffle`` takes ~0.5 s)
+  and lazily, so that taking the first ``k`` components is a random sample.
+
+Walks run over the compact arrays (:class:`eventkg.queries.csr.EventCSR`): a step draws one
+entry of the current row, and a hub's 12K-entry row is searched, not scanned, for the edges
+among the walk's nodes.
 """
 
 from __future__ import annotations
@@ -23,10 +28,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import networkx as nx
+import numpy as np
 
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import EVENT_RELATIONS, INVERSE
-from eventkg.queries.event_graph import FORWARD_CODES, EventIndex, as_index
+from eventkg.queries.csr import FORWARD_CODES, LEVEL_NAMES, EventCSR
+from eventkg.queries.event_graph import EventIndex, as_csr
+
+Source = EventIndex | EventCSR | nx.Graph | GraphStore
 
 
 @dataclass(frozen=True)
@@ -42,27 +51,23 @@ class Component:
     triples: tuple[tuple[int, str, int], ...]
     direction: str
 
-    def named(self, index: EventIndex) -> list[tuple[str, str, str]]:
+    def named(self, index: EventIndex | EventCSR) -> list[tuple[str, str, str]]:
         """Triples with EV² event names."""
-        return [(index.name(h), r, index.name(t)) for h, r, t in self.triples]
+        csr = as_csr(index)
+        return [(csr.name(h), r, csr.name(t)) for h, r, t in self.triples]
 
-    def to_networkx(self, index: EventIndex) -> nx.MultiDiGraph:
+    def to_networkx(self, index: EventIndex | EventCSR) -> nx.MultiDiGraph:
         """The component as written (its own direction), edge key = paper relation name."""
+        csr = as_csr(index)
         g = nx.MultiDiGraph()
         for p in self.nodes:
-            g.add_node(index.ids[p], text=index.text[p], name=index.name(p), level=index.level[p])
+            g.add_node(csr.ids[p], text=csr.text(p), name=csr.name(p), level=LEVEL_NAMES[csr.level[p]])
         for h, r, t in self.triples:
-            g.add_edge(index.ids[h], index.ids[t], key=r, relation=r)
+            g.add_edge(csr.ids[h], csr.ids[t], key=r, relation=r)
         return g
 
 
-def random_walk(
-    index: EventIndex,
-    start: int,
-    n: int,
-    rng: random.Random,
-    allowed: Callable[[int], bool] | None = None,
-) -> list[int] | None:
+def random_walk(graph: EventCSR, start: int, n: int, rng: random.Random) -> list[int] | None:
     """One Algorithm 1 walk from ``start``: ``n``..``n+2`` nodes, or ``None`` when it fails."""
     walk = [start]
     held = {start}
@@ -70,12 +75,10 @@ def random_walk(
     while True:
         if rng.randint(n, n + 2) <= len(walk):
             return walk
-        edges = index.adj[cur]
-        if allowed is not None:
-            edges = [e for e in edges if allowed(e >> 3)]
-        if not edges:
+        lo, hi = graph.row(cur)
+        if lo == hi:
             return None
-        nxt = rng.choice(edges) >> 3
+        nxt = graph.entry(lo + rng.randrange(hi - lo))[0]
         if nxt in held:
             return None
         walk.append(nxt)
@@ -83,15 +86,14 @@ def random_walk(
         cur = nxt
 
 
-def _dag_triples(index: EventIndex, nodes: list[int]) -> list[tuple[int, str, int]]:
+def dag_triples(graph: EventCSR, nodes: list[int]) -> list[tuple[int, str, int]]:
     """Stored edges among ``nodes``, dropping each edge that would close a cycle."""
     members = set(nodes)
     succ: dict[int, set[int]] = {p: set() for p in nodes}
     kept: list[tuple[int, str, int]] = []
     for u in nodes:
-        for e in sorted(index.adj[u]):
-            v, code = e >> 3, e & 7
-            if v not in members or code not in FORWARD_CODES:
+        for v, code in graph.entries_to(u, members):
+            if code not in FORWARD_CODES:
                 continue
             if v != u and not _reaches(succ, v, u):
                 succ[u].add(v)
@@ -112,33 +114,41 @@ def _reaches(succ: dict[int, set[int]], a: int, b: int) -> bool:
     return False
 
 
+def _keep_mask(csr: EventCSR, allowed: Callable[[int], bool] | np.ndarray | None) -> np.ndarray | None:
+    if allowed is None or isinstance(allowed, np.ndarray):
+        return allowed
+    return np.fromiter((bool(allowed(p)) for p in range(len(csr))), dtype=bool, count=len(csr))
+
+
 def iter_components(
-    source: EventIndex | nx.Graph | GraphStore,
+    source: Source,
     n: int = 3,
     seed: int = 0,
     *,
     backward: bool = True,
-    allowed: Callable[[int], bool] | None = None,
+    allowed: Callable[[int], bool] | np.ndarray | None = None,
     starts: list[int] | None = None,
 ) -> Iterator[Component]:
     """Algorithm 1, lazily: for each start node (seeded order), a walk component and its backward copy.
 
-    ``allowed`` restricts the walk to some nodes (e.g. event types that have instances);
-    components with a single node or no edge are skipped.
+    ``allowed`` (a predicate or a bool per event) restricts the walk to some nodes (e.g. event
+    types that have instances); components with a single node or no edge are skipped.
     """
     if n < 2:
         raise ValueError(f"component size n must be at least 2, got {n}")
-    index = as_index(source)
+    csr = as_csr(source)
+    keep = _keep_mask(csr, allowed)
+    graph = csr if keep is None else csr.restricted(keep)
     rng = random.Random(seed)
     if starts is None:
-        starts = [p for p in range(len(index)) if index.adj[p] and (allowed is None or allowed(p))]
-        rng.shuffle(starts)
+        has_edges = np.diff(graph.indptr) > 0
+        starts = np.random.default_rng(seed).permutation(np.flatnonzero(has_edges)).tolist()
     cid = 0
     for start in starts:
-        walk = random_walk(index, start, n, rng, allowed)
+        walk = random_walk(graph, start, n, rng)
         if walk is None or len(walk) < 2:
             continue
-        triples = _dag_triples(index, walk)
+        triples = dag_triples(graph, walk)
         if not triples:
             continue
         yield Component(cid, tuple(walk), tuple(triples), "forward")
@@ -150,7 +160,7 @@ def iter_components(
 
 
 def components(
-    source: EventIndex | nx.Graph | GraphStore,
+    source: Source,
     n: int = 3,
     seed: int = 0,
     *,

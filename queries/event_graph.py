@@ -1,53 +1,41 @@
-"""The event-relation graph as the query algorithms see it.
+"""The event-relation graph as the path and oracle algorithms see it.
 
 The store keeps one canonical direction per fact (``a CAUSES b``); the algorithms read
 every edge both ways, the backward reading giving the inverse relation
 (``b IsResult a``) through :data:`eventkg.graphstore.model.INVERSE`.
 
-:class:`EventIndex` is a compact, integer-indexed adjacency of the three event relations
-(plus ``HAS_TYPE`` instance -> type links), built once from a store
-(:meth:`EventIndex.from_store`, streaming ``iter_edges``) or from a networkx graph in the
-store's networkx shape (:meth:`EventIndex.from_graph`). Each adjacency entry packs
-``(neighbour << 3) | relation_code`` so that the hot searches (walks, induction reach) stay
-fast on million-edge graphs.
+:class:`EventIndex` is a view of an :class:`eventkg.queries.csr.EventCSR` (the compact arrays,
+loaded in columns from a store) for the algorithms written over Python lists: ids, positions,
+texts, levels and the packed adjacency (``(neighbour << 3) | relation_code`` per entry) are
+made from the arrays the first time they are read, so code that only needs the arrays
+(question generation: ``index.csr``) never pays for a million Python lists.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from functools import cached_property
 from typing import Any
 
 import networkx as nx
 
 from eventkg.errors import EventKGError
 from eventkg.graphstore.base import GraphStore
-from eventkg.graphstore.model import CANONICAL, EVENT_RELATIONS, INVERSE, STORED_TO_FORWARD, event_id
-from eventkg.queries.induce import AUTOMATON, CODE
+from eventkg.graphstore.model import CANONICAL, EVENT_RELATIONS, event_id
+from eventkg.queries.csr import (
+    EVENT_REL_TYPES,
+    FORWARD_CODES,
+    LEVEL_NAMES,
+    TYPE_FORWARD_CODE,
+    EventCSR,
+    event_name,
+)
+from eventkg.queries.table1 import ALL_RELATIONS, AUTOMATON, CODE, live_states
+
+__all__ = ["ALL_RELATIONS", "EVENT_REL_TYPES", "FORWARD_CODES", "EventIndex", "UnknownEventError", "as_csr", "as_index",
+           "event_name", "fetch_event_graph", "to_networkx"]
 
 assert len(AUTOMATON.trans) <= 32, "reach() packs automaton states in 5 bits"
-ALL_RELATIONS = (1 << len(EVENT_RELATIONS)) - 1
-_LIVE: dict[int, list[bool]] = {}
-
-
-def _live_states(mask: int) -> list[bool]:
-    """Automaton states from which some relation in ``mask`` can still be induced."""
-    live = _LIVE.get(mask)
-    if live is None:
-        trans, output = AUTOMATON.trans, AUTOMATON.output
-        live = [output[s] >= 0 and bool(mask >> output[s] & 1) for s in range(len(trans))]
-        changed = True
-        while changed:
-            changed = False
-            for s, row in enumerate(trans):
-                if not live[s] and any(ns >= 0 and live[ns] for ns in row):
-                    live[s] = changed = True
-        _LIVE[mask] = live
-    return live
-
-EVENT_REL_TYPES = ("CAUSES", "BEFORE", "HAS_SUBEVENT")
-FORWARD_CODES = frozenset(CODE[r] for r in STORED_TO_FORWARD.values())
-_INV_CODE = tuple(CODE[INVERSE[r]] for r in EVENT_RELATIONS)
-_TYPE_FORWARD_CODE = {t: CODE[r] for t, r in STORED_TO_FORWARD.items()}
 
 
 class UnknownEventError(EventKGError, KeyError):
@@ -57,22 +45,11 @@ class UnknownEventError(EventKGError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-def event_name(text: str) -> str:
-    """EV²'s spelling of an event-type name: words joined by ``_``."""
-    return text.replace(" ", "_")
-
-
 class EventIndex:
-    """Events and their relations, both directions, in integer-indexed lists."""
+    """Events and their relations, both directions, as integer-indexed lists over an :class:`EventCSR`."""
 
-    def __init__(self) -> None:
-        self.ids: list[str] = []
-        self.pos: dict[str, int] = {}
-        self.text: list[str] = []
-        self.level: list[str] = []
-        self.adj: list[list[int]] = []  # packed (neighbour << 3) | relation code, read from this node
-        self.type_of: dict[int, int] = {}  # instance -> schema type (HAS_TYPE)
-        self.instances_of: dict[int, list[int]] = {}  # schema type -> instances with text (ones to show)
+    def __init__(self, csr: EventCSR | None = None) -> None:
+        self.csr = csr if csr is not None else EventCSR.from_rows(())
         self._reach_cache: dict[tuple[int, int, int], dict[int, int]] = {}
 
     # -- building ------------------------------------------------------------------------
@@ -88,43 +65,12 @@ class EventIndex:
         Events are numbered in id order and adjacency lists are sorted, so nothing depends
         on the order a backend streams rows in. Self-loops are dropped (no path uses them).
         """
-        idx = cls()
-        raw = [(s, _TYPE_FORWARD_CODE[t], d) for s, t, d in edges if s != d]
-        type_pairs = list(types)
-        info = {nid: (text, level) for nid, text, level in props}
-        names: set[str] = set(info)
-        names.update(s for s, _, _ in raw)
-        names.update(d for _, _, d in raw)
-        names.update(x for pair in type_pairs for x in pair)
-        idx.ids = sorted(names)
-        pos = idx.pos = {nid: i for i, nid in enumerate(idx.ids)}
-        adj: list[list[int]] = [[] for _ in idx.ids]
-        inv = _INV_CODE
-        for s, code, d in raw:
-            ps, pd = pos[s], pos[d]
-            adj[ps].append((pd << 3) | code)
-            adj[pd].append((ps << 3) | inv[code])
-        for lst in adj:
-            lst.sort()
-        idx.adj = [lst if len(lst) < 2 or len(set(lst)) == len(lst) else sorted(set(lst)) for lst in adj]
-        idx.text = [(info.get(nid, (None, None))[0] or nid) for nid in idx.ids]
-        idx.level = [(info.get(nid, (None, None))[1] or "schema") for nid in idx.ids]
-        for inst, typ in type_pairs:
-            i, t = pos[inst], pos[typ]
-            idx.type_of[i] = t
-            if info.get(inst, ("?", None))[0] != "":  # an instance stored without text (EV²) is never shown
-                idx.instances_of.setdefault(t, []).append(i)
-        for lst in idx.instances_of.values():
-            lst.sort()
-        return idx
+        return cls(EventCSR.from_rows(edges, types, props))
 
     @classmethod
     def from_store(cls, store: GraphStore, *, with_types: bool = True) -> EventIndex:
-        """Stream the event relations (and HAS_TYPE links, and every Event's text/level) out of a store."""
-        edges = [(e["src"], rtype, e["dst"]) for rtype in EVENT_REL_TYPES for e in store.iter_edges(rtype)]
-        types = [(e["src"], e["dst"]) for e in store.iter_edges("HAS_TYPE")] if with_types else []
-        props = [(n["id"], n.get("text"), n.get("level")) for n in store.iter_nodes("Event")]
-        return cls.build(edges, types, props)
+        """Read the event relations (and HAS_TYPE links, and every Event's text/level) in columns."""
+        return cls(EventCSR.from_store(store, with_types=with_types))
 
     @classmethod
     def from_graph(cls, graph: nx.Graph) -> EventIndex:
@@ -140,7 +86,7 @@ class EventIndex:
             rows = ((u, v, dict(d, type=d.get("type") or k)) for u, v, k, d in graph.edges(keys=True, data=True))
         for u, v, data in rows:
             rtype = data.get("type")
-            if rtype in _TYPE_FORWARD_CODE:
+            if rtype in TYPE_FORWARD_CODE:
                 edges.append((u, rtype, v))
             elif rtype == "HAS_TYPE":
                 types.append((u, v))
@@ -151,9 +97,45 @@ class EventIndex:
                  if a.get("label", "Event") == "Event"]
         return cls.build(edges, types, props)
 
+    # -- the lists, made on first read ----------------------------------------------------
+    @cached_property
+    def ids(self) -> list[str]:
+        return self.csr.ids
+
+    @cached_property
+    def pos(self) -> dict[str, int]:
+        return {nid: i for i, nid in enumerate(self.csr.ids)}
+
+    @cached_property
+    def text(self) -> list[str]:
+        return [t or nid for t, nid in zip(self.csr.texts.to_pylist(), self.csr.ids, strict=True)]
+
+    @cached_property
+    def level(self) -> list[str]:
+        return [LEVEL_NAMES[c] for c in self.csr.level.tolist()]
+
+    @cached_property
+    def adj(self) -> list[list[int]]:
+        """Packed ``(neighbour << 3) | code`` entries per event, sorted."""
+        c = self.csr
+        packed = ((c.nbr.astype("int64") << 3) | c.code).tolist()
+        ptr = c.indptr.tolist()
+        return [packed[ptr[p]:ptr[p + 1]] for p in range(len(c))]
+
+    @cached_property
+    def type_of(self) -> dict[int, int]:
+        """instance -> schema type (HAS_TYPE)."""
+        return {i: t for i, t in enumerate(self.csr.type_of.tolist()) if t >= 0}
+
+    @cached_property
+    def instances_of(self) -> dict[int, list[int]]:
+        """schema type -> instances with text (the ones to show)."""
+        ptr = self.csr.inst_indptr
+        return {t: self.csr.instances(t) for t in (ptr[1:] > ptr[:-1]).nonzero()[0].tolist()}
+
     # -- reading -------------------------------------------------------------------------
     def __len__(self) -> int:
-        return len(self.ids)
+        return len(self.csr)
 
     def name(self, p: int) -> str:
         """The event as EV² spells it (``remember_information``)."""
@@ -194,7 +176,7 @@ class EventIndex:
         hit = self._reach_cache.get(key)
         if hit is not None:
             return hit
-        live = _live_states(mask)
+        live = live_states(mask)
         trans, output, adj = AUTOMATON.trans, AUTOMATON.output, self.adj
         # a (node, automaton state) pair packed in one int: node << 5 | state
         out: dict[int, int] = {}
@@ -232,14 +214,29 @@ class EventIndex:
         return {r for r in EVENT_RELATIONS if mask >> CODE[r] & 1}
 
 
-def as_index(source: EventIndex | nx.Graph | GraphStore) -> EventIndex:
-    """Accept an index, a networkx graph or a store (fetched once, streamed)."""
+def as_index(source: EventIndex | EventCSR | nx.Graph | GraphStore) -> EventIndex:
+    """Accept an index, its arrays, a networkx graph or a store (read once, in columns)."""
     if isinstance(source, EventIndex):
         return source
+    if isinstance(source, EventCSR):
+        return EventIndex(source)
     if isinstance(source, nx.Graph):
         return EventIndex.from_graph(source)
     if isinstance(source, GraphStore):
         return EventIndex.from_store(source)
+    raise TypeError(f"expected a GraphStore, a networkx graph or an EventIndex, got {type(source).__name__}")
+
+
+def as_csr(source: EventIndex | EventCSR | nx.Graph | GraphStore) -> EventCSR:
+    """The compact arrays of an index, a networkx graph or a store (read once, in columns)."""
+    if isinstance(source, EventCSR):
+        return source
+    if isinstance(source, EventIndex):
+        return source.csr
+    if isinstance(source, nx.Graph):
+        return EventIndex.from_graph(source).csr
+    if isinstance(source, GraphStore):
+        return EventCSR.from_store(source)
     raise TypeError(f"expected a GraphStore, a networkx graph or an EventIndex, got {type(source).__name__}")
 
 
@@ -254,7 +251,7 @@ def to_networkx(index: EventIndex) -> nx.MultiDiGraph:
     g = nx.MultiDiGraph()
     for p, nid in enumerate(index.ids):
         g.add_node(nid, label="Event", text=index.text[p], level=index.level[p])
-    rev = {c: t for t, c in _TYPE_FORWARD_CODE.items()}
+    rev = {c: t for t, c in TYPE_FORWARD_CODE.items()}
     for p, entries in enumerate(index.adj):
         for e in entries:
             code = e & 7

@@ -39,8 +39,9 @@ from typing import Any
 
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import CANONICAL, FAMILIES, STORED_TO_FORWARD, VAGUE, event_id
-from eventkg.queries.event_graph import EVENT_REL_TYPES, EventIndex, UnknownEventError
-from eventkg.queries.induce import CODE
+from eventkg.queries.event_graph import EVENT_REL_TYPES, EventIndex, UnknownEventError, as_index, event_name
+from eventkg.queries.question_rows import QuestionError
+from eventkg.queries.table1 import CODE
 
 EV2_SOURCE = "ev2"
 Triple = tuple[str, str, str]
@@ -154,17 +155,23 @@ def _position(idx: EventIndex, row: Mapping[str, Any], name: str) -> int:
     return idx.lookup(name, "schema")
 
 
-def induce_answer(idx: EventIndex, row: Mapping[str, Any], max_len: int = 4) -> str | None:
-    """CEC/CRR answer by Table 1 induction over ``idx`` (walks of <= ``max_len``), or ``None``."""
+def induce_answer(idx: EventIndex, row: Mapping[str, Any], max_len: int = 4, *, strict: bool = False) -> str | None:
+    """CEC/CRR answer by Table 1 induction over ``idx`` (walks of <= ``max_len``), or ``None``.
+
+    ``strict`` (the generator's check) answers even for an ``e0`` with no edge and raises a
+    :class:`QuestionError` for a CEC relation that is not an event relation.
+    """
     choices = list(row.get("choices") or [])
     e0 = _position(idx, row, row["e0"])
-    if not idx.adj[e0]:
+    if not strict and not idx.adj[e0]:
         return None  # nothing is known about e0: no reading of the graph decides
     fam = _crr_family(choices)
     if fam is not None:
         return answer_by_induction(idx, e0, max_len, family=fam, e1=_position(idx, row, row["e1"]))
     rel = row.get("rel")
     if rel not in CODE:
+        if strict:
+            raise QuestionError(f"question {row.get('id')!r}: CEC relation {rel!r} is not an event relation")
         return None
     candidates: list[tuple[str, int]] = []
     for c in choices:
@@ -200,6 +207,41 @@ def answer_by_induction(idx: EventIndex, e0: int, max_len: int, *, family: str |
     return direct[0] if len(direct) == 1 else None
 
 
+def kg_oracle_answer(store_or_graph: GraphStore | EventIndex | Any, question_row: Mapping[str, Any],
+                     max_len: int = 4) -> str | None:
+    """Answer a CEC or CRR row from the graph alone, by Table 1 induction over walks of <= ``max_len``.
+
+    CEC: the one choice the asked relation reaches from ``e0``; CRR: the one family member
+    holding from ``e0`` to ``e1``, ``Vague`` when none does. Instance rows are answered on
+    their event types (``event_type``). Returns ``None`` when the graph does not single out
+    one answer. Pass an :class:`EventIndex` when answering many rows from a store.
+
+    It reads every edge, the row's own gold edges included, so it checks that a generated
+    question follows from its graph; it is not a baseline. The ``kg-oracle`` baseline, which
+    hides each question's answer, is :class:`EV2Oracle`.
+    """
+    try:
+        return induce_answer(as_index(store_or_graph), question_row, max_len, strict=True)
+    except KeyError as exc:
+        if isinstance(exc, UnknownEventError):
+            raise
+        raise QuestionError(f"question {question_row.get('id')!r}: instance {exc.args[0]!r} has no event_type") from None
+
+
+class KGOracle:
+    """:func:`kg_oracle_answer` with the graph fetched once (a construction check; reads gold)."""
+
+    def __init__(self, store_or_graph: GraphStore | EventIndex | Any, max_len: int = 4) -> None:
+        self.index = as_index(store_or_graph)
+        self.max_len = max_len
+
+    def answer(self, question_row: Mapping[str, Any]) -> str | None:
+        try:
+            return kg_oracle_answer(self.index, question_row, self.max_len)
+        except UnknownEventError:
+            return None
+
+
 def _forward(h: str, r: str, t: str) -> Triple:
     """A triple in the stored (forward) direction, in paper names: ``IsResult(a, b)`` -> ``Causes(b, a)``."""
     rtype, forward = CANONICAL[r]
@@ -212,8 +254,6 @@ class TripleEvidence:
     and type-level triple -> the questions (or ``"other"`` datasets) stating it."""
 
     def __init__(self, store: GraphStore) -> None:
-        from eventkg.queries.event_graph import event_name
-
         self.types: dict[str, list[tuple[str, str]]] = {}
         self.support: dict[Triple, set[str]] = {}
         text = {n["id"]: n.get("text") or "" for n in store.iter_nodes("Event")}

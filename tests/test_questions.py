@@ -22,13 +22,12 @@ from eventkg.graphstore import open_store
 from eventkg.graphstore.base import Batch
 from eventkg.graphstore.model import FAMILIES, INVERSE, VAGUE, event_id, family_of
 from eventkg.queries.event_graph import EVENT_REL_TYPES, EventIndex
+from eventkg.queries.oracle import KGOracle, kg_oracle_answer
 from eventkg.queries.questions import (
     CRR_CHOICES,
     GraphNegativeSampler,
-    KGOracle,
     generate,
     generate_questions,
-    kg_oracle_answer,
     store_questions,
 )
 from tests.conftest import PROJECT_SAMPLES
