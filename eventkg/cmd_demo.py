@@ -42,8 +42,8 @@ def demo_command(
     Example:  eventkg demo --out ./demo-report --n 50 --seed 1  &&  less ./demo-report/report.md
     """
     from eventkg.cli import state
-    from eventkg.graphstore import open_store
     from eventkg.demo import check_options, run_demo
+    from eventkg.graphstore import open_store
 
     check_options(n, negatives)
     st = state(ctx)
