@@ -156,7 +156,7 @@ def generate_and_store(store: GraphStore, n: int, seed: int, negatives: str = "f
     that only this run's questions are scored.
     """
     from eventkg.queries.event_graph import EventIndex
-    from eventkg.queries.questions import generate_questions, store_questions
+    from eventkg.queries.make_questions import make_questions
 
     check_options(n, negatives)
     progress("read the event graph", 0, None)
@@ -178,10 +178,8 @@ def generate_and_store(store: GraphStore, n: int, seed: int, negatives: str = "f
                 progress(step, done[0], n)
 
             progress(step, 0, n)
-            made = generate_questions(idx, task, level, n, seed, negatives=sampler if task == "CEC" else None,
-                                      progress=tick)
-            if made:
-                store_questions(store, made, seed)
+            made = make_questions(store, task, level, n, seed, negatives=negatives, save=True, graph=idx,
+                                  sampler=sampler, progress=tick)
             counts[f"{task} {level}"] = len(made)
             keys.update(_row_key(q.row) for q in made)
     return counts, keys
