@@ -47,13 +47,14 @@ def ingest_command(
         console.print(ctx.get_help())
         raise typer.Exit(0 if source is None else EXIT_CODE)
     from eventkg.cli import state
-    from eventkg.ingest.registry import load
+    from eventkg.ingest.registry import check_options, get_loader, load
 
     options: dict[str, Any] = {"on_error": on_error, "rejects": rejects, "limit": limit}
     if batch_size is not None:  # otherwise each loader's measured default applies
         options["batch_size"] = batch_size
     options |= {k: v for k, v in source_options.items() if ctx.get_parameter_source(k).name != "DEFAULT"}
     try:
+        check_options(get_loader(source), options)  # refused before the store is opened (or created)
         with state(ctx).open() as store, IngestProgress(source, disabled=as_json) as bar:
             store.on_bulk_write = bar.stage
             report = load(store, source, path, progress=bar.rows, **options)
