@@ -1,7 +1,8 @@
 """``eventkg eval`` (benchmarks over the store), ``eventkg export lm-eval`` and ``export neo4j-import``.
 
 Thin skin over :mod:`eventkg.tasks`: ``eval`` is :func:`eventkg.tasks.evaluate_models` (each model
-through :func:`eventkg.tasks.evaluate`, then :func:`eventkg.tasks.report.write_report`); ``export lm-eval`` is :func:`eventkg.tasks.export_lmeval.export_lm_eval`.
+through :func:`eventkg.tasks.evaluate`, then :func:`eventkg.tasks.report.write_report`);
+``export lm-eval`` is :func:`eventkg.tasks.export_lmeval.export_lm_eval`.
 """
 
 from __future__ import annotations
