@@ -41,7 +41,8 @@ _API: dict[str, str] = {
     "question_subgraph": "eventkg.queries.subgraphs:question_subgraph",
     "score_schema": "eventkg.queries.subgraph_scoring:score_schema",
     # tasks
-    "evaluate": "eventkg.tasks.runner:evaluate",
+    "evaluate": "eventkg.tasks:evaluate",
+    "evaluate_models": "eventkg.tasks:evaluate_models",
     "get_task": "eventkg.tasks.registry:get_task",
     "load_model": "eventkg.tasks.models:load_model",
 }

@@ -18,6 +18,9 @@ from rich.table import Table
 from eventkg.errors import EXIT_CODE, EventKGError
 from eventkg.graphstore import StoreError, open_store, resolve_store_url
 from eventkg.output import parse_params, print_rows
+from eventkg.queries.stats import instances_without_text, store_stats
+
+__all__ = ["app", "main", "state", "instances_without_text"]  # instances_without_text: kept where tests import it
 
 app = typer.Typer(
     name="eventkg",
@@ -80,13 +83,12 @@ def stats(
     ctx: typer.Context,
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")] = False,
 ) -> None:
-    """Count nodes per label and edges per type.
+    """Count nodes per label and edges per type (eventkg.queries.stats.store_stats(store)).
 
     Example:  eventkg --store neo4j://localhost:7687 stats --json
     """
     with state(ctx).open(read_only=True) as store:
-        counts = store.counts()
-        counts["instances_without_text"] = instances_without_text(store)
+        counts = store_stats(store)
     if as_json:
         print(json.dumps(counts, indent=2))
         return
@@ -103,15 +105,6 @@ def stats(
     if counts["instances_without_text"]:
         table.add_row("events", "instances without text", f"{counts['instances_without_text']:,}")
     console.print(table)
-
-
-# An instance a source names without its sentence (EV²'s release has some) is stored with text ''.
-WITHOUT_TEXT = "MATCH (e:Event) WHERE e.level = 'instance' AND e.text = '' RETURN count(e) AS n"
-
-
-def instances_without_text(store) -> int:
-    """Instance events stored without text (see ``ingest/ev2.py``), counted in the store."""
-    return int(store.query(WITHOUT_TEXT)[0]["n"])
 
 
 @app.command()

@@ -25,7 +25,7 @@ from eventkg.output import parse_params, print_rows
 
 STYLE_FILE = QUERIES_FILE.with_name("browser_style.grass")
 console = Console()
-browser_app = typer.Typer(help="Neo4j Browser helpers (see docs/browser.md).", no_args_is_help=True)
+browser_app = typer.Typer(help="Neo4j Browser helpers (see docs/browser.md).\n\nExample:  eventkg browser style > eventkg.grass", no_args_is_help=True)
 
 _DECL = re.compile(r"\s*([\w-]+)\s*:\s*(\"[^\"]*\"|[^;]*);?")
 

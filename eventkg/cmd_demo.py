@@ -1,4 +1,4 @@
-"""``eventkg demo``: the bundled samples end to end, a thin skin over :func:`eventkg.tasks.demo.run_demo`."""
+"""``eventkg demo``: the bundled samples end to end, a thin skin over :func:`eventkg.demo.run_demo`."""
 
 from __future__ import annotations
 
@@ -42,8 +42,8 @@ def demo_command(
     Example:  eventkg demo --out ./demo-report --n 50 --seed 1  &&  less ./demo-report/report.md
     """
     from eventkg.cli import state
+    from eventkg.demo import check_options, run_demo
     from eventkg.graphstore import open_store
-    from eventkg.tasks.demo import check_options, run_demo
 
     check_options(n, negatives)
     st = state(ctx)
@@ -77,7 +77,7 @@ def demo_command(
 
 def headline_table(headline: dict[str, dict[str, float | None]], items: dict[str, int]) -> Table:
     """Suites by baselines, the headline metric of each (what the demo prints last)."""
-    from eventkg.tasks.demo import BASELINES, SUITES
+    from eventkg.demo import BASELINES, SUITES
 
     table = Table(title="eventkg demo: headline accuracy (kg-oracle: own answer hidden, abstentions wrong; - = not run)", box=box.SIMPLE_HEAD,
                   show_edge=False, pad_edge=False)

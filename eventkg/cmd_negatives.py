@@ -1,6 +1,6 @@
 """``eventkg negatives`` and ``eventkg subgraph``: the embedding-backed queries.
 
-Both are thin skins over :class:`eventkg.queries.negatives.NegativeSampler` and
+Both are thin skins over :func:`eventkg.queries.question_negatives.negatives_for` and
 :func:`eventkg.queries.retrieve.retrieve`; the FAISS index they share is built on first use and
 reused afterwards (see :mod:`eventkg.queries.vector_index`). A first build says on stderr how
 many events it will embed and its ETA, shows a progress bar with rate and time left, and
@@ -29,10 +29,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from eventkg.graphstore.base import GraphStore
-from eventkg.graphstore.model import CANONICAL, event_id, family_of, normalise_text
-from eventkg.queries.negatives import NegativeSampler, NegativesError, require_event_relations
-from eventkg.queries.vector_index import LEVELS, clear_index, index_dir, open_index
+from eventkg.errors import EventKGError
 
 console = Console()
 err_console = Console(stderr=True)
@@ -69,29 +66,10 @@ def _progress(label: str) -> Iterator:
 
 
 def _check_level(level: str | None) -> None:
+    from eventkg.queries.lookup import LEVELS
+
     if level is not None and level not in LEVELS:
-        raise NegativesError(f"--level {level!r}: expected one of {', '.join(LEVELS)}")
-
-
-def find_event(store: GraphStore, text: str, level: str | None) -> tuple[str, dict]:
-    """The Event node of a text (schema level first when no level is given)."""
-    for lvl in [level] if level else list(LEVELS):
-        eid = event_id(text, lvl)
-        node = store.get_nodes("Event", [eid]).get(eid)
-        if node is not None:
-            return eid, node
-    where = f"at level {level}" if level else "at any level"
-    raise NegativesError(f"no Event with text {normalise_text(text)!r} {where} in store {store.url}")
-
-
-def default_answer(store: GraphStore, query_id: str, relation: str) -> str:
-    """An event the query has a direct ``relation`` edge to (the first by text)."""
-    rtype, forward = CANONICAL[relation]
-    g = store.neighbourhood([query_id], hops=1, rel_types=[rtype], direction="out" if forward else "in")
-    others = sorted((g.nodes[n].get("text") or n, n) for n in g.nodes if n != query_id)
-    if not others:
-        raise NegativesError(f"the event has no {relation} edge to take as the answer; give --answer TEXT")
-    return others[0][1]
+        raise EventKGError(f"--level {level!r}: expected one of {', '.join(LEVELS)}")
 
 
 def negatives(
@@ -115,45 +93,26 @@ def negatives(
     Example:  eventkg negatives "learn" --rel Causes -k 3 --level schema --json
     """
     from eventkg.cli import state
+    from eventkg.queries.question_negatives import negatives_for
 
-    _check_level(level)
-    if rel not in CANONICAL:
-        raise NegativesError(f"--rel {rel!r}: expected one of {', '.join(CANONICAL)}")
-    with state(ctx).open(read_only=True) as store:
-        require_event_relations(store, family_of(rel))
-        qid, _ = find_event(store, event, level)
-        aid = find_event(store, answer, level)[0] if answer else default_answer(store, qid, rel)
-        if rebuild:
-            clear_index(store)
-        sampler = NegativeSampler(store, model_name=model, level=level, similarity_cap=cap, clusters=clusters)
-        ans_level = level or store.get_nodes("Event", [aid])[aid].get("level")
-        with _progress("embedding events") as cb:
-            vi = open_index(store, model, ans_level if ans_level in LEVELS else None, progress=cb, notice=_notice,
-                            device=device, index_kind=index_kind)
-        scored = sampler.sample_scored(qid, rel, aid, k=k, rng=seed)
-        nodes = store.get_nodes("Event", [qid, aid, *(i for i, _ in scored)])
-    text = {i: n.get("text") for i, n in nodes.items()}
+    with state(ctx).open(read_only=True) as store, _progress("embedding events") as cb:
+        out = negatives_for(store, event, rel, k=k, answer=answer, level=level, model=model, clusters=clusters,
+                            similarity_cap=cap, seed=seed, rebuild=rebuild, device=device, index_kind=index_kind,
+                            progress=cb, notice=_notice)
     if as_json:
-        out = {
-            "event": {"id": qid, "text": text.get(qid)},
-            "relation": rel,
-            "answer": {"id": aid, "text": text.get(aid)},
-            "negatives": [{"id": i, "text": text.get(i), "similarity": round(s, 4)} for i, s in scored],
-            "index": {"path": str(index_dir(store)), "built": vi.built, "size": len(vi), "model": vi.manifest["model"],
-                      "kind": vi.manifest["params"]["kind"]},
-        }
         print(json.dumps(out, indent=2, ensure_ascii=False))
         return
-    table = Table(title=f'negatives for "{text.get(qid)}" {rel} "{text.get(aid)}"')
+    asked, answered = out["event"]["text"], out["answer"]["text"]
+    table = Table(title=f'negatives for "{asked}" {rel} "{answered}"')
     table.add_column("#", justify="right")
     table.add_column("negative")
     table.add_column("similarity to answer", justify="right")
     table.add_column("id")
-    for n, (i, s) in enumerate(scored, 1):
-        table.add_row(str(n), text.get(i) or "", f"{s:.3f}", i)
+    for n, neg in enumerate(out["negatives"], 1):
+        table.add_row(str(n), neg["text"] or "", f"{neg['similarity']:.3f}", neg["id"])
     console.print(table)
-    if len(scored) < k:
-        err_console.print(f"only {len(scored)} candidates passed the filters")
+    if len(out["negatives"]) < k:
+        err_console.print(f"only {len(out['negatives'])} candidates passed the filters")
 
 
 def subgraph(
@@ -177,6 +136,7 @@ def subgraph(
     """
     from eventkg.cli import state
     from eventkg.queries.retrieve import RetrieveError, retrieve
+    from eventkg.queries.vector_index import open_index
 
     _check_level(level)
     if fmt not in ("prompt", "json", "triples"):

@@ -1,13 +1,12 @@
 """``eventkg induce``, ``eventkg paths`` and ``eventkg questions``: the query-layer algorithms.
 
-Thin skins over :func:`eventkg.queries.induce.induce`, :func:`eventkg.queries.induce.paths` and
-:func:`eventkg.queries.questions.generate_questions`.
+Thin skins over :func:`eventkg.queries.induce.induce`, :func:`eventkg.queries.lookup.paths_between` and
+:func:`eventkg.queries.make_questions.make_questions`.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import sys
 from typing import Annotated
 
@@ -15,19 +14,6 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
-
-from eventkg.graphstore.base import GraphStore, StoreError
-from eventkg.graphstore.model import event_id, normalise_text
-from eventkg.queries.event_graph import EVENT_REL_TYPES, EventIndex, UnknownEventError
-from eventkg.queries.induce import induce, parse_relations, paths
-from eventkg.queries.questions import (
-    LEVELS,
-    QuestionError,
-    check_store_can_generate,
-    generate_questions,
-    store_questions,
-    write_jsonl,
-)
 
 console = Console()
 err_console = Console(stderr=True)
@@ -41,19 +27,14 @@ def induce_cmd(
 
     Example:  eventkg induce Before,Causes,Before
     """
+    from eventkg.queries.induce import induce, parse_relations
+
     rels = parse_relations(relations)
     result = induce(rels)
     if as_json:
         print(json.dumps({"relations": rels, "induced": result}))
     else:
         print(result or "none")
-
-
-def _find_event(store: GraphStore, text: str, level: str) -> str:
-    for eid in (text, event_id(text, level)):
-        if store.get_nodes("Event", [eid]):
-            return eid
-    raise UnknownEventError(f"no Event {normalise_text(text)!r} at level {level} in store {store.url}")
 
 
 def paths_cmd(
@@ -68,29 +49,16 @@ def paths_cmd(
     """List the paths of up to --max-len edges between two events, each with its induced relation.
 
     Edges are read both ways (a stored edge walked backwards reads as its inverse). Only the
-    neighbourhood of the two events is fetched, not the whole graph.
+    neighbourhood of the two events is fetched, not the whole graph
+    (eventkg.queries.lookup.paths_between(store, A, B, max_len=...)).
 
     Example:  eventkg paths learn pass_exam --max-len 3 --json
     """
-    if level not in LEVELS:
-        raise QuestionError(f"--level {level!r}: expected schema or instance")
     from eventkg.cli import state
+    from eventkg.queries.lookup import paths_between
 
     with state(ctx).open(read_only=True) as store:
-        a, b = _find_event(store, event_a, level), _find_event(store, event_b, level)
-        # every node on a path of <= L edges lies within ceil(L/2) hops of one end
-        g = store.neighbourhood([a, b], hops=math.ceil(max_len / 2), rel_types=list(EVENT_REL_TYPES))
-    idx = EventIndex.from_graph(g)
-    found = paths(idx, a, b, max_len, inducing_only=not all_paths)
-    named = [
-        {
-            "nodes": [idx.name(idx.pos[n]) for n in p.nodes],
-            "relations": list(p.relations),
-            "induced": p.induced,
-            "length": len(p),
-        }
-        for p in found
-    ]
+        named = paths_between(store, event_a, event_b, max_len=max_len, level=level, inducing_only=not all_paths)
     if as_json:
         print(json.dumps(named, indent=2, ensure_ascii=False))
         return
@@ -121,36 +89,21 @@ def questions_cmd(
 ) -> None:
     """Generate EV²-style CEC or CRR questions from the graph, as EV² JSON lines.
 
+    The Python call: eventkg.queries.make_questions.make_questions(store, TASK, LEVEL, N, SEED, ...).
+
     Example:  eventkg questions cec --level schema -n 500 --seed 1 --out S_CEC.jsonl --negatives random
     """
-    task = task.upper()
-    if task not in ("CEC", "CRR"):
-        raise QuestionError(f"task {task!r}: expected cec or crr")
-    if level not in LEVELS:
-        raise QuestionError(f"--level {level!r}: expected schema or instance")
-    if negatives not in ("faiss", "random"):
-        raise QuestionError(f"--negatives {negatives!r}: expected faiss or random")
     from eventkg.cli import state
+    from eventkg.queries.make_questions import make_questions
+    from eventkg.queries.questions import write_jsonl
 
-    with state(ctx).open(read_only=not store_q) as store:
-        check_store_can_generate(store, level)
-        err_console.print("reading the event graph ...", highlight=False)
-        idx = EventIndex.from_store(store)
-        sampler = None
-        if task == "CEC" and negatives == "faiss":
-            try:
-                from eventkg.queries.negatives import NegativeSampler
-            except ImportError as exc:
-                raise StoreError(f"FAISS negatives unavailable ({exc}); use --negatives random") from None
-            sampler = NegativeSampler(store, model_name=model, level="schema")
-        bar = Progress(TextColumn("questions"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                       console=err_console, transient=True)
-        with bar:
-            job = bar.add_task("questions", total=n)
-            made = generate_questions(idx, task, level, n, seed, negatives=sampler, size=size,
-                                      progress=lambda k: bar.advance(job, k))
-        if store_q and made:
-            store_questions(store, made, seed)
+    bar = Progress(TextColumn("questions"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=err_console, transient=True)
+    with state(ctx).open(read_only=not store_q) as store, bar:
+        job = bar.add_task("questions", total=n)
+        made = make_questions(store, task, level, n, seed, negatives=negatives, model=model, size=size, save=store_q,
+                              progress=lambda k: bar.advance(job, k),
+                              notice=lambda text: err_console.print(text, highlight=False))
     rows = [q.row for q in made]
     if out == "-":
         for row in rows:
@@ -160,7 +113,7 @@ def questions_cmd(
     where = "stdout" if out == "-" else out
     note = (f" (asked for {n}: the graph has no more components of the asked size with a question of this kind)"
             if len(rows) < n else "")
-    err_console.print(f"{len(rows)} {task} {level} questions -> {where}{note}", highlight=False)
+    err_console.print(f"{len(rows)} {task.upper()} {level} questions -> {where}{note}", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

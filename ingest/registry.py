@@ -1,20 +1,49 @@
-"""The registered loaders, with their sources and formats (``eventkg ingest --list``).
+"""The registered loaders, with their sources, formats and own options (``eventkg ingest --list``).
 
-Kept lazy (lm-evaluation-harness lesson): listing loaders imports no loader module.
+Kept lazy (lm-evaluation-harness lesson): listing loaders imports no loader module. Each entry
+declares the options its ``load()`` takes beyond the common ones (:data:`COMMON_OPTIONS`), so
+the CLI's one ``eventkg ingest SOURCE PATH`` command can offer and check them without knowing
+any source.
 """
 
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from types import ModuleType
+from typing import Any
 
-from eventkg.graphstore import StoreError
+from eventkg.errors import EventKGError
+
+#: what every loader's ``load(store, path, *, ...)`` accepts
+COMMON_OPTIONS = ("on_error", "rejects", "limit", "batch_size", "progress")
+
+
+class LoaderError(EventKGError):
+    """An unknown source, or an option the source's loader does not take."""
+
+
+@dataclass(frozen=True)
+class LoaderOption:
+    """One option a loader takes beyond the common ones: keyword, its type and what it does.
+
+    ``type`` is ``bool`` (a flag), ``Path``, ``int`` or ``str``; the CLI spells the keyword
+    ``--kebab-case`` (``map_events`` -> ``--map-events``).
+    """
+
+    name: str
+    type: type
+    help: str
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
 
 
 @dataclass(frozen=True)
 class LoaderInfo:
-    """One source: where its ``load`` lives and what it reads."""
+    """One source: where its ``load`` lives, what it reads, an example, its own options."""
 
     name: str
     module: str
@@ -22,9 +51,17 @@ class LoaderInfo:
     formats: str
     citation: str
     size: str
+    example: str = ""
+    options: tuple[LoaderOption, ...] = field(default=())
 
     def load_module(self) -> ModuleType:
         return importlib.import_module(self.module)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form ``eventkg ingest --list --json`` prints."""
+        return {"name": self.name, "module": self.module, "title": self.title, "formats": self.formats,
+                "citation": self.citation, "size": self.size, "example": self.example,
+                "options": [{"name": o.flag, "type": o.type.__name__, "help": o.help} for o in self.options]}
 
 
 LOADERS: dict[str, LoaderInfo] = {
@@ -35,30 +72,39 @@ LOADERS: dict[str, LoaderInfo] = {
             "S_CEC/S_CRR/I_CEC/I_CRR .jsonl + clustering.json",
             "seed 001 (EV², schema and instance level)",
             "2,442 questions; ~1,570 event types; 1,000 clusters",
+            "eventkg ingest ev2 ingest/samples/ev2",
         ),
         LoaderInfo(
             "eeckg", "eventkg.ingest.eeckg", "EECKG eventuality-centric commonsense graph",
             "ConceptNet 5 assertions CSV (tab) or head,relation,tail[,weight] TSV/CSV",
             "seed 001 §3.1 (Wang et al., 2022b)",
             "verb-phrase events; Causes/Before/HasSubevent",
+            "eventkg ingest eeckg ingest/samples/eeckg --on-error skip --rejects rejects.jsonl",
         ),
         LoaderInfo(
             "aser", "eventkg.ingest.aser", "ASER eventuality graph (streamed)",
             "KG.db SQLite (Eventualities, Relations) [+ concept.db]",
             "ASER toolkit (HKUST-KnowComp)",
             "tens of millions of eventualities; 15 discourse relations",
+            "eventkg ingest aser ingest/samples/aser/KG.db --map-events --concepts ingest/samples/aser/concept.db",
+            (
+                LoaderOption("map_events", bool, "Also add CAUSES/BEFORE from Result/Reason/Precedence/Succession."),
+                LoaderOption("concepts", Path, "An ASER concept.db to add Concept nodes + ABSTRACTS_TO."),
+            ),
         ),
         LoaderInfo(
             "abspyramid", "eventkg.ingest.abspyramid", "AbsPyramid abstraction benchmark",
             "{Detection,Generation}/{noun,verb,event,merged}_dataset/{train,valid,test}.json (JSON lines)",
             "seed 004 (AbsPyramid)",
             "220,797 tuples; Noun/Verb/Event-Entail",
+            "eventkg ingest abspyramid ingest/samples/abspyramid",
         ),
         LoaderInfo(
             "clomo", "eventkg.ingest.clomo", "CLoMo counterfactual logical modification",
             "zero_/few_/cot_<split>.json (JSON lists)",
             "seed 002 (CLoMo)",
             "1,000 items (600/200/200)",
+            "eventkg ingest clomo ingest/samples/clomo",
         ),
     ]
 }
@@ -69,9 +115,34 @@ def get_loader(name: str) -> LoaderInfo:
     try:
         return LOADERS[name]
     except KeyError:
-        raise StoreError(f"unknown source {name!r}; known: {', '.join(LOADERS)}") from None
+        raise LoaderError(f"unknown source {name!r}; known: {', '.join(LOADERS)} (eventkg ingest --list)") from None
+
+
+def loader_options() -> dict[str, LoaderOption]:
+    """Every source-specific option of every loader, by keyword (one declaration per keyword)."""
+    return {o.name: o for info in LOADERS.values() for o in info.options}
+
+
+def check_options(info: LoaderInfo, options: dict[str, Any]) -> None:
+    """Refuse, in one line, an option ``info``'s loader does not take (before anything is opened)."""
+    own = {o.name for o in info.options}
+    for name in options:
+        if name in COMMON_OPTIONS or name in own:
+            continue
+        flag = "--" + name.replace("_", "-")
+        owners = [i.name for i in LOADERS.values() if any(o.name == name for o in i.options)]
+        takes = ", ".join(o.flag for o in info.options) or "only the common options"
+        whose = f" (an option of {', '.join(owners)})" if owners else ""
+        raise LoaderError(f"{flag}: source {info.name!r} does not take it{whose}; {info.name} takes {takes}")
 
 
 def load(store, source: str, path, **options):
-    """``eventkg.ingest.registry.load(store, "ev2", path)`` == ``eventkg.ingest.ev2.load(store, path)``."""
-    return get_loader(source).load_module().load(store, path, **options)
+    """``eventkg.ingest.registry.load(store, "ev2", path)`` == ``eventkg.ingest.ev2.load(store, path)``.
+
+    ``options`` are the common ones (``on_error``, ``rejects``, ``limit``, ``batch_size``,
+    ``progress``) and the source's own (:attr:`LoaderInfo.options`); any other is a
+    :class:`LoaderError` naming the sources that take it.
+    """
+    info = get_loader(source)
+    check_options(info, options)
+    return info.load_module().load(store, path, **options)

@@ -1,4 +1,6 @@
-"""Run one task with one model: build, prompt, answer, parse, score, write.
+"""The evaluation loop: run a task with a model (:func:`evaluate`) or with several, side by side
+(:func:`evaluate_models`, what ``eventkg eval`` and ``eventkg demo`` call): build, prompt, answer,
+parse, score, write.
 
 Writes into ``out``: ``predictions.jsonl`` and ``metrics.json``; :func:`eventkg.tasks.report.write_report`
 then draws the tables and plots. Each predictions line holds what a release's own scorer
@@ -13,14 +15,16 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eventkg.tasks.base import Item, Record, Task
 from eventkg.tasks.errors import TaskError
+from eventkg.tasks.models import load_model
 from eventkg.tasks.models.base import Model, Request
+from eventkg.tasks.registry import get_task
 
 if TYPE_CHECKING:  # pragma: no cover
     from eventkg.graphstore.base import GraphStore
@@ -41,8 +45,8 @@ def slug(text: str) -> str:
 
 def evaluate(
     store: GraphStore,
-    task: Task,
-    model: Model,
+    task: Task | str,
+    model: Model | str,
     *,
     n: int | None = None,
     split: str | None = None,
@@ -51,7 +55,20 @@ def evaluate(
     progress: Callable[[int, int], None] | None = None,
     batch: int = 32,
 ) -> RunResult:
-    """Evaluate ``model`` on ``task`` over the store's documents; write outputs if ``out_dir``."""
+    """Evaluate ``model`` on ``task`` over the store's documents; write outputs if ``out_dir``.
+
+    ``task`` may be a registered name (``"ev2-cec"``) and ``model`` a spec (``"random"``,
+    ``"openai:MODEL@URL"``): ``evaluate(store, "ev2-cec", "random", n=50).metrics``.
+    """
+    if isinstance(task, str):
+        task = get_task(task, seed=seed)
+    if isinstance(model, str):
+        loaded = load_model(model, store=store, seed=seed)
+        try:
+            return evaluate(store, task, loaded, n=n, split=split, seed=seed, out_dir=out_dir, progress=progress,
+                            batch=batch)
+        finally:
+            loaded.close()
     items = task.build(store, split=split, n=n, seed=seed)
     if not items:
         raise TaskError(f"task {task.name}: the store {getattr(store, 'url', '')} holds no documents"
@@ -111,3 +128,76 @@ def write_outputs(out: Path, records: list[Record], metrics: dict[str, Any]) -> 
         for r in records:
             fh.write(json.dumps(r.to_json(), ensure_ascii=False, default=str) + "\n")
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+
+
+#: progress of :func:`evaluate_models`: (model spec, items done, items in all or None before the first)
+ModelsProgress = Callable[[str, int, int | None], None]
+
+
+@dataclass
+class Evaluation:
+    """Several models run on one task: one :class:`RunResult` per spec and the report drawn from them."""
+
+    task: str
+    out_dir: Path
+    report: Path
+    runs: dict[str, RunResult]
+
+    def summary(self) -> dict[str, dict[str, Any]]:
+        """Per model spec, the metrics without the ``_``-prefixed bookkeeping (what ``eval --json`` prints)."""
+        return {spec: {k: v for k, v in run.metrics.items() if not k.startswith("_")} for spec, run in self.runs.items()}
+
+
+def http_options(spec: str, http: dict[str, Any] | None) -> dict[str, Any]:
+    """HTTP options (timeout, concurrency, use_cache, cache) only for the HTTP adapter; the others take none."""
+    if not http or not spec.startswith("openai:"):
+        return {}
+    return {k: v for k, v in http.items() if v is not None}
+
+
+def evaluate_models(
+    store: GraphStore,
+    task: Task | str,
+    models: Sequence[str],
+    *,
+    out_dir: str | Path | None = None,
+    n: int | None = None,
+    split: str | None = None,
+    seed: int = 0,
+    task_options: dict[str, Any] | None = None,
+    judge: str | None = None,
+    http: dict[str, Any] | None = None,
+    progress: ModelsProgress | None = None,
+) -> Evaluation:
+    """Run each model spec on ``task`` into ``out_dir/<spec>/`` and draw ``out_dir/report.md``.
+
+    The loop behind ``eventkg eval`` and ``eventkg demo``. ``task`` is a registered name (built
+    with ``task_options``, e.g. ``{"style": "cot", "origin": "imported"}``) or a task object;
+    ``out_dir`` defaults to ``./eventkg-eval/<task>``; ``judge`` is the model spec of a task's
+    judge (CLoMo's SES); ``http`` the HTTP adapter's options. A bad spec or an unknown task
+    raises before anything is written.
+    """
+    from eventkg.tasks.report import write_report
+
+    if isinstance(task, str):
+        task = get_task(task, seed=seed, judge=judge, **(task_options or {}))
+    out = Path(out_dir) if out_dir else Path("eventkg-eval") / task.name
+    judge_model = load_model(judge, store=store, seed=seed, **http_options(judge, http)) if judge else None
+    if hasattr(task, "set_judge"):
+        task.set_judge(judge_model)
+    runs: dict[str, RunResult] = {}
+    try:
+        for spec in models:
+            if progress:
+                progress(spec, 0, None)
+            model = load_model(spec, store=store, seed=seed, **http_options(spec, http))
+            try:
+                runs[spec] = evaluate(store, task, model, n=n, split=split, seed=seed, out_dir=out / slug(spec),
+                                      progress=(lambda done, total, spec=spec: progress(spec, done, total))
+                                      if progress else None)
+            finally:
+                model.close()
+    finally:
+        if judge_model is not None:
+            judge_model.close()
+    return Evaluation(task.name, out, write_report(out, task.name), runs)

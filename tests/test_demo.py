@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from scipy.stats import binom
 
+from eventkg.demo import BASELINES, SUITES, generate_and_store, ingest_samples
 from eventkg.graphstore import open_store
-from eventkg.tasks.demo import BASELINES, SUITES, generate_and_store, ingest_samples
 
 ROOT = Path(__file__).resolve().parent.parent
 N = 30  # questions per task and level: small, still enough for the chance bounds

@@ -17,11 +17,11 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
+from eventkg.demo import SOURCES, ingest_samples
 from eventkg.graphstore import open_store
 from eventkg.graphstore.model import EVENT_RELATIONS, FAMILIES, INVERSE, STORED_TO_FORWARD, VAGUE, event_id
 from eventkg.queries.induce import induce
 from eventkg.queries.oracle import EV2Oracle
-from eventkg.tasks.demo import SOURCES, ingest_samples
 
 MAX_LEN = 4  # the kg-oracle's walk length (tasks/ev2.py)
 EVENT_TYPES = list(STORED_TO_FORWARD)

@@ -1,4 +1,7 @@
-"""The whole pipeline on the bundled samples, for a first look (``eventkg demo``).
+"""The whole pipeline on the bundled samples, for a first look (``eventkg demo`` is :func:`run_demo`).
+
+It orchestrates ingest, questions and tasks, so it sits above the layers (beside the CLI), not
+in :mod:`eventkg.tasks` (which imports no ingest code).
 
 1. ingest every sample under ``ingest/samples`` (EV², EECKG, ASER with its concepts,
    AbsPyramid, CLoMo) into one store;
@@ -30,8 +33,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from eventkg.errors import EventKGError
 from eventkg.tasks.base import Item, sample
-from eventkg.tasks.errors import TaskError
 
 if TYPE_CHECKING:  # pragma: no cover
     from eventkg.graphstore.base import GraphStore
@@ -41,6 +44,10 @@ SAMPLES = Path(__file__).resolve().parent.parent / "ingest" / "samples"
 BASELINES = ("kg-oracle", "random", "majority", "embed-sim")
 NEGATIVES = ("faiss", "random")
 DEFAULT_N = 75  # questions per task and level: ~300 generated in all
+
+class DemoError(EventKGError):
+    """A bad demo option, or a bundled sample missing from the checkout."""
+
 
 #: progress callback: (step label, done, total or None)
 Progress = Callable[[str, int, int | None], None]
@@ -120,17 +127,17 @@ def _silent(step: str, done: int, total: int | None) -> None:
 
 def ingest_samples(store: GraphStore, root: Path = SAMPLES, progress: Progress = _silent) -> list[dict[str, Any]]:
     """Every bundled sample into ``store`` (idempotent upserts); one summary dict per source."""
-    from eventkg.ingest.registry import get_loader
+    from eventkg.ingest.registry import load
 
     out = []
     for src in SOURCES:
         path = root / src.path
         if not path.exists():
-            raise TaskError(f"{path}: bundled sample missing (is this a full checkout?)")
+            raise DemoError(f"{path}: bundled sample missing (is this a full checkout?)")
         step = f"ingest {src.name}"
         progress(step, 0, None)
-        report = get_loader(src.name).load_module().load(
-            store, path, progress=lambda rows, rejected, step=step: progress(step, rows, None), **src.load_options(root))
+        report = load(store, src.name, path, progress=lambda rows, rejected, step=step: progress(step, rows, None),
+                      **src.load_options(root))
         progress(step, report.rows, report.rows)
         out.append({"source": src.name, "path": str(path), "rows": report.rows, "rejected": report.rejected,
                     "nodes": sum(report.nodes.values()), "edges": sum(report.edges.values()),
@@ -149,7 +156,7 @@ def generate_and_store(store: GraphStore, n: int, seed: int, negatives: str = "f
     that only this run's questions are scored.
     """
     from eventkg.queries.event_graph import EventIndex
-    from eventkg.queries.questions import generate_questions, store_questions
+    from eventkg.queries.make_questions import make_questions
 
     check_options(n, negatives)
     progress("read the event graph", 0, None)
@@ -171,10 +178,8 @@ def generate_and_store(store: GraphStore, n: int, seed: int, negatives: str = "f
                 progress(step, done[0], n)
 
             progress(step, 0, n)
-            made = generate_questions(idx, task, level, n, seed, negatives=sampler if task == "CEC" else None,
-                                      progress=tick)
-            if made:
-                store_questions(store, made, seed)
+            made = make_questions(store, task, level, n, seed, negatives=negatives, save=True, graph=idx,
+                                  sampler=sampler, progress=tick)
             counts[f"{task} {level}"] = len(made)
             keys.update(_row_key(q.row) for q in made)
     return counts, keys
@@ -208,31 +213,22 @@ class _OnlyThese:
 
 def evaluate_suite(store: GraphStore, suite: Suite, out: Path, seed: int, keys: set[str] | None = None,
                    progress: Progress = _silent) -> dict[str, dict[str, Any]]:
-    """Run every model of ``suite`` into ``out/<suite.key>/<model>/`` and draw its report.md."""
-    from eventkg.tasks.models import load_model
-    from eventkg.tasks.registry import get_task
-    from eventkg.tasks.report import write_report
-    from eventkg.tasks.runner import evaluate, slug
+    """Run every model of ``suite`` into ``out/<suite.key>/<model>/`` and draw its report.md.
+
+    The loop is :func:`eventkg.tasks.evaluate_models`, the one ``eventkg eval`` runs; a generated
+    suite's task is restricted to this run's questions.
+    """
+    from eventkg.tasks import evaluate_models, get_task
 
     folder = out / suite.key
     if folder.exists():
         shutil.rmtree(folder)  # a re-run replaces the suite wholly (no stale model folders)
-    results: dict[str, dict[str, Any]] = {}
-    for spec in suite.models:
-        task = get_task(suite.task, seed=seed, **dict(suite.options))
-        if suite.generated:
-            task = _OnlyThese(task, keys or set())
-        step = f"eval {suite.key} · {spec}"
-        progress(step, 0, None)
-        model = load_model(spec, store=store, seed=seed)
-        try:
-            run = evaluate(store, task, model, split=suite.split, seed=seed, out_dir=folder / slug(spec),
-                           progress=lambda done, total, step=step: progress(step, done, total))
-        finally:
-            model.close()
-        results[spec] = run.metrics
-    write_report(folder, suite.task)
-    return results
+    task: Any = get_task(suite.task, seed=seed, **dict(suite.options))
+    if suite.generated:
+        task = _OnlyThese(task, keys or set())
+    done = evaluate_models(store, task, suite.models, out_dir=folder, split=suite.split, seed=seed,
+                           progress=lambda spec, n, total: progress(f"eval {suite.key} · {spec}", n, total))
+    return {spec: run.metrics for spec, run in done.runs.items()}
 
 
 # --- 4. report ---------------------------------------------------------------------------------
@@ -319,9 +315,9 @@ def write_demo_report(result: DemoResult, all_metrics: dict[str, dict[str, dict[
 def check_options(n: int, negatives: str) -> None:
     """Refuse bad options before anything is opened or written."""
     if n < 1:
-        raise TaskError(f"--n {n}: need at least one question per task and level")
+        raise DemoError(f"--n {n}: need at least one question per task and level")
     if negatives not in NEGATIVES:
-        raise TaskError(f"--negatives {negatives!r}: expected one of {', '.join(NEGATIVES)}")
+        raise DemoError(f"--negatives {negatives!r}: expected one of {', '.join(NEGATIVES)}")
 
 
 def run_demo(store: GraphStore, out: str | Path, *, n: int = DEFAULT_N, seed: int = 0, negatives: str = "faiss",
