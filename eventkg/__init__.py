@@ -24,6 +24,7 @@ __version__ = "0.1.0"
 _API: dict[str, str] = {
     # errors and settings
     "EventKGError": "eventkg.errors:EventKGError",
+    "SettingError": "eventkg.settings:SettingError",
     # graphstore
     "open_store": "eventkg.graphstore.open:open_store",
     "GraphStore": "eventkg.graphstore.base:GraphStore",
@@ -40,6 +41,9 @@ _API: dict[str, str] = {
     "retrieve": "eventkg.queries.retrieve:retrieve",
     "question_subgraph": "eventkg.queries.subgraphs:question_subgraph",
     "score_schema": "eventkg.queries.subgraph_scoring:score_schema",
+    "store_stats": "eventkg.queries.stats:store_stats",
+    "export_rdf": "eventkg.queries.export_rdf:export_rdf",
+    "export_graphml": "eventkg.queries.export_graphml:export_graphml",
     # tasks
     "evaluate": "eventkg.tasks:evaluate",
     "evaluate_models": "eventkg.tasks:evaluate_models",
