@@ -119,6 +119,7 @@ SMALL_QUERY = 8  # searches of at most this many queries run on one thread (see 
 # the names these helpers had when they lived here (benches and tests use them)
 _atomic, _save_npy, _encode_chunks, _prepare = atomic_write, save_npy, encode_chunks, set_search_params
 
+
 # -- fingerprint ----------------------------------------------------------------------------
 
 
@@ -155,6 +156,7 @@ def _fingerprint_of(ids: Any) -> dict[str, Any]:
     if values:
         h.update(("\n".join(values) + "\n").encode())
     return {"count": len(values), "hash": h.hexdigest()}
+
 
 # -- the index object -----------------------------------------------------------------------
 
