@@ -4,7 +4,7 @@ What it measures, on ``--texts`` ASER-shaped event texts (the ``words`` column t
 :func:`eventkg.ingest.aser_shape.make_aser_shape_kg` writes, 1M by default):
 
 1. **build on the accelerator**: every text through the index build's own resumable path
-   (:func:`eventkg.queries.vector_index._encode_chunks`: chunks saved as they finish), on
+   (:func:`eventkg.queries.vector_encode.encode_chunks`: chunks saved as they finish), on
    ``--device`` with the batch size :func:`eventkg.queries.embeddings.default_batch_size` picks
    for it; texts/s and the wall time for all of them;
 2. **batch sizes**: the same encoder on a ``--sweep`` sample with other batch sizes, so the

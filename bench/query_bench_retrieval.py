@@ -8,12 +8,12 @@ Every figure sits beside a baseline measured in the same run:
 
 1. **build**: reading the texts of all events of the store (columnar Arrow read vs the
    previous ``iter_nodes`` loop), and embedding a sample of ``--sample`` texts (10K) with
-   the resumable chunked build (:func:`eventkg.queries.vector_index._encode_chunks`, chunks saved)
+   the resumable chunked build (:func:`eventkg.queries.vector_encode.encode_chunks`, chunks saved)
    vs the previous loop (``Embedder.encode`` on chunks of 4,096, batch 256, default torch
    threads), interleaved, best of two rounds each (other jobs on a shared machine make single
    timings drift). The hours for all the store's events are **extrapolated** from the sample rate.
 2. **ann**: 1M unit vectors of dim 384, 2,000 held-out queries, top 10: exact search
-   (``IndexFlatIP``, batched) vs the index :func:`eventkg.queries.vector_index.build_faiss` builds
+   (``IndexFlatIP``, batched) vs the index :func:`eventkg.queries.vector_faiss.build_faiss` builds
    (kind ``--index-kind``, parameters calibrated at build time), QPS and recall@10. Data:
    ``lowdim`` = a mixture of 2,000 clusters in a 64-dimensional subspace plus isotropic
    noise (sentence embeddings have a low intrinsic dimension), and ``uniform`` = uniformly

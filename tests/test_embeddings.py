@@ -9,6 +9,7 @@ import pytest
 
 from eventkg.graphstore.base import Batch
 from eventkg.graphstore.model import event_id
+from eventkg.queries import vector_faiss
 from eventkg.queries import vector_index as vx
 from eventkg.queries.embeddings import BUNDLED_NAME, Embedder, EmbeddingModelError, bundled_model_path, resolve_model
 from tests.test_retrieve import write_world
@@ -129,7 +130,7 @@ def clustered(n: int, d: int, centres: int, seed: int = 0) -> np.ndarray:
 def test_large_sets_use_calibrated_ivf(monkeypatch):
     import faiss
 
-    monkeypatch.setattr(vx, "IVF_THRESHOLD", 5_000)
+    monkeypatch.setattr(vector_faiss, "IVF_THRESHOLD", 5_000)
     data = clustered(20_300, 64, 200)
     x, q = data[:20_000], data[20_000:]  # held-out queries from the same distribution
     index, params = vx.build_faiss(x, kind="ivf")
@@ -146,7 +147,7 @@ def test_large_sets_use_calibrated_ivf(monkeypatch):
 def test_auto_kind_above_the_threshold_is_refined_ivfpq(monkeypatch):
     import faiss
 
-    monkeypatch.setattr(vx, "IVF_THRESHOLD", 5_000)
+    monkeypatch.setattr(vector_faiss, "IVF_THRESHOLD", 5_000)
     data = clustered(20_300, 64, 200, seed=1)
     x, q = data[:20_000], data[20_000:]
     index, params = vx.build_faiss(x)

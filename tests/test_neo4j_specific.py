@@ -14,6 +14,7 @@ import pytest
 from eventkg.graphstore import Batch, MissingEndpointError, StoreError, WriteRefused, open_store
 from eventkg.graphstore.model import NODE_TYPES
 from eventkg.graphstore.neo4j_store import INDEXED, Neo4jStore, parse_url
+from eventkg.graphstore.neo4j_upsert import empty_kinds
 
 pytestmark = pytest.mark.neo4j
 
@@ -300,7 +301,7 @@ def test_a_stopped_server_is_one_line_and_a_rerun_completes(tmp_path):
 def test_empty_labels_and_types_are_known_empty(n4):
     # rows of an empty label/type are CREATEd without a lookup; this check decides it
     with n4._session() as s:
-        assert s.execute_read(n4._empty_kinds, ["Event"], ["CAUSES"]) == {"Event", "CAUSES"}
+        assert s.execute_read(empty_kinds, ["Event"], ["CAUSES"]) == {"Event", "CAUSES"}
     n4.write_batch(_events("a"))
     with n4._session() as s:
-        assert s.execute_read(n4._empty_kinds, ["Event"], ["CAUSES"]) == {"CAUSES"}
+        assert s.execute_read(empty_kinds, ["Event"], ["CAUSES"]) == {"CAUSES"}

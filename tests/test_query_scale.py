@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from eventkg.graphstore.base import Batch
 from eventkg.graphstore.model import event_id
-from eventkg.queries import adjacency, columnar
+from eventkg.queries import adjacency, columnar, vector_encode
 from eventkg.queries import vector_index as vx
 from eventkg.queries.embeddings import Embedder
 from eventkg.queries.negatives import NegativesError, require_event_relations
@@ -39,7 +39,7 @@ class Stop(Exception):
 
 def test_interrupted_build_resumes_and_equals_the_uninterrupted_one(world, monkeypatch, tmp_path):
     monkeypatch.setattr(vx, "ENCODE_CHUNK", 8)
-    monkeypatch.setattr(vx, "NOTICE_MIN", 0)
+    monkeypatch.setattr(vector_encode, "NOTICE_MIN", 0)
     folder = vx.index_dir(world)
     n = vx.fingerprint(world, "schema")["count"]
     assert n > 24  # several chunks
@@ -99,7 +99,7 @@ def test_a_stale_plan_is_not_resumed(world, monkeypatch):
 
 
 def test_first_build_says_size_and_eta_before_encoding(world, monkeypatch):
-    monkeypatch.setattr(vx, "NOTICE_MIN", 10)
+    monkeypatch.setattr(vector_encode, "NOTICE_MIN", 10)
     notes: list[str] = []
     encoded_at_notice: list[int] = []
     emb = Embedder()
@@ -118,7 +118,7 @@ def test_first_build_says_size_and_eta_before_encoding(world, monkeypatch):
     again: list[str] = []
     vx.open_index(world, level="schema", notice=again.append)
     assert again == []  # nothing to say when the index exists
-    monkeypatch.setattr(vx, "NOTICE_MIN", 2_000)
+    monkeypatch.setattr(vector_encode, "NOTICE_MIN", 2_000)
     quiet: list[str] = []
     vx.open_index(world, level="instance", notice=quiet.append)
     assert quiet == []  # a build of seconds starts without the probe

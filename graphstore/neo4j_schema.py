@@ -1,0 +1,50 @@
+"""The uniqueness constraints and indexes a Neo4j store declares, created when it is first opened.
+
+Every label gets a uniqueness constraint on ``id``: it makes each endpoint lookup of the write
+path (``MATCH (a:Label {id: ...})``) an index seek, where an unlabelled MATCH scans. The labels
+in :data:`INDEXED` also get range indexes on the properties the queries look up by.
+"""
+
+from __future__ import annotations
+
+import neo4j
+
+from eventkg.graphstore.model import NODE_TYPES
+
+#: Label -> property with a (non-unique) range index, beside the unique ``id`` of every label.
+INDEXED = {
+    "Event": ["text"],
+    "Concept": ["name"],
+    "Argument": ["text", "id_string"],
+    "Statement": ["text"],
+    "Premise": ["text"],
+    "Question": ["qid"],
+}
+
+
+def schema_statements() -> list[tuple[str, str]]:
+    """(name, DDL) of the uniqueness constraints and indexes the store declares."""
+    stmts = [
+        (
+            f"{label.lower()}_id",
+            f"CREATE CONSTRAINT {label.lower()}_id IF NOT EXISTS FOR (n:{label}) REQUIRE n.id IS UNIQUE",
+        )
+        for label in NODE_TYPES
+    ]
+    for label, props in INDEXED.items():
+        for prop in props:
+            name = f"{label.lower()}_{prop}"
+            stmts.append((name, f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON (n.{prop})"))
+    return stmts
+
+
+def ensure_schema(driver: neo4j.Driver, database: str | None) -> None:
+    """Create the missing constraints/indexes (once per database, not on every open)."""
+    with driver.session(database=database, default_access_mode=neo4j.WRITE_ACCESS) as s:
+        have = {r["name"] for r in s.run("SHOW CONSTRAINTS YIELD name")}
+        have |= {r["name"] for r in s.run("SHOW INDEXES YIELD name")}
+        todo = [ddl for name, ddl in schema_statements() if name not in have]
+        for ddl in todo:
+            s.run(ddl).consume()
+        if todo:
+            s.run("CALL db.awaitIndexes(300)").consume()
