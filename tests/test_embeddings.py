@@ -159,3 +159,16 @@ def test_auto_kind_above_the_threshold_is_refined_ivfpq(monkeypatch):
     assert vx.recall_at_k(got, truth) >= 0.95
     # the vectors are kept for the re-ranking and for negatives, in float16 (half the bytes)
     np.testing.assert_array_equal(index.reconstruct(7), x[7].astype(np.float16).astype(np.float32))
+
+
+def test_auto_kind_falls_back_to_exact_when_ivfpq_misses_the_recall(monkeypatch):
+    """A recall the calibration cannot reach (here: above 1) gives the exact index, and says so."""
+    import faiss
+
+    monkeypatch.setattr(vector_faiss, "IVF_THRESHOLD", 5_000)
+    x = clustered(8_000, 32, 50, seed=2)
+    index, params = vx.build_faiss(x, target_recall=1.01)
+    assert isinstance(index, faiss.IndexFlatIP) and index.ntotal == 8_000
+    assert params["kind"] == "flat" and params["instead_of"] == "ivfpq" and params["ivfpq_recall@10"] < 1.01
+    explicit, explicit_params = vx.build_faiss(x, target_recall=1.01, kind="ivfpq")  # asked for: kept
+    assert explicit_params["kind"] == "ivfpq"
