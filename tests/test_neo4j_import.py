@@ -110,11 +110,13 @@ def test_export_writes_headers_the_importer_reads(both):
     *_, csv = both
     first = (csv / "nodes-Event.csv").read_text().splitlines()[0]
     assert first == ",".join(f'"{h}"' for h in node_header("Event"))
-    assert node_header("Event")[:2] == ["id:ID(Event)", "sources:string[]"]
+    # nodes are numbered for the importer (--id-type=actual); the string id is a plain property
+    assert node_header("Event")[:3] == [":ID(Event)", "id", "sources:string[]"]
     assert rel_header("ASKS")[:3] == [":START_ID(Question)", ":END_ID(Event)", "sources:string[]"]
     manifest = json.loads((csv / "import.json").read_text())
     assert manifest["multiline"] == ["nodes-Event.csv"]  # only the file with a line break in a value
     assert "--relationships=CAUSES=rels-CAUSES.csv" in admin_arguments(csv)
+    assert "--id-type=actual" in admin_arguments(csv)
 
 
 def test_a_folder_without_a_manifest_is_one_line(tmp_path):
@@ -147,3 +149,13 @@ def test_a_value_holding_the_array_delimiter_is_refused_naming_the_row(tmp_path)
 def test_export_reads_only_an_embedded_store(neo4j_server, tmp_path):
     with open_store(neo4j_server.url) as bolt, pytest.raises(StoreError, match="embedded LadybugDB store"):
         export_neo4j_import(bolt, tmp_path / "csv")
+
+
+def test_an_edge_holding_the_array_delimiter_is_refused_naming_its_source(tmp_path):
+    with open_store(str(tmp_path / "e.lbug")) as emb:
+        emb.upsert_nodes("Event", [{"id": f"e{i}", "text": f"t{i}", "sources": ["t"]} for i in range(3)])
+        emb.upsert_edges("CAUSES", [{"src": "e2", "dst": "e0", "sources": ["t"]},
+                                    {"src": "e1", "dst": "e2", "sources": ["ok", "x\x1fy"]}])
+        with pytest.raises(StoreError, match=r"rels-CAUSES.csv: CAUSES edge from 'e1': sources\S* holds U\+001F"):
+            export_neo4j_import(emb, tmp_path / "csv")
+    assert not (tmp_path / "csv" / "import.json").exists()
