@@ -159,3 +159,28 @@ def test_an_edge_holding_the_array_delimiter_is_refused_naming_its_source(tmp_pa
         with pytest.raises(StoreError, match=r"rels-CAUSES.csv: CAUSES edge from 'e1': sources\S* holds U\+001F"):
             export_neo4j_import(emb, tmp_path / "csv")
     assert not (tmp_path / "csv" / "import.json").exists()
+
+
+def test_node_offsets_left_free_by_a_delete_import_as_holes(tmp_path):
+    """Node numbers are LadybugDB offsets: a deleted node leaves a gap the importer must accept."""
+    with open_store(str(tmp_path / "e.lbug")) as emb:
+        emb.upsert_nodes("Event", [{"id": f"e{i}", "text": f"t{i}", "sources": ["t"]} for i in range(5)])
+        emb.upsert_nodes("Concept", [{"id": "c0", "name": "thing", "sources": ["t"]}])
+        emb.upsert_edges("CAUSES", [{"src": "e0", "dst": "e4", "sources": ["t"]},
+                                    {"src": "e4", "dst": "e3", "sources": ["t"]}])
+        emb.upsert_edges("ABSTRACTS_TO", [{"src": "e3", "dst": "c0", "sources": ["t"]}])
+        emb._conn.execute("MATCH (n:Event) WHERE n.id IN ['e1', 'e2'] DETACH DELETE n")
+        export_neo4j_import(emb, tmp_path / "csv")
+    numbers = [int(line.split(",")[0]) for line in (tmp_path / "csv" / "nodes-Event.csv").read_text().splitlines()[1:]]
+    assert len(numbers) == 3 and max(numbers) >= 3  # the gap is there
+    server = server_mod.start(heap="512m", pagecache="16m", import_dir=tmp_path / "csv",
+                              jvm_flags=["-XX:TieredStopAtLevel=1"])
+    try:
+        with open_store(server.url) as bulk:
+            assert sorted(r["id"] for r in bulk.iter_nodes("Event")) == ["e0", "e3", "e4"]
+            assert [r["id"] for r in bulk.iter_nodes("Concept")] == ["c0"]
+            assert sorted((r["src"], r["dst"]) for r in bulk.iter_edges("CAUSES")) == [("e0", "e4"), ("e4", "e3")]
+            assert [(r["src"], r["dst"]) for r in bulk.iter_edges("ABSTRACTS_TO")] == [("e3", "c0")]
+            assert bulk.counts()["nodes"]["Event"] == 3
+    finally:
+        server.stop()
