@@ -22,6 +22,12 @@
   store's constraints/indexes created on first open (``schema_s``); ``seconds`` is the sum
   of those four, the end-to-end figure of issue 11.
 
+Measured (2 cores, ASER shape 1M/3M = 4.5M edges, 2026-11-23, two runs of the string-id path
+of main and this one back to back): bulk 53.5 s / 44.3 s before, 32.9 s / 33.6 s after
+(export 4.1 + import 19.9 + up 4.9 + schema 4.7; ~135K edges/s); the importer, CPU-bound on
+both cores, is the largest step. Bolt at 100K/300K: client CPU 2.9 s vs server CPU 41.7 s
+in 26.7 s wall (16.9K edges/s), raw driver 29K/s, positional 32K/s, two sessions 31.5K/s.
+
 ``rows`` is the file's Relations rows; ``rate`` = rows / seconds. ``cpu`` counts this
 process and its children (the importer and the server JVMs). ``server_peak_rss_mb`` is
 the server JVM's VmHWM just before it stops.
