@@ -11,12 +11,22 @@
   writing ``RAW_EDGES`` edges between random stored events (any of them, as the ingest's
   edges are) with ``UNWIND $rows ... CREATE`` in
   ``RAW_BATCH``-row transactions (``raw_create_rate``, edges/s), beside our own typed-edge
-  rate (``edge_rate``).
+  rate (``edge_rate``); then the same with positional rows (``raw_list_rate``) and with two
+  sessions writing disjoint node sets side by side (``raw_list_2workers_rate``): the ceiling
+  Bolt writing has on this machine. ``client_cpu`` vs ``server_cpu`` says which side the
+  ingest's time went to.
 * ``neo4j-bulk``: ``eventkg.ingest.aser.load`` into a fresh embedded store (``embedded_s``, not part of
   ``seconds``), then the bulk path: ``export neo4j-import`` CSV files (``export_s``),
-  ``neo4j-admin database import full`` (``import_s``), the server up (``up_s``), and the
+  ``neo4j-admin database import full`` (``import_s``, with ``set-initial-password`` run beside
+  it, as ``neo4j_server.start(import_dir=...)`` does), the server up (``up_s``), and the
   store's constraints/indexes created on first open (``schema_s``); ``seconds`` is the sum
   of those four, the end-to-end figure of issue 11.
+
+Measured (2 cores, ASER shape 1M/3M = 4.5M edges, 2026-11-23, two runs of the string-id path
+of main and this one back to back): bulk 53.5 s / 44.3 s before, 32.9 s / 33.6 s after
+(export 4.1 + import 19.9 + up 4.9 + schema 4.7; ~135K edges/s); the importer, CPU-bound on
+both cores, is the largest step. Bolt at 100K/300K: client CPU 2.9 s vs server CPU 41.7 s
+in 26.7 s wall (16.9K edges/s), raw driver 29K/s, positional 32K/s, two sessions 31.5K/s.
 
 ``rows`` is the file's Relations rows; ``rate`` = rows / seconds. ``cpu`` counts this
 process and its children (the importer and the server JVMs). ``server_peak_rss_mb`` is
@@ -76,26 +86,54 @@ def _counts(store) -> dict[str, int]:
     return {k: v for part in ("nodes", "edges") for k, v in c[part].items() if v}
 
 
-def raw_create_rate(server, n_edges: int = RAW_EDGES, batch: int = RAW_BATCH) -> float:
-    """Edges/s of the raw driver: ``UNWIND $rows MATCH a, b CREATE (a)-[:T {...}]->(b)``, map rows."""
+def _raw_rows(ids: list[str], n_edges: int, as_lists: bool, parts: int) -> list[list]:
+    """``parts`` lists of random edges; with ``parts`` > 1 each part's ends lie in its own slice of ``ids``."""
     import random
+
+    rng = random.Random(7)
+    width = len(ids) // parts
+    out = []
+    for k in range(parts):
+        own = ids[k * width : (k + 1) * width]
+        pairs = [(rng.choice(own), rng.choice(own)) for _ in range(n_edges // parts)]
+        out.append([[a, b, 1.0, ["raw"]] if as_lists else {"src": a, "dst": b, "count": 1.0, "sources": ["raw"]}
+                    for a, b in pairs])
+    return out
+
+
+def raw_create_rate(server, n_edges: int = RAW_EDGES, batch: int = RAW_BATCH, *, as_lists: bool = False,
+                    workers: int = 1) -> float:
+    """Edges/s of the raw driver: ``UNWIND $rows MATCH a, b CREATE (a)-[:T {...}]->(b)``.
+
+    The baseline is map rows in one session. ``as_lists`` sends positional rows (as the store
+    does); ``workers`` > 1 runs that many sessions in threads, each on its own slice of the
+    events, so their transactions lock disjoint nodes (the most parallel Bolt writing can get).
+    """
+    from concurrent.futures import ThreadPoolExecutor
 
     import neo4j
 
     auth = (server.user, server.password) if server.user else None
-    with neo4j.GraphDatabase.driver(server.bare_url, auth=auth) as drv, drv.session() as s:
-        ids = [r["id"] for r in s.run("MATCH (n:Event) RETURN n.id AS id")]  # endpoints over the whole graph
-        if len(ids) < 2:
+    ends = "MATCH (a:Event {id: r[0]}) MATCH (b:Event {id: r[1]}) " if as_lists else \
+        "MATCH (a:Event {id: r.src}) MATCH (b:Event {id: r.dst}) "
+    props = "{count: r[2], sources: r[3]}" if as_lists else "{count: r.count, sources: r.sources}"
+    q = f"UNWIND $rows AS r {ends}CREATE (a)-[:RAW_BASELINE {props}]->(b)"
+    with neo4j.GraphDatabase.driver(server.bare_url, auth=auth) as drv:
+        with drv.session() as s:
+            ids = [r["id"] for r in s.run("MATCH (n:Event) RETURN n.id AS id")]  # endpoints over the whole graph
+        if len(ids) < 2 * workers:
             return float("nan")
-        rng = random.Random(7)
-        rows = [{"src": rng.choice(ids), "dst": rng.choice(ids), "count": 1.0, "sources": ["raw"]}
-                for _ in range(n_edges)]
-        q = ("UNWIND $rows AS r MATCH (a:Event {id: r.src}) MATCH (b:Event {id: r.dst}) "
-             "CREATE (a)-[:RAW_BASELINE {count: r.count, sources: r.sources}]->(b)")
+        parts = _raw_rows(ids, n_edges, as_lists, workers)
+
+        def write(rows: list) -> None:
+            with drv.session() as s:
+                for i in range(0, len(rows), batch):
+                    s.execute_write(lambda tx, part=rows[i : i + batch]: tx.run(q, rows=part).consume())
+
         start = time.perf_counter()
-        for i in range(0, n_edges, batch):
-            s.execute_write(lambda tx, part=rows[i : i + batch]: tx.run(q, rows=part).consume())
-        return n_edges / (time.perf_counter() - start)
+        with ThreadPoolExecutor(workers) as pool:
+            list(pool.map(write, parts))
+        return sum(map(len, parts)) / (time.perf_counter() - start)
 
 
 def _bolt(kg_path: str, workdir: Path, out: dict) -> None:
@@ -117,6 +155,8 @@ def _bolt(kg_path: str, workdir: Path, out: dict) -> None:
         out["source_rows"] = report.rows
         store.close()
         out["raw_create_rate"] = raw_create_rate(server)
+        out["raw_list_rate"] = raw_create_rate(server, as_lists=True)
+        out["raw_list_2workers_rate"] = raw_create_rate(server, as_lists=True, workers=2)
         out["server_peak_rss_mb"] = _peak_rss_mb(server.process.pid)
     finally:
         server.stop()
@@ -143,13 +183,10 @@ def _bulk(kg_path: str, workdir: Path, out: dict) -> None:
         export_neo4j_import(emb, csv_dir)
     out["export_s"] = time.perf_counter() - start
     out["csv_mb"] = sum(f.stat().st_size for f in csv_dir.iterdir()) / 1e6
-    t = time.perf_counter()
-    neo4j_server.run_import(csv_dir, home=home)
-    out["import_s"] = time.perf_counter() - t
-    t = time.perf_counter()
-    server = neo4j_server.start(heap=None, pagecache=None, home=home)
+    server = neo4j_server.start(heap=None, pagecache=None, home=home, import_dir=csv_dir)
     try:
-        out["up_s"] = time.perf_counter() - t
+        out["import_s"] = server.timings["prepare_s"]  # the importer, the password set beside it
+        out["up_s"] = server.timings["up_s"]
         t = time.perf_counter()
         store = Neo4jStore(server.url)  # creates the constraints and indexes, waits for them
         out["schema_s"] = time.perf_counter() - t
@@ -181,6 +218,17 @@ def child(mode: str, kg_path: str, workdir: str) -> dict:
     return out
 
 
+def breakdown(r: dict) -> str:
+    """Where a mode's seconds went: the bulk path's four steps, or Bolt's client vs server CPU."""
+    if "export_s" in r:
+        steps = [(k[:-2], r[k]) for k in ("export_s", "import_s", "up_s", "schema_s")]
+        big = max(steps, key=lambda kv: kv[1])[0]
+        parts = " + ".join(f"{name} {sec:.1f} s ({sec / r['seconds']:.0%})" for name, sec in steps)
+        return f"bulk: {parts} = {r['seconds']:.1f} s; largest: {big}; CSV {r['csv_mb']:,.0f} MB"
+    return (f"bolt: client CPU {r['client_cpu']:.1f} s (Arrow typing, packing, driver), server CPU "
+            f"{r['server_cpu']:.1f} s, in {r['seconds']:.1f} s wall on {os.cpu_count()} cores")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kg", required=True, help="an ASER KG.db (e.g. from eventkg.ingest.synthetic.make_aser_kg)")
@@ -194,9 +242,11 @@ def main() -> None:
             line = (f"{mode:>10}: {r['rows']:,} relations rows in {r['seconds']:.1f} s = {r['rate']:,.0f} rows/s; "
                     f"{r['edges']:,} edges ({r['edge_rate']:,.0f}/s); CPU {r['cpu']:.1f} s; "
                     f"server peak RSS {r['server_peak_rss_mb']:,.0f} MB")
+            print("            " + breakdown(r), flush=True)
             if "raw_create_rate" in r:
                 line += f"; raw driver UNWIND CREATE {r['raw_create_rate']:,.0f} edges/s (ours / raw = " \
-                        f"{r['edge_rate'] / r['raw_create_rate']:.2f})"
+                        f"{r['edge_rate'] / r['raw_create_rate']:.2f}); positional rows {r['raw_list_rate']:,.0f}/s; " \
+                        f"2 sessions on disjoint nodes {r['raw_list_2workers_rate']:,.0f}/s"
             print(line, flush=True)
             print(json.dumps(r), flush=True)
     finally:

@@ -110,11 +110,13 @@ def test_export_writes_headers_the_importer_reads(both):
     *_, csv = both
     first = (csv / "nodes-Event.csv").read_text().splitlines()[0]
     assert first == ",".join(f'"{h}"' for h in node_header("Event"))
-    assert node_header("Event")[:2] == ["id:ID(Event)", "sources:string[]"]
+    # nodes are numbered for the importer (--id-type=actual); the string id is a plain property
+    assert node_header("Event")[:3] == [":ID(Event)", "id", "sources:string[]"]
     assert rel_header("ASKS")[:3] == [":START_ID(Question)", ":END_ID(Event)", "sources:string[]"]
     manifest = json.loads((csv / "import.json").read_text())
     assert manifest["multiline"] == ["nodes-Event.csv"]  # only the file with a line break in a value
     assert "--relationships=CAUSES=rels-CAUSES.csv" in admin_arguments(csv)
+    assert "--id-type=actual" in admin_arguments(csv)
 
 
 def test_a_folder_without_a_manifest_is_one_line(tmp_path):
@@ -147,3 +149,38 @@ def test_a_value_holding_the_array_delimiter_is_refused_naming_the_row(tmp_path)
 def test_export_reads_only_an_embedded_store(neo4j_server, tmp_path):
     with open_store(neo4j_server.url) as bolt, pytest.raises(StoreError, match="embedded LadybugDB store"):
         export_neo4j_import(bolt, tmp_path / "csv")
+
+
+def test_an_edge_holding_the_array_delimiter_is_refused_naming_its_source(tmp_path):
+    with open_store(str(tmp_path / "e.lbug")) as emb:
+        emb.upsert_nodes("Event", [{"id": f"e{i}", "text": f"t{i}", "sources": ["t"]} for i in range(3)])
+        emb.upsert_edges("CAUSES", [{"src": "e2", "dst": "e0", "sources": ["t"]},
+                                    {"src": "e1", "dst": "e2", "sources": ["ok", "x\x1fy"]}])
+        with pytest.raises(StoreError, match=r"rels-CAUSES.csv: CAUSES edge from 'e1': sources\S* holds U\+001F"):
+            export_neo4j_import(emb, tmp_path / "csv")
+    assert not (tmp_path / "csv" / "import.json").exists()
+
+
+def test_node_offsets_left_free_by_a_delete_import_as_holes(tmp_path):
+    """Node numbers are LadybugDB offsets: a deleted node leaves a gap the importer must accept."""
+    with open_store(str(tmp_path / "e.lbug")) as emb:
+        emb.upsert_nodes("Event", [{"id": f"e{i}", "text": f"t{i}", "sources": ["t"]} for i in range(5)])
+        emb.upsert_nodes("Concept", [{"id": "c0", "name": "thing", "sources": ["t"]}])
+        emb.upsert_edges("CAUSES", [{"src": "e0", "dst": "e4", "sources": ["t"]},
+                                    {"src": "e4", "dst": "e3", "sources": ["t"]}])
+        emb.upsert_edges("ABSTRACTS_TO", [{"src": "e3", "dst": "c0", "sources": ["t"]}])
+        emb._conn.execute("MATCH (n:Event) WHERE n.id IN ['e1', 'e2'] DETACH DELETE n")
+        export_neo4j_import(emb, tmp_path / "csv")
+    numbers = [int(line.split(",")[0]) for line in (tmp_path / "csv" / "nodes-Event.csv").read_text().splitlines()[1:]]
+    assert len(numbers) == 3 and max(numbers) >= 3  # the gap is there
+    server = server_mod.start(heap="512m", pagecache="16m", import_dir=tmp_path / "csv",
+                              jvm_flags=["-XX:TieredStopAtLevel=1"])
+    try:
+        with open_store(server.url) as bulk:
+            assert sorted(r["id"] for r in bulk.iter_nodes("Event")) == ["e0", "e3", "e4"]
+            assert [r["id"] for r in bulk.iter_nodes("Concept")] == ["c0"]
+            assert sorted((r["src"], r["dst"]) for r in bulk.iter_edges("CAUSES")) == [("e0", "e4"), ("e4", "e3")]
+            assert [(r["src"], r["dst"]) for r in bulk.iter_edges("ABSTRACTS_TO")] == [("e3", "c0")]
+            assert bulk.counts()["nodes"]["Event"] == 3
+    finally:
+        server.stop()
