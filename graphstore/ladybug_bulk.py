@@ -21,13 +21,14 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from eventkg.graphstore.base import StoreError, WriteResult
 from eventkg.graphstore.keyset import KeySet
-from eventkg.graphstore.ladybug_engine import rollback
+from eventkg.graphstore.ladybug_engine import count_rows, rollback
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 from eventkg.graphstore.spool import TableSpool
-from eventkg.graphstore.tables import dedupe
+from eventkg.graphstore.tables import changed_rows, dedupe, key_column
 
 EARLY_CHECKPOINT_ROWS = 100_000  # a bulk session checkpoints held nodes once they are written, past this many rows
 
@@ -158,6 +159,29 @@ class BulkSession:
             result.created.setdefault(name, int(new.sum()))
             result.updated.setdefault(name, 0)
 
+    def _fold_late(self, name: str, held: pa.Table) -> pa.Table:
+        """The held rows of ``name`` with its waiting rows merged in, when none of them can be stored.
+
+        When the engine holds no row of the table yet (a fresh ingest), every waiting row repeats
+        a held key, so it is merged into the held table in Arrow (later rows win, sources
+        unioned, as the upsert would) and the table goes in with its one COPY. Upserting them
+        after the COPY instead updates rows spread over the whole table inside one transaction:
+        at ASER 1M/3M, 27,756 repeated event texts cost 0.7 s and kept ~200 MB of engine
+        memory until the next checkpoint (measured); merged here they cost ~0.2 s. A table
+        the engine already holds rows of (a re-run) keeps the upsert path.
+        """
+        if not self._late or name not in self._late.rows or count_rows(self._conn, name):
+            return held
+        late = self._late.take(name).cast(held.schema)
+        kind = NODE_TYPES.get(name) or REL_TYPES[name]
+        keys = ("id",) if name in NODE_TYPES else ("src", "dst")
+        repeats, _ = dedupe(late, keys, kind.properties)
+        hit = _rows_with_keys(held, repeats, keys)  # the held first rows of the repeated keys
+        first = held.filter(hit)
+        self.late_result.updated[name] = self.late_result.updated.get(name, 0) + len(changed_rows(repeats, first, keys))
+        merged, _ = dedupe(pa.concat_tables([first, late]), keys, kind.properties)
+        return pa.concat_tables([held.filter(pc.invert(hit)), merged])
+
     def _apply_late(self, names: Sequence[str]) -> None:
         """Upsert the waiting rows of ``names`` (each table in one transaction), after the held rows."""
         if not self._late:
@@ -183,3 +207,17 @@ class BulkSession:
             self._rows_since_open += created + updated
             if self._unflushed_rows >= EARLY_CHECKPOINT_ROWS:
                 self.checkpoint()
+
+
+def _rows_with_keys(table: pa.Table, wanted: pa.Table, keys: tuple[str, ...]) -> pa.Array:
+    """Mask of the rows of ``table`` whose key is one of ``wanted``'s (edges: sources first, so
+    the joined src/dst keys are built only for the few candidate rows)."""
+    if keys == ("id",):
+        return pc.is_in(table.column("id"), value_set=wanted.column("id"))
+    cand = np.flatnonzero(pc.is_in(table.column("src"), value_set=pc.unique(wanted.column("src"))).to_numpy(
+        zero_copy_only=False))
+    mask = np.zeros(table.num_rows, bool)
+    if len(cand):
+        found = pc.is_in(key_column(table.take(pa.array(cand))), value_set=key_column(wanted))
+        mask[cand[found.to_numpy(zero_copy_only=False)]] = True
+    return pa.array(mask)

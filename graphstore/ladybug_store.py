@@ -209,6 +209,7 @@ class LadybugStore(BulkSession, GraphStore):
             group = self._rel_tables_per_checkpoint() if any(n in REL_TYPES for n in order) else 1
             pending = 0  # rel table COPYs since the last checkpoint
             for done, (name, table) in enumerate(self._spool.drain(order)):
+                table = self._fold_late(name, table)
                 if self.on_bulk_write is not None:
                     self.on_bulk_write(f"writing {name} ({done + 1}/{len(order)}, {table.num_rows:,} rows)")
                 for start in range(0, table.num_rows, SPOOL_COPY_ROWS):

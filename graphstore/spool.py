@@ -66,6 +66,20 @@ class TableSpool:
                 yield name, pa.ipc.open_file(source).read_all()
             path.unlink()
 
+    def take(self, name: str) -> pa.Table | None:
+        """One held table read into memory (its file deleted), or None when nothing of it is held."""
+        if name not in self._writers:
+            return None
+        sink, writer = self._writers.pop(name)
+        writer.close()
+        sink.close()
+        self.rows.pop(name, None)
+        path = self.folder / f"{name}.arrow"
+        with pa.OSFile(str(path), "rb") as source:
+            table = pa.ipc.open_file(source).read_all()
+        path.unlink()
+        return table
+
     def close(self) -> None:
         """Forget whatever is still held and remove the folder."""
         for sink, writer in self._writers.values():
