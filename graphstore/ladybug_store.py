@@ -97,6 +97,7 @@ class LadybugStore(BulkSession, GraphStore):
         check_store_path(p)
         read_only = read_only and p.exists()  # a new store is created read-write first
         self.read_only = read_only
+        self._pool_bytes = 0  # ladybug's buffer pool size; 0 = its default (see BULK_BUFFER_POOL_BYTES)
         self._open()
         self._unflushed_rows = 0
         self._rows_since_open = 0  # see checkpoint()
@@ -112,7 +113,7 @@ class LadybugStore(BulkSession, GraphStore):
     def _open(self) -> None:
         ladybug = _import_ladybug()
         try:
-            self._db = ladybug.Database(self.url, read_only=self.read_only)
+            self._db = ladybug.Database(self.url, read_only=self.read_only, buffer_pool_size=self._pool_bytes)
             self._conn = ladybug.Connection(self._db)
         except RuntimeError as exc:
             raise StoreError(f"cannot open store {self.url}: {short_error(exc)}") from exc
@@ -252,10 +253,22 @@ class LadybugStore(BulkSession, GraphStore):
             # edges grow a process by 1.4 GB. Reopening after a checkpoint frees it (and
             # costs milliseconds), so a long ingest stays flat (1M events + 7.7M edges:
             # peak 1.6 GB without, 1.1 GB with).
-            self._conn.close()
-            self._db.close()
-            self._open()
-            self._rows_since_open = 0
+            self._reopen()
+
+    def _reopen(self, pool_bytes: int | None = None) -> None:
+        """Close and open the database again (after a checkpoint), with another buffer pool size if given."""
+        if pool_bytes is not None:
+            self._pool_bytes = pool_bytes
+        self._conn.close()
+        self._db.close()
+        self._open()
+        self._rows_since_open = 0
+
+    def _set_buffer_pool(self, pool_bytes: int) -> None:
+        """Checkpoint and reopen with ``pool_bytes`` of page cache, unless it is the size in use."""
+        if pool_bytes != self._pool_bytes and not self.read_only:
+            self.checkpoint()
+            self._reopen(pool_bytes)
 
     def clear(self) -> None:
         if self.read_only:
