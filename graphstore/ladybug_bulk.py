@@ -110,25 +110,18 @@ class BulkSession:
         (then what is held has been written, and the caller upserts the batch as usual)."""
         result = WriteResult()
         tables = {**nodes, **edges}
-        if self._all_new(nodes, edges, fps):
-            self._hold(tables, fps, result)
-        elif all(self._keysets.get(n) is not None for n in tables):
-            self._hold_split(tables, fps, result)
-        else:  # keys too many to remember: write what is held, then upsert as usual
-            self._flush_spool()
-            return None
+        known: dict[str, np.ndarray] = {}  # per table, the rows whose keys are held or stored (or may be)
+        for name in tables:
+            keys = self._keysets.get(name)
+            if keys is None:  # keys too many to remember: write what is held, then upsert as usual
+                self._flush_spool()
+                return None
+            present, unsure = keys.lookup(*fps[name])
+            known[name] = present | unsure
+        self._hold_split(tables, fps, known, result)
         if edges:  # the node phase of a loader is over: write its nodes while it reads on
             self._flush_spool(list(NODE_TYPES))
         return result
-
-    def _all_new(self, nodes: Mapping[str, pa.Table], edges: Mapping[str, pa.Table],
-                 fps: Mapping[str, Fingerprints]) -> bool:
-        """True when no key of the batch can be stored (or held) yet."""
-        for name in [*nodes, *edges]:
-            known = self._keysets.get(name)
-            if known is None or any(m.any() for m in known.lookup(*fps[name])):
-                return False
-        return True
 
     def _hold(self, tables: Mapping[str, pa.Table], fps: Mapping[str, Fingerprints], result: WriteResult) -> None:
         """Spool new rows (they count as created, and their keys as stored, from now on)."""
@@ -142,7 +135,7 @@ class BulkSession:
             result.created[name], result.updated[name] = table.num_rows, 0
 
     def _hold_split(self, tables: Mapping[str, pa.Table], fps: Mapping[str, Fingerprints],
-                    result: WriteResult) -> None:
+                    known_rows: Mapping[str, np.ndarray], result: WriteResult) -> None:
         """Hold the rows whose keys are new; queue the others to be upserted once the held rows are written.
 
         A batch that repeats a key held or stored (a duplicate across loader batches, or a
@@ -151,15 +144,14 @@ class BulkSession:
         the waiting rows of each table are upserted in one pass (one lookup or table scan,
         compared column by column), so later rows still win as they would batch by batch.
         """
-        if self._late is None:
-            self._late = TableSpool(Path(self.url))
         for name, table in tables.items():
             h1, h2 = fps[name]
-            present, unsure = self._keysets[name].lookup(h1, h2)
-            known = present | unsure
+            known = known_rows[name]
             if not known.any():
                 self._hold({name: table}, {name: (h1, h2)}, result)
                 continue
+            if self._late is None:
+                self._late = TableSpool(Path(self.url))
             new = ~known
             if new.any():
                 self._hold({name: table.filter(pa.array(new))}, {name: (h1[new], h2[new])}, result)
