@@ -233,6 +233,11 @@ class EidMap:
         self._oids = pa.concat_arrays([p[2] for p in self._parts]).take(take)
         self._parts = []
 
+    @property
+    def nbytes(self) -> int:
+        """Memory the frozen map holds (it grows with the file by design: ~76 B per eventuality)."""
+        return self._fp.nbytes + self._eids.nbytes + self._oids.nbytes
+
     def resolve(self, eids: pa.Array) -> pa.Array:
         """Our id for each eid (null where it is not a valid eventuality)."""
         out = pa.nulls(len(eids), pa.string())
