@@ -162,6 +162,10 @@ class BulkSession:
             result.created.setdefault(name, int(new.sum()))
             result.updated.setdefault(name, 0)
 
+    def _will_fold(self, name: str) -> bool:
+        """True when :meth:`_fold_late` will merge waiting rows into the held table ``name``."""
+        return bool(self._late) and name in self._late.rows and not count_rows(self._conn, name)
+
     def _fold_late(self, name: str, held: pa.Table) -> pa.Table:
         """The held rows of ``name`` with its waiting rows merged in, when none of them can be stored.
 
@@ -173,7 +177,7 @@ class BulkSession:
         memory until the next checkpoint (measured); merged here they cost ~0.2 s. A table
         the engine already holds rows of (a re-run) keeps the upsert path.
         """
-        if not self._late or name not in self._late.rows or count_rows(self._conn, name):
+        if not self._will_fold(name):
             return held
         late = self._late.take(name).cast(held.schema)
         kind = NODE_TYPES.get(name) or REL_TYPES[name]

@@ -209,7 +209,7 @@ class LadybugStore(BulkSession, GraphStore):
             order = [n for n in names or [*NODE_TYPES, *REL_TYPES] if n in self._spool.rows]
             group = self._rel_tables_per_checkpoint() if any(n in REL_TYPES for n in order) else 1
             pending = 0  # rel table COPYs since the last checkpoint
-            for done, (name, table) in enumerate(self._spool.drain(order)):
+            for done, (name, table) in enumerate(self._spool.drain(order, copied=self._will_fold)):
                 table = self._fold_late(name, table)
                 if self.on_bulk_write is not None:
                     self.on_bulk_write(f"writing {name} ({done + 1}/{len(order)}, {table.num_rows:,} rows)")
