@@ -209,15 +209,20 @@ class LadybugStore(BulkSession, GraphStore):
             order = [n for n in names or [*NODE_TYPES, *REL_TYPES] if n in self._spool.rows]
             group = self._rel_tables_per_checkpoint() if any(n in REL_TYPES for n in order) else 1
             pending = 0  # rel table COPYs since the last checkpoint
-            for done, (name, table) in enumerate(self._spool.drain(order, copied=self._will_fold)):
+            done = 0  # not enumerate(): its cached result tuple would keep the last table alive
+            for name, table in self._spool.drain(order, copied=self._will_fold):
+                done += 1
                 table = self._fold_late(name, table)
+                total = table.num_rows
                 if self.on_bulk_write is not None:
-                    self.on_bulk_write(f"writing {name} ({done + 1}/{len(order)}, {table.num_rows:,} rows)")
-                for start in range(0, table.num_rows, SPOOL_COPY_ROWS):
-                    part = table.slice(start, SPOOL_COPY_ROWS)
-                    copy_arrow(self._conn, name, part)
-                    self._unflushed_rows += part.num_rows
-                    self._rows_since_open += part.num_rows
+                    self.on_bulk_write(f"writing {name} ({done}/{len(order)}, {total:,} rows)")
+                for start in range(0, total, SPOOL_COPY_ROWS):
+                    copy_arrow(self._conn, name, table.slice(start, SPOOL_COPY_ROWS))
+                    if start + SPOOL_COPY_ROWS >= total:
+                        table = None  # written: let it go before a checkpoint (ASER events at 1M: ~90 MB)
+                    rows = min(SPOOL_COPY_ROWS, total - start)
+                    self._unflushed_rows += rows
+                    self._rows_since_open += rows
                     pending += name in REL_TYPES
                     if pending >= group or (name in NODE_TYPES and self._unflushed_rows >= EARLY_CHECKPOINT_ROWS):
                         self.checkpoint()
