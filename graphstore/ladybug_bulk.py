@@ -32,8 +32,9 @@ from eventkg.graphstore.tables import changed_rows, dedupe, key_column
 
 # ladybug's page cache during a session. Its default is 80% of the machine's memory, so pages
 # a bulk load reads or writes are never evicted and the process grows with the graph: ASER
-# 1M/3M peaked at 1,338 MiB with the default and 1,159 MiB with 512 MiB, in the same time
-# (330K/1M: 845 and 821 MiB). Queries after the session get the default again.
+# 1M/3M peaked at 1,338 MiB with the default and 1,159 MiB with 512 MiB (330K/1M: 845 and
+# 821 MiB); 192 MiB saved nothing more. Time within the noise of a shared machine (12.2 s /
+# 21.0 CPU-s against 13.0 s / 23.0 CPU-s). Queries after the session get the default again.
 BULK_BUFFER_POOL_BYTES = 512 * 2**20
 EARLY_CHECKPOINT_ROWS = 100_000  # a bulk session checkpoints held nodes once they are written, past this many rows
 
@@ -174,7 +175,7 @@ class BulkSession:
         unioned, as the upsert would) and the table goes in with its one COPY. Upserting them
         after the COPY instead updates rows spread over the whole table inside one transaction:
         at ASER 1M/3M, 27,756 repeated event texts cost 0.7 s and kept ~200 MB of engine
-        memory until the next checkpoint (measured); merged here they cost ~0.2 s. A table
+        memory until the next checkpoint (measured); merged here they cost ~0.5 s. A table
         the engine already holds rows of (a re-run) keeps the upsert path.
         """
         if not self._will_fold(name):

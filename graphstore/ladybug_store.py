@@ -271,7 +271,7 @@ class LadybugStore(BulkSession, GraphStore):
 
     def _set_buffer_pool(self, pool_bytes: int) -> None:
         """Checkpoint and reopen with ``pool_bytes`` of page cache, unless it is the size in use."""
-        if pool_bytes != self._pool_bytes and not self.read_only:
+        if pool_bytes != self._pool_bytes and not self.read_only and not self._engine_failed:
             self.checkpoint()
             self._reopen(pool_bytes)
 
