@@ -107,10 +107,20 @@ def ingest(mode: str, kg: str, store_path: str, batch_size: int | None) -> dict:
                     os.kill(os.getpid(), signal.SIGKILL)
 
         store.on_bulk_write = hook
+    eid_map_bytes = []
+    freeze = aser.EidMap.freeze
+
+    def measured_freeze(self) -> None:
+        freeze(self)
+        eid_map_bytes.append(self.nbytes)
+
+    aser.EidMap.freeze = measured_freeze
     report = aser.load(store, kg, map_events=mode == "ingest-map", **options)
     counts = store.counts()
+    keyset_bytes = sum(k.h1.nbytes + k.h2.nbytes for k in store._keysets.values() if k is not None)
     store.close()
-    return {"rows": report.rows, "counts": {k: sum(v.values()) for k, v in counts.items()}, "by_table": counts}
+    return {"rows": report.rows, "counts": {k: sum(v.values()) for k, v in counts.items()}, "by_table": counts,
+            "by_design_mb": (sum(eid_map_bytes) + keyset_bytes) / 2**20}
 
 
 class Sink:
@@ -331,12 +341,35 @@ def engine_floor_note(results: dict[str, dict]) -> str | None:
     )
 
 
-def bench_size(work: Path, n_ev: int, n_rel: int, modes: list[str], args: argparse.Namespace) -> list[str]:
-    """Run every mode on one size (progress lines printed as they come); returns the table rows."""
+def rss_flatness_notes(by_size: list[tuple[str, dict[str, dict]]]) -> list[str]:
+    """Peak RSS of each ingest mode at the biggest size over the smallest, as measured and without
+    the memory that grows with the graph by design (the key sets, 16 B per stored key, and the
+    ASER eid map, ~76 B per eventuality; measured in the child)."""
+    if len(by_size) < 2:
+        return []
+    (small, first), (big, last) = by_size[0], by_size[-1]
+    notes = []
+    for mode in ("ingest", "ingest-map"):
+        if mode in first and mode in last:
+            a, b = first[mode], last[mode]
+            da, db = a.get("by_design_mb", 0), b.get("by_design_mb", 0)
+            notes.append(
+                f"# RSS flatness {mode}: {b['peak_rss_mb']:,.0f} / {a['peak_rss_mb']:,.0f} MiB"
+                f" = {b['peak_rss_mb'] / a['peak_rss_mb']:.2f}x ({big} over {small}); key sets + eid map"
+                f" {db:,.0f} / {da:,.0f} MiB; without them {b['peak_rss_mb'] - db:,.0f} / {a['peak_rss_mb'] - da:,.0f}"
+                f" = {(b['peak_rss_mb'] - db) / (a['peak_rss_mb'] - da):.2f}x"
+            )
+    return notes
+
+
+def bench_size(work: Path, n_ev: int, n_rel: int, modes: list[str], args: argparse.Namespace,
+               results: dict[str, dict] | None = None) -> list[str]:
+    """Run every mode on one size (progress lines printed as they come); returns the table rows
+    (and fills ``results``, mode -> figures)."""
     kg = generated_kg(work, n_ev, n_rel, args.seed)
     size = f"{n_ev:,} / {n_rel:,}"
     base, clean = None, None
-    results: dict[str, dict] = {}
+    results = {} if results is None else results
     rows = []
     for mode in modes:
         store = fresh(work / f"store_{n_ev}_{n_rel}.lbug")
@@ -373,10 +406,13 @@ def main() -> None:
         print(f"# load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
         if skipped:
             print(f"# skipped {', '.join(skipped)}: {why}")
+        by_size = []
         for n_ev, n_rel in parse_sizes(args.sizes, args.scale):
-            table += bench_size(work, n_ev, n_rel, modes, args)
+            by_size.append((f"{n_ev:,} / {n_rel:,}", {}))
+            table += bench_size(work, n_ev, n_rel, modes, args, by_size[-1][1])
         print()
         print("\n".join(table))
+        print("\n".join(rss_flatness_notes(by_size)))
         if skipped:
             print(f"\n{', '.join(skipped)}: skipped ({why})")
     finally:

@@ -97,6 +97,7 @@ class LadybugStore(BulkSession, GraphStore):
         check_store_path(p)
         read_only = read_only and p.exists()  # a new store is created read-write first
         self.read_only = read_only
+        self._pool_bytes = 0  # ladybug's buffer pool size; 0 = its default (see BULK_BUFFER_POOL_BYTES)
         self._open()
         self._unflushed_rows = 0
         self._rows_since_open = 0  # see checkpoint()
@@ -112,7 +113,7 @@ class LadybugStore(BulkSession, GraphStore):
     def _open(self) -> None:
         ladybug = _import_ladybug()
         try:
-            self._db = ladybug.Database(self.url, read_only=self.read_only)
+            self._db = ladybug.Database(self.url, read_only=self.read_only, buffer_pool_size=self._pool_bytes)
             self._conn = ladybug.Connection(self._db)
         except RuntimeError as exc:
             raise StoreError(f"cannot open store {self.url}: {short_error(exc)}") from exc
@@ -208,14 +209,20 @@ class LadybugStore(BulkSession, GraphStore):
             order = [n for n in names or [*NODE_TYPES, *REL_TYPES] if n in self._spool.rows]
             group = self._rel_tables_per_checkpoint() if any(n in REL_TYPES for n in order) else 1
             pending = 0  # rel table COPYs since the last checkpoint
-            for done, (name, table) in enumerate(self._spool.drain(order)):
+            done = 0  # not enumerate(): its cached result tuple would keep the last table alive
+            for name, table in self._spool.drain(order, copied=self._will_fold):
+                done += 1
+                table = self._fold_late(name, table)
+                total = table.num_rows
                 if self.on_bulk_write is not None:
-                    self.on_bulk_write(f"writing {name} ({done + 1}/{len(order)}, {table.num_rows:,} rows)")
-                for start in range(0, table.num_rows, SPOOL_COPY_ROWS):
-                    part = table.slice(start, SPOOL_COPY_ROWS)
-                    copy_arrow(self._conn, name, part)
-                    self._unflushed_rows += part.num_rows
-                    self._rows_since_open += part.num_rows
+                    self.on_bulk_write(f"writing {name} ({done}/{len(order)}, {total:,} rows)")
+                for start in range(0, total, SPOOL_COPY_ROWS):
+                    copy_arrow(self._conn, name, table.slice(start, SPOOL_COPY_ROWS))
+                    if start + SPOOL_COPY_ROWS >= total:
+                        table = None  # written: let it go before a checkpoint (ASER events at 1M: ~90 MB)
+                    rows = min(SPOOL_COPY_ROWS, total - start)
+                    self._unflushed_rows += rows
+                    self._rows_since_open += rows
                     pending += name in REL_TYPES
                     if pending >= group or (name in NODE_TYPES and self._unflushed_rows >= EARLY_CHECKPOINT_ROWS):
                         self.checkpoint()
@@ -251,10 +258,22 @@ class LadybugStore(BulkSession, GraphStore):
             # edges grow a process by 1.4 GB. Reopening after a checkpoint frees it (and
             # costs milliseconds), so a long ingest stays flat (1M events + 7.7M edges:
             # peak 1.6 GB without, 1.1 GB with).
-            self._conn.close()
-            self._db.close()
-            self._open()
-            self._rows_since_open = 0
+            self._reopen()
+
+    def _reopen(self, pool_bytes: int | None = None) -> None:
+        """Close and open the database again (after a checkpoint), with another buffer pool size if given."""
+        if pool_bytes is not None:
+            self._pool_bytes = pool_bytes
+        self._conn.close()
+        self._db.close()
+        self._open()
+        self._rows_since_open = 0
+
+    def _set_buffer_pool(self, pool_bytes: int) -> None:
+        """Checkpoint and reopen with ``pool_bytes`` of page cache, unless it is the size in use."""
+        if pool_bytes != self._pool_bytes and not self.read_only and not self._engine_failed:
+            self.checkpoint()
+            self._reopen(pool_bytes)
 
     def clear(self) -> None:
         if self.read_only:

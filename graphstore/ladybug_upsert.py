@@ -151,13 +151,18 @@ def check_endpoints(
         wanted.setdefault(rel.source, []).append(table.column("src"))
         wanted.setdefault(rel.target, []).append(table.column("dst"))
     for label, cols in wanted.items():
-        ids = pc.unique(pa.chunked_array([c for col in cols for c in col.chunks], pa.string()))
+        chunks = [c for col in cols for c in col.chunks]
+        keys = keyset_of(label)
+        if keys is not None and len(keys):
+            # hash every endpoint and look it up before any unique(): at ASER 1M/3M with
+            # --map-events, unique() over each batch's endpoints first took 1.9 of the 28 CPU-s
+            chunks = [c.filter(pa.array(~present)) for c in chunks
+                      if not (present := keys.lookup(*fingerprints(c))[0]).all()]
+        if not chunks:
+            continue
+        ids = pc.unique(pa.chunked_array(chunks, pa.string()))
         if label in nodes:
             ids = ids.filter(pc.invert(pc.is_in(ids, value_set=nodes[label].column("id"))))
-        keys = keyset_of(label)
-        if keys is not None and len(ids):
-            present, _ = keys.lookup(*fingerprints(ids))
-            ids = ids.filter(pa.array(~present))
         if not len(ids):
             continue
         wanted_ids = ids.to_pylist()

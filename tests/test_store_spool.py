@@ -140,3 +140,32 @@ def test_keys_repeated_across_batches_keep_the_session_and_later_rows_win(tmp_pa
         edge = store.query("MATCH (a:Event {id: $a})-[e:SYNCHRONOUS]->(b:Event {id: $b}) RETURN e.count AS c, e.sources AS s",
                            {"a": event_id("e5"), "b": event_id("e6")})
         assert edge == [{"c": 7.0, "s": "t,u"}]
+
+
+def _repeats(ids: range, frequency: float | None) -> Batch:
+    b = Batch()
+    for i in ids:
+        row = {"id": event_id(f"e{i}"), "text": f"e{i}", "level": "schema", "sources": ["t"]}
+        if frequency is not None:
+            row["frequency"] = frequency
+        b.add_node("Event", row)
+    return b
+
+
+@pytest.mark.parametrize("stored_first", [False, True], ids=["fresh table: merged before the COPY", "stored rows: upserted"])
+def test_repeated_keys_give_the_same_rows_and_counts_whether_merged_before_the_copy_or_upserted(tmp_path, stored_first):
+    """A fresh table's repeats are merged into its held rows before the one COPY; a table that
+    already holds rows gets them upserted. Both end with the same rows and count the same
+    updates: a repeat that changes nothing (e10..e14 again as they were) is no update."""
+    with open_store(str(tmp_path / "s.lbug")) as store:
+        if stored_first:
+            store.write_batch(_events(1, start=999))  # the Event table is no longer empty
+        with store.bulk_load():
+            store.write_batch(_events(50))
+            store.write_batch(_repeats(range(5, 10), 3.0))  # changes e5..e9
+            store.write_batch(_repeats(range(10, 15), None))  # e10..e14 as held: no change
+            store.write_batch(_repeats(range(7, 9), 4.0))  # e7, e8 again: the last value wins
+        assert store.late_result.updated.get("Event", 0) == 5
+        assert store.counts()["nodes"]["Event"] == 50 + stored_first
+        got = store.get_nodes("Event", [event_id(f"e{i}") for i in (5, 7, 12)])
+        assert [got[event_id(f"e{i}")].get("frequency") for i in (5, 7, 12)] == [3.0, 4.0, None]
