@@ -9,7 +9,7 @@ Why it looks the way it does (measured on ladybug 0.22, see bench/store_bench.py
   16 bytes each, built by one key scan the first time a table is written, then kept up to
   date after each commit; exact because only this process may write the file). Only keys
   the set reports (present, or sharing a first hash) are looked up; a fresh bulk load asks
-  the engine nothing. A raw write query or clear() drops the sets; past ``KEYSET_MAX`` keys
+  the engine nothing. A raw write query or clear() drops the sets; past ``EVENTKG_KEYSET_MAX`` keys
   the store asks the engine every time.
 * A batch is one transaction (COPY is allowed inside one), so a failed batch leaves
   nothing behind. A batch that only adds new rows to one table is one auto-commit COPY
@@ -60,8 +60,8 @@ LOOKUP_CHUNK = 20_000  # ids per keyed lookup statement
 CHECKPOINT_ROWS = 5_000_000  # rows written between checkpoints
 # keys remembered per store object, all tables together (16 bytes each); past it writes ask
 # the engine, and bulk sessions stop holding rows. Raise it for very big ingests (ASER core:
-# ~120M keys, ~1.9 GB) with EVENTKG_KEYSET_MAX (eventkg.settings; read once, when this module loads).
-KEYSET_MAX = settings.keyset_max()
+# ~120M keys, ~1.9 GB) with EVENTKG_KEYSET_MAX (eventkg.settings; read when a store is opened,
+# so a bad value is an error of that open, not of importing this module).
 SPOOL_COPY_ROWS = 20_000_000  # most rows per COPY when a bulk session writes a held table
 REOPEN_ROWS = 1_000_000  # rows written between reopenings of the database (see checkpoint())
 REL_PENDING_BYTES = 400_000_000  # engine memory rel table COPYs may keep waiting for a checkpoint
@@ -98,6 +98,7 @@ class LadybugStore(BulkSession, GraphStore):
         read_only = read_only and p.exists()  # a new store is created read-write first
         self.read_only = read_only
         self._pool_bytes = 0  # ladybug's buffer pool size; 0 = its default (see BULK_BUFFER_POOL_BYTES)
+        self._keyset_max = settings.keyset_max()  # keys remembered, all tables together (before opening)
         self._open()
         self._unflushed_rows = 0
         self._rows_since_open = 0  # see checkpoint()
@@ -294,7 +295,7 @@ class LadybugStore(BulkSession, GraphStore):
         total = count_rows(self._conn, name)
         held = sum(len(k) for k in self._keysets.values() if k is not None)
         keys = None
-        if held + total <= KEYSET_MAX:
+        if held + total <= self._keyset_max:
             keys = KeySet()
             if total:
                 if name in NODE_TYPES:
@@ -314,7 +315,7 @@ class LadybugStore(BulkSession, GraphStore):
         if keys is None:
             return
         held = sum(len(k) for k in self._keysets.values() if k is not None)
-        if held + len(h1) > KEYSET_MAX:
+        if held + len(h1) > self._keyset_max:
             self._keysets[name] = None  # too many to remember: ask the engine from now on
         else:
             keys.add(h1, h2)

@@ -76,9 +76,7 @@ def test_reopening_after_big_writes_keeps_the_store_whole(tmp_path, monkeypatch)
 
 
 def test_past_the_key_set_limit_a_session_still_writes_everything_once(tmp_path, monkeypatch):
-    from eventkg.graphstore import ladybug_store
-
-    monkeypatch.setattr(ladybug_store, "KEYSET_MAX", 700)  # the key sets give up mid-session
+    monkeypatch.setenv("EVENTKG_KEYSET_MAX", "700")  # the key sets give up mid-session
     with open_store(str(tmp_path / "s.lbug")) as store:
         with store.bulk_load():
             for start in range(0, 1500, 250):
