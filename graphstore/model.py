@@ -101,6 +101,8 @@ FAMILIES: dict[str, tuple[str, str]] = {
     "hierarchical": ("HasSubevent", "IsSubevent"),
 }
 VAGUE = "Vague"
+#: an Event's ``level``: a type (EV²'s schema events, ASER, EECKG) or one instance of a type (EV² instances)
+EVENT_LEVELS = ("schema", "instance")
 STORED_TO_FORWARD = {"CAUSES": "Causes", "BEFORE": "Before", "HAS_SUBEVENT": "HasSubevent"}
 
 

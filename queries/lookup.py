@@ -11,10 +11,10 @@ import math
 from typing import Any
 
 from eventkg.graphstore.base import GraphStore
-from eventkg.graphstore.model import CANONICAL, event_id, normalise_text
+from eventkg.graphstore.model import CANONICAL, EVENT_LEVELS, event_id, normalise_text
 from eventkg.queries.event_graph import UnknownEventError
 
-LEVELS = ("schema", "instance")
+LEVELS = EVENT_LEVELS  # the data model's event levels
 
 
 def find_event(store: GraphStore, text: str, level: str | None = None) -> tuple[str, dict[str, Any]]:

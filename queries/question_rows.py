@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from eventkg.errors import EventKGError
-from eventkg.graphstore.model import FAMILIES, VAGUE
+from eventkg.graphstore.model import EVENT_LEVELS, FAMILIES, VAGUE
 
 TASKS = ("CEC", "CRR")
-LEVELS = ("schema", "instance")
+LEVELS = EVENT_LEVELS  # the data model's event levels
 SOURCE = "generated"
 
 CEC_QUESTIONS: dict[str, str] = {

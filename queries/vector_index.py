@@ -75,6 +75,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from eventkg.graphstore.base import GraphStore
+from eventkg.graphstore.model import EVENT_LEVELS
 from eventkg.queries import columnar, vector_faiss
 from eventkg.queries.embeddings import Embedder
 from eventkg.queries.vector_encode import NOTICE_MIN, PROBE, Notice, Progress, encode_chunks
@@ -114,7 +115,7 @@ __all__ = [  # the API, and names other modules, tests and benches import from h
     "_atomic", "_encode_chunks", "_prepare", "_save_npy",
 ]
 
-LEVELS = ("schema", "instance")
+LEVELS = EVENT_LEVELS  # the data model's event levels
 ENCODE_CHUNK = 16_384  # texts per saved chunk: ~30 s of CPU work lost at most on an interrupt
 SMALL_QUERY = 8  # searches of at most this many queries run on one thread (see VectorIndex.search)
 

@@ -16,7 +16,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from eventkg.graphstore.model import FAMILIES, INVERSE, VAGUE, family_of
+from eventkg.graphstore.model import EVENT_LEVELS, FAMILIES, INVERSE, VAGUE, family_of
 from eventkg.tasks import prompts
 from eventkg.tasks.base import Item, Record, Task, letters, sample
 from eventkg.tasks.errors import TaskError
@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from eventkg.graphstore.base import GraphStore
     from eventkg.queries.oracle import EV2Oracle
 
-LEVELS = ("schema", "instance")
+LEVELS = EVENT_LEVELS  # the data model's event levels
 #: what an offline baseline answers when it abstains (``eventkg.tasks.models.baselines.NO_ANSWER``)
 ABSTAIN = "I cannot tell."
 
