@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from eventkg.graphstore.model import EVENT_RELATIONS, INVERSE, STORED_TO_FORWARD
+from eventkg.graphstore.model import EVENT_LEVELS, EVENT_RELATIONS, INVERSE, STORED_TO_FORWARD
 from eventkg.queries.table1 import CODE
 
 EVENT_REL_TYPES = ("CAUSES", "BEFORE", "HAS_SUBEVENT")
@@ -38,7 +38,7 @@ TYPE_FORWARD_CODE = {t: CODE[r] for t, r in STORED_TO_FORWARD.items()}
 FORWARD_CODES = frozenset(TYPE_FORWARD_CODE.values())
 #: code -> code of the inverse relation
 INV_CODE = np.array([CODE[INVERSE[r]] for r in EVENT_RELATIONS], dtype=np.int8)
-LEVEL_NAMES = ("schema", "instance")
+LEVEL_NAMES = EVENT_LEVELS  # index 0 schema, 1 instance (the level array)
 
 
 def event_name(text: str) -> str:
