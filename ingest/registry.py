@@ -38,7 +38,12 @@ class LoaderOption:
 
     @property
     def flag(self) -> str:
-        return "--" + self.name.replace("_", "-")
+        return option_flag(self.name)
+
+
+def option_flag(keyword: str) -> str:
+    """How the CLI spells a loader keyword: ``map_events`` -> ``--map-events``."""
+    return "--" + keyword.replace("_", "-")
 
 
 @dataclass(frozen=True)
@@ -129,7 +134,7 @@ def check_options(info: LoaderInfo, options: dict[str, Any]) -> None:
     for name in options:
         if name in COMMON_OPTIONS or name in own:
             continue
-        flag = "--" + name.replace("_", "-")
+        flag = option_flag(name)
         owners = [i.name for i in LOADERS.values() if any(o.name == name for o in i.options)]
         takes = ", ".join(o.flag for o in info.options) or "only the common options"
         whose = f" (an option of {', '.join(owners)})" if owners else ""
