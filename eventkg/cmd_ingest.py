@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from eventkg.errors import EXIT_CODE, EventKGError
-from eventkg.ingest.registry import LOADERS, loader_options
+from eventkg.ingest.registry import LOADERS, loader_options, option_owners
 
 console = Console()
 err_console = Console(stderr=True)
@@ -143,11 +143,9 @@ def _help_text() -> str:
 
 def _with_source_options(func: Any) -> Any:
     """``func`` with one keyword option per registry-declared loader option (typer reads ``__signature__``)."""
-    owners = {name: [i.name for i in LOADERS.values() if any(o.name == name for o in i.options)]
-              for name in loader_options()}
     params = [p for p in inspect.signature(func, eval_str=True).parameters.values() if p.kind is not p.VAR_KEYWORD]
     for name, opt in loader_options().items():
-        panel = f"Options of {', '.join(owners[name])} only"
+        panel = f"Options of {', '.join(option_owners(name))} only"
         if opt.type is bool:
             hint: Any = Annotated[bool, typer.Option(opt.flag, help=opt.help, rich_help_panel=panel)]
             default: Any = False

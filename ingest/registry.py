@@ -128,6 +128,11 @@ def loader_options() -> dict[str, LoaderOption]:
     return {o.name: o for info in LOADERS.values() for o in info.options}
 
 
+def option_owners(keyword: str) -> list[str]:
+    """The sources whose loader takes ``keyword`` as its own option."""
+    return [i.name for i in LOADERS.values() if any(o.name == keyword for o in i.options)]
+
+
 def check_options(info: LoaderInfo, options: dict[str, Any]) -> None:
     """Refuse, in one line, an option ``info``'s loader does not take (before anything is opened)."""
     own = {o.name for o in info.options}
@@ -135,7 +140,7 @@ def check_options(info: LoaderInfo, options: dict[str, Any]) -> None:
         if name in COMMON_OPTIONS or name in own:
             continue
         flag = option_flag(name)
-        owners = [i.name for i in LOADERS.values() if any(o.name == name for o in i.options)]
+        owners = option_owners(name)
         takes = ", ".join(o.flag for o in info.options) or "only the common options"
         whose = f" (an option of {', '.join(owners)})" if owners else ""
         raise LoaderError(f"{flag}: source {info.name!r} does not take it{whose}; {info.name} takes {takes}")
