@@ -65,8 +65,8 @@ def main_callback(
         str | None,
         typer.Option(
             "--store",
-            envvar="EVENTKG_STORE",
-            help="Store URL: a LadybugDB path (default ~/.local/share/eventkg/store.lbug) or neo4j://host:7687.",
+            help="Store URL: a LadybugDB path (default ~/.local/share/eventkg/store.lbug) or neo4j://host:7687; "
+            "unset, $EVENTKG_STORE (read by eventkg.settings, like every setting).",
         ),
     ] = None,
 ) -> None:
