@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from eventkg import settings
 from eventkg.graphstore.base import GraphStore, StoreError
 
@@ -23,7 +25,9 @@ def open_store(url: str | None = None, *, read_only: bool = False) -> GraphStore
 
     ``neo4j://`` / ``bolt://`` URLs (credentials in the URL or ``NEO4J_USER`` /
     ``NEO4J_PASSWORD``) open Neo4j 5; anything else is a LadybugDB path
-    (``ladybug://`` prefix optional).
+    (``ladybug://`` prefix optional). ``read_only`` is for reading a store that exists: a
+    LadybugDB path with no file is a :class:`StoreError`, not a new empty store (a mistyped
+    ``--store`` used to answer every read with zeros and exit 0).
     """
     url = resolve_store_url(url)
     if url.startswith(NEO4J_SCHEMES):
@@ -32,6 +36,12 @@ def open_store(url: str | None = None, *, read_only: bool = False) -> GraphStore
         return Neo4jStore(url)
     if "://" in url and not url.startswith("ladybug://"):
         raise StoreError(f"store URL {url!r}: unknown scheme (use a path, ladybug://PATH, neo4j:// or bolt://)")
+    path = url.removeprefix("ladybug://")
+    if read_only and not Path(path).expanduser().exists():
+        raise StoreError(
+            f"no store at {path}: nothing has been ingested there (check --store / EVENTKG_STORE, "
+            "or fill it with `eventkg ingest SOURCE PATH` or `eventkg demo`)"
+        )
     from eventkg.graphstore.ladybug_store import LadybugStore
 
-    return LadybugStore(url.removeprefix("ladybug://"), read_only=read_only)
+    return LadybugStore(path, read_only=read_only)

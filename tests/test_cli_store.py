@@ -123,3 +123,14 @@ def test_store_path_that_is_unwritable():
 def test_unknown_scheme():
     proc = eventkg("--store", "postgres://x/y", "stats")
     assert_one_line_error(proc, "postgres://x/y", "unknown scheme")
+
+
+@pytest.mark.parametrize("command", [["stats"], ["export", "graphml", "{out}"]])
+def test_reading_a_store_that_does_not_exist_is_an_error_and_creates_nothing(tmp_path, command):
+    """A mistyped --store used to answer with an empty store's zeros (and leave a new file behind)."""
+    missing = tmp_path / "typo" / "store.lbug"
+    out = tmp_path / "out.graphml"
+    proc = eventkg("--store", str(missing), *[a.format(out=out) for a in command])
+    assert proc.returncode == 2
+    assert_one_line_error(proc, str(missing), "no store at")
+    assert not missing.exists() and not missing.parent.exists() and not out.exists()
