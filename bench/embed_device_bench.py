@@ -33,8 +33,8 @@ import time
 from pathlib import Path
 
 from eventkg.ingest.aser_shape import make_aser_shape_kg
-from eventkg.queries import vector_index as vx
 from eventkg.queries.embeddings import Embedder, default_batch_size, resolve_device, usable_cores
+from eventkg.queries.vector_encode import encode_chunks
 
 
 def aser_texts(n: int, workdir: Path, seed: int = 7) -> list[str]:
@@ -65,7 +65,7 @@ def build_rate(embedder: Embedder, texts: list[str], work: Path) -> tuple[float,
     embedder.encode(texts[:64])
     plan = {"model": embedder.name, "dim": embedder.dim, "n": len(texts), "chunk": 65_536}
     t = time.perf_counter()
-    vecs = vx._encode_chunks(texts, work, plan, embedder, f"{len(texts):,} texts", None, print)
+    vecs = encode_chunks(texts, work, plan, embedder, f"{len(texts):,} texts", None, print)
     secs = time.perf_counter() - t
     assert vecs.shape == (len(texts), embedder.dim)
     return len(texts) / secs, secs

@@ -54,6 +54,8 @@ from eventkg.queries import adjacency, columnar
 from eventkg.queries import vector_index as vx
 from eventkg.queries.embeddings import Embedder
 from eventkg.queries.retrieve import retrieve
+from eventkg.queries.vector_encode import encode_chunks
+from eventkg.queries.vector_faiss import set_search_params
 
 D = 384
 
@@ -98,7 +100,7 @@ def bench_build(store: GraphStore, sample: int, rounds: int = 2) -> dict:
     def new_build():
         with tempfile.TemporaryDirectory() as work:
             plan = {"format": vx.FORMAT, "model": new.name, "dim": new.dim, "fingerprint": {}, "chunk": vx.ENCODE_CHUNK}
-            return vx._encode_chunks(texts, Path(work) / "b", plan, new, "sample", None, None)
+            return encode_chunks(texts, Path(work) / "b", plan, new, "sample", None, None)
 
     old_times, new_times = [], []
     for _ in range(rounds):  # interleaved, best of each: load from others on a shared machine drifts
@@ -151,7 +153,7 @@ def bench_ann(n: int, data: str, kind: str | None, queries: int = 2000) -> dict:
     (_, truth), exact_s = timed(exact.search, q, 10)
     del exact
     (index, params), build_s = timed(vx.build_faiss, x, kind=kind)
-    vx._prepare(index, {"params": params})
+    set_search_params(index, {"params": params})
     (_, got), ann_s = timed(index.search, q, 10)
     return {"vectors": n, "data": data, "index": params, "build_s": round(build_s, 1),
             "exact_qps": round(queries / exact_s), "index_qps": round(queries / ann_s),

@@ -97,30 +97,24 @@ from eventkg.queries.vector_faiss import (
 from eventkg.queries.vector_files import (
     FORMAT,
     MAX_CACHED_STORES,
-    atomic_write,
     index_dir,
     read_index,
-    save_npy,
     write_index,
 )
 
 if TYPE_CHECKING:  # faiss is imported where it is used: `eventkg stats` must not load it (measured: ~70 ms, +15 MB RSS)
     import faiss
 
-__all__ = [  # the API, and names other modules, tests and benches import from here
+__all__ = [  # the API, and names other modules import from here
     "ENCODE_CHUNK", "ENV_INDEX", "FORMAT", "HNSW_M", "INDEX_KINDS", "IVF_THRESHOLD", "LEVELS", "MAX_CACHED_STORES",
     "NOTICE_MIN", "PROBE", "REFINE_FACTOR", "TARGET_RECALL", "IndexError_", "Notice", "Progress", "VectorIndex",
     "build_faiss", "calibrate", "calibrate_nprobe", "clear_index", "event_count", "fingerprint", "forget_loaded",
     "index_dir", "index_kind", "open_index", "recall_at_k",
-    "_atomic", "_encode_chunks", "_prepare", "_save_npy",
 ]
 
 LEVELS = EVENT_LEVELS  # the data model's event levels
 ENCODE_CHUNK = 16_384  # texts per saved chunk: ~30 s of CPU work lost at most on an interrupt
 SMALL_QUERY = 8  # searches of at most this many queries run on one thread (see VectorIndex.search)
-
-# the names these helpers had when they lived here (benches and tests use them)
-_atomic, _save_npy, _encode_chunks, _prepare = atomic_write, save_npy, encode_chunks, set_search_params
 
 
 # -- fingerprint ----------------------------------------------------------------------------

@@ -220,6 +220,10 @@ def test_good_values_pass(clean_env):
 
 
 def test_cli_reports_a_bad_value_in_one_line(tmp_path):
+    from eventkg.graphstore import open_store
+
+    with open_store(str(tmp_path / "s.lbug")):  # a store that exists: reading a missing one is another error
+        pass
     env = dict(os.environ, EVENTKG_KEYSET_MAX="abc")
     proc = subprocess.run(
         [sys.executable, "-m", "eventkg", "--store", str(tmp_path / "s.lbug"), "stats"],
@@ -247,14 +251,14 @@ def test_importing_the_embedding_modules_loads_no_heavy_library():
 
 
 def test_index_files_get_the_mode_open_gives(tmp_path):
-    from eventkg.queries import vector_index as vx
+    from eventkg.queries.vector_files import atomic_write
 
     before = os.umask(0o027)
     try:
         plain = tmp_path / "plain"
         plain.write_text("x")
         target = tmp_path / "written.json"
-        vx._atomic(tmp_path, target, lambda tmp: Path(tmp).write_text("{}"))
+        atomic_write(tmp_path, target, lambda tmp: Path(tmp).write_text("{}"))
     finally:
         os.umask(before)
     assert target.read_text() == "{}"
