@@ -43,6 +43,7 @@ from eventkg.graphstore import neo4j_reads as reads
 from eventkg.graphstore.base import Batch, GraphStore, StoreError, WriteRefused, WriteResult, validate_batch
 from eventkg.graphstore.keyset import KeySet
 from eventkg.graphstore.neo4j_connect import connect, one_line, parse_url, unreachable
+from eventkg.graphstore.neo4j_nodeids import NodeIds
 from eventkg.graphstore.neo4j_schema import INDEXED, schema_statements
 from eventkg.graphstore.neo4j_writes import BoundedWrites
 
@@ -59,6 +60,7 @@ class Neo4jStore(BoundedWrites, GraphStore):
         self._chunk = chunk_size
         self._tx_rows, self._tx_bytes = tx_rows, tx_bytes
         self._keys: dict[str, KeySet | None] | None = None  # inside bulk_load(): see there
+        self._ids: dict[str, NodeIds] | None = None  # inside bulk_load(): node ids (neo4j_nodeids)
         conn = connect(url)
         self._driver: neo4j.Driver | None = conn.driver
         self._database, self.url, self._address = conn.database, conn.url, conn.address
@@ -86,11 +88,11 @@ class Neo4jStore(BoundedWrites, GraphStore):
         if self._keys is not None:  # nested: the outer session rules
             yield self
             return
-        self._keys = {}
+        self._keys, self._ids = {}, {}
         try:
             yield self
         finally:
-            self._keys = None
+            self._keys = self._ids = None
 
     def write_batch(self, batch: Batch) -> WriteResult:
         """Upsert a batch: one transaction, or several when it is big (see the module docstring)."""
@@ -119,7 +121,7 @@ class Neo4jStore(BoundedWrites, GraphStore):
     def clear(self) -> None:
         """Delete all nodes and edges: one transaction when small, else in batches."""
         if self._keys is not None:
-            self._keys = {}
+            self._keys, self._ids = {}, {}  # deleted nodes' ids are reused by Neo4j
         total = self._read("MATCH (n) RETURN count(n) AS c")[0]["c"]
         if total == 0:
             return
@@ -134,7 +136,8 @@ class Neo4jStore(BoundedWrites, GraphStore):
         self, cypher: str, params: Mapping[str, Any] | None = None, *, write: bool = False
     ) -> list[dict[str, Any]]:
         if write and self._keys is not None:
-            self._keys = {}  # a raw write may add keys the session's key sets do not know
+            # a raw write may add keys the session's key sets do not know, or delete nodes whose ids are then reused
+            self._keys, self._ids = {}, {}
         try:
             with self._session(write=write) as s:
                 result = s.run(cypher, dict(params or {}))
