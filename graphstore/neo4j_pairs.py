@@ -6,9 +6,13 @@ same two labels are merged into one :class:`PairPart`, sorted so a pair's edges 
 side; a statement row is ``[id(a), id(b), sources, props... per type]`` (null where that
 type is absent) and the statement finds the ends once, by internal node id
 (:mod:`eventkg.graphstore.neo4j_nodeids`), then CREATEs each present type
-(``FOREACH ... CASE``). Measured, raw driver, 96K events, 225K edges, 2 cores: 47 µs of
-server CPU per edge one type at a time by id, 26 µs a pair at a time (92 µs with string
-index seeks, one type at a time).
+(``FOREACH ... CASE``). Measured, raw driver, 96K events, 225K edges, 2 cores, three runs:
+39-47 µs of server CPU per edge one type at a time by id, 26-36 µs a pair at a time (76-92
+µs with string index seeks, one type at a time).
+
+Not used: a relationship type given as data (``CREATE (a)-[:$(t[0])]->(b)``, Neo4j 5.26),
+which would need no FOREACH per type: under ``UNWIND`` Neo4j 5.26.0 evaluates the type once
+and gives every row the first row's type.
 """
 
 from __future__ import annotations
@@ -28,11 +32,11 @@ from eventkg.graphstore.neo4j_nodeids import MISSING, TxIds
 
 @dataclass
 class PairPart:
-    """New edges of several types joining one (source, target) label pair, a pair's rows adjacent."""
+    """New edges of types with the same (source, target) labels and properties, a pair's rows adjacent."""
 
     types: tuple[str, ...]
     type_idx: np.ndarray  # row -> index into ``types``
-    table: pa.Table  # src, dst, sources, then every property of any of the types (null where not its own)
+    table: pa.Table  # src, dst, sources, then the properties (all the types declare the same ones)
     h1: np.ndarray  # edge-key fingerprints (the same for every type of a pair)
     h2: np.ndarray
     row_bytes: np.ndarray
@@ -77,10 +81,8 @@ class PairPart:
         return out
 
     def _typed(self, k: int, rows: np.ndarray) -> nb.Part:
-        name = self.types[k]
-        cols = ["src", "dst", "sources", *REL_TYPES[name].properties]
-        table = self.table.select(cols).take(pa.array(rows))
-        return nb.Part(name, table, self.h1[rows], self.h2[rows], self.row_bytes[rows], self.new)
+        table = self.table.take(pa.array(rows))
+        return nb.Part(self.types[k], table, self.h1[rows], self.h2[rows], self.row_bytes[rows], self.new)
 
     def columns(self) -> dict[str, list]:
         """Python values of the statement's columns (``sources`` as lists), built once."""
@@ -93,13 +95,13 @@ class PairPart:
 
 
 def pair_parts(parts: Sequence[nb.Part]) -> list[nb.Part | PairPart]:
-    """The parts, with the new edge parts of each (source, target) label pair merged into one PairPart."""
-    groups: dict[tuple[str, str], list[nb.Part]] = {}
+    """The parts, with the new edge parts of each (source, target, properties) merged into one PairPart."""
+    groups: dict[tuple, list[nb.Part]] = {}
     out: list[nb.Part | PairPart] = []
     for part in parts:
         if part.is_edge and part.new:
             rel = REL_TYPES[part.name]
-            groups.setdefault((rel.source, rel.target), []).append(part)
+            groups.setdefault((rel.source, rel.target, tuple(rel.properties)), []).append(part)
         else:
             out.append(part)
     for group in groups.values():
@@ -109,7 +111,7 @@ def pair_parts(parts: Sequence[nb.Part]) -> list[nb.Part | PairPart]:
 
 def _merge(group: list[nb.Part]) -> PairPart:
     types = tuple(p.name for p in group)
-    table = pa.concat_tables([p.table for p in group], promote_options="default")
+    table = pa.concat_tables([p.table for p in group])  # one schema: same keys, same properties
     type_idx = np.concatenate([np.full(len(p), k, np.int16) for k, p in enumerate(group)])
     h1 = np.concatenate([p.h1 for p in group])
     h2 = np.concatenate([p.h2 for p in group])
@@ -119,37 +121,44 @@ def _merge(group: list[nb.Part]) -> PairPart:
     return PairPart(types, type_idx[order], table.take(idx), h1[order], h2[order], sizes[order])
 
 
-def pair_cypher(types: Sequence[str]) -> str:
-    """The statement for rows ``[id(a), id(b), then per type: sources, props...]`` (sources null: absent)."""
+def props_of(part: PairPart) -> list[str]:
+    """The stored columns of a pair part's edges: ``sources``, then the declared properties."""
+    return ["sources", *REL_TYPES[part.types[0]].properties]
+
+
+ENDS = "UNWIND $rows AS r MATCH (a) WHERE id(a) = r[0] MATCH (b) WHERE id(b) = r[1] "
+
+
+def foreach_cypher(types: Sequence[str], props: Sequence[str]) -> str:
+    """Rows ``[id(a), id(b), then per type: sources, props...]`` (sources null: no edge of that type)."""
     body, k = [], 2
     for t in types:
-        cols = ["sources", *REL_TYPES[t].properties]
-        props = ", ".join(f"`{c}`: r[{k + i}]" for i, c in enumerate(cols))
-        body.append(f"FOREACH (_ IN CASE WHEN r[{k}] IS NULL THEN [] ELSE [1] END | "
-                    f"CREATE (a)-[:{t} {{{props}}}]->(b))")
-        k += len(cols)
-    return ("UNWIND $rows AS r MATCH (a) WHERE id(a) = r[0] MATCH (b) WHERE id(b) = r[1] "
-            + " ".join(body))
+        values = ", ".join(f"`{c}`: r[{k + i}]" for i, c in enumerate(props))
+        body.append(f"FOREACH (_ IN CASE WHEN r[{k}] IS NULL THEN [] ELSE [1] END | CREATE (a)-[:{t} {{{values}}}]->(b))")
+        k += len(props)
+    return ENDS + " ".join(body)
 
 
-def pair_rows(part: PairPart, a: np.ndarray, b: np.ndarray) -> list[list]:
-    """One statement row per run of rows with the same ends (each type's slots filled from its row)."""
-    cols = part.columns()
-    slots, width = [], 2
-    for t in part.types:
-        names = ["sources", *REL_TYPES[t].properties]
-        slots.append((width, [cols[c] for c in names]))
-        width += len(names)
-    starts = np.ones(len(part), bool)
+def pair_starts(a: np.ndarray, b: np.ndarray) -> list[bool]:
+    """Whether each row starts a new run of rows with the same ends."""
+    starts = np.ones(len(a), bool)
     starts[1:] = (a[1:] != a[:-1]) | (b[1:] != b[:-1])
+    return starts.tolist()
+
+
+def foreach_rows(part: PairPart, a: np.ndarray, b: np.ndarray) -> list[list]:
+    """One statement row per pair: its ends' ids, then each type's slots (null where absent)."""
+    cols = part.columns()
+    values = [cols[c] for c in props_of(part)]
+    width = 2 + len(part.types) * len(values)
     rows: list[list] = []
     row: list = []
     al, bl, tl = a.tolist(), b.tolist(), part.type_idx.tolist()
-    for i, start in enumerate(starts.tolist()):
+    for i, start in enumerate(pair_starts(a, b)):
         if start:
             row = [al[i], bl[i], *([None] * (width - 2))]
             rows.append(row)
-        off, values = slots[tl[i]]
+        off = 2 + tl[i] * len(values)
         for j, col in enumerate(values):
             row[off + j] = col[i]
     return rows
@@ -164,8 +173,7 @@ def create_pairs(tx: neo4j.Transaction, part: PairPart, chunk_size: int, ids: Tx
             row = part.by_type_row(int(np.flatnonzero(ends == MISSING)[0]))
             key = {"src": row.table.column("src")[0].as_py(), "dst": row.table.column("dst")[0].as_py()}
             raise MissingEndpointError(nb.missing_message(row.name, key, src_missing))
-    rows = pair_rows(part, a, b)
-    q = pair_cypher(part.types)
+    rows, q = foreach_rows(part, a, b), foreach_cypher(part.types, props_of(part))
     made = 0
     pending: neo4j.Result | None = None
     for i in range(0, len(rows), chunk_size):

@@ -13,7 +13,7 @@ import pytest
 from eventkg.graphstore import Batch, MissingEndpointError, open_store
 from eventkg.graphstore.keyset import fingerprints
 from eventkg.graphstore.neo4j_nodeids import MISSING, NodeIds
-from eventkg.graphstore.neo4j_pairs import pair_cypher
+from eventkg.graphstore.neo4j_pairs import foreach_cypher
 
 pytestmark = pytest.mark.neo4j
 
@@ -53,14 +53,15 @@ def test_pair_statement_finds_ends_by_id(neo4j_server):
 
     auth = (neo4j_server.user, neo4j_server.password) if neo4j_server.user else None
     with neo4j.GraphDatabase.driver(neo4j_server.bare_url, auth=auth) as drv, drv.session() as s:
-        summary = s.run("EXPLAIN " + pair_cypher(["CO_OCCURRENCE", "REASON"]), rows=[]).consume()
+        cypher = foreach_cypher(["CO_OCCURRENCE", "REASON"], ["sources", "count"])
+        summary = s.run("EXPLAIN " + cypher, rows=[]).consume()
     ops, todo = [], [summary.plan]
     while todo:
         op = todo.pop()
         ops.append(op["operatorType"])
         todo += op.get("children", [])
-    assert any(o.startswith("NodeByIdSeek") for o in ops), ops
-    assert not any("IndexSeek" in o for o in ops), ops
+    assert sum(o.startswith("NodeByIdSeek") for o in ops) == 2, ops
+    assert not any("IndexSeek" in o or "Scan" in o for o in ops), ops
 
 
 def test_several_types_between_one_pair_in_one_batch(n4):
