@@ -10,7 +10,9 @@ type is absent) and the statement finds the ends once, by internal node id
 39-47 µs of server CPU per edge one type at a time by id, 26-36 µs a pair at a time (76-92
 µs with string index seeks, one type at a time).
 
-Not used: a relationship type given as data (``CREATE (a)-[:$(t[0])]->(b)``, Neo4j 5.26),
+Not used (measured or wrong): one statement per set of types a pair has, with plain CREATEs
+and no FOREACH (141 µs of server CPU per edge in the ASER ingest against 57 µs, same
+machine load: hundreds of small statements per transaction); a relationship type given as data (``CREATE (a)-[:$(t[0])]->(b)``, Neo4j 5.26),
 which would need no FOREACH per type: under ``UNWIND`` Neo4j 5.26.0 evaluates the type once
 and gives every row the first row's type.
 """
@@ -173,14 +175,13 @@ def create_pairs(tx: neo4j.Transaction, part: PairPart, chunk_size: int, ids: Tx
             row = part.by_type_row(int(np.flatnonzero(ends == MISSING)[0]))
             key = {"src": row.table.column("src")[0].as_py(), "dst": row.table.column("dst")[0].as_py()}
             raise MissingEndpointError(nb.missing_message(row.name, key, src_missing))
-    rows, q = foreach_rows(part, a, b), foreach_cypher(part.types, props_of(part))
+    q, rows = foreach_cypher(part.types, props_of(part)), foreach_rows(part, a, b)
     made = 0
     pending: neo4j.Result | None = None
     for i in range(0, len(rows), chunk_size):
         if pending is not None:
             made += _created(pending)
-        chunk = rows[i : i + chunk_size]
-        pending = tx.run(q, rows=chunk)
+        pending = tx.run(q, rows=rows[i : i + chunk_size])
     if pending is not None:
         made += _created(pending)
     if made != len(part):  # a node found by id vanished: only another writer deleting nodes does that

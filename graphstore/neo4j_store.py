@@ -15,7 +15,11 @@ Why it looks the way it does:
   inline; the others are looked up, the new ones CREATEd, and only the changed ones replaced,
   so re-ingesting a file writes and counts nothing (:mod:`eventkg.graphstore.neo4j_upsert`).
   Known new: a label/type empty when the batch starts, or, inside ``bulk_load()``, empty
-  when the session first wrote to it.
+  when the session first wrote to it. New edges find their ends by internal node id (ids
+  returned by CREATE or looked up once per node, kept for the batch or the ``bulk_load()``
+  session) and are written a node pair at a time, every type between the two in one
+  statement row (:mod:`eventkg.graphstore.neo4j_nodeids`, :mod:`eventkg.graphstore.neo4j_pairs`;
+  ASER 100K/300K on 2 cores: 23.4 s against 39.4 s with string-id index seeks per edge).
 * Read-only Cypher runs in a READ access-mode session, so Neo4j itself refuses writes
   (reads: :mod:`eventkg.graphstore.neo4j_reads`).
 * Opening parses the URL and its credentials, verifies the connection and creates the
@@ -77,13 +81,16 @@ class Neo4jStore(BoundedWrites, GraphStore):
     # -- writing ---------------------------------------------------------------------------
     @contextmanager
     def bulk_load(self) -> Iterator[Neo4jStore]:
-        """A bulk session: the store assumes it is the only writer of what it writes.
+        """A bulk session: the store assumes it is the only writer (nobody else adds or deletes nodes).
 
         A label/type that is empty when the session first writes to it gets a key set
         (``eventkg.graphstore.keyset``: fingerprints of the keys this session wrote); rows it
         reports absent are CREATEd without asking the server which exist. Labels/types
-        that held rows before use the exact lookup path, as outside a session. Every batch
-        is still written when handed over; nothing is held back.
+        that held rows before use the exact lookup path, as outside a session. The internal
+        ids of the nodes the session CREATEd or looked up are kept (``neo4j_nodeids``), so
+        later batches' new edges find their ends by id; a deleted node's id may be reused
+        by Neo4j, hence the single-writer assumption (``clear()`` and ``query(write=True)``
+        drop the ids). Every batch is still written when handed over; nothing is held back.
         """
         if self._keys is not None:  # nested: the outer session rules
             yield self

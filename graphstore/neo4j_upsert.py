@@ -4,7 +4,9 @@
   is built while the server runs the previous one. Endpoints are matched with their label so
   the uniqueness constraint on ``id`` (:mod:`eventkg.graphstore.neo4j_schema`) makes each
   lookup an index seek; an unlabelled MATCH scans.
-* Rows known to be new are CREATEd with their properties inline; the others are looked up,
+* Rows known to be new are CREATEd with their properties inline: new nodes return their
+  internal ids (:mod:`eventkg.graphstore.neo4j_nodeids`), new edges find their ends by those
+  ids, a node pair at a time (:mod:`eventkg.graphstore.neo4j_pairs`). The others are looked up,
   the new ones CREATEd, and only those whose merge (``base.merge_props``, as in the embedded
   backend) changes something are replaced, so re-ingesting a file writes and counts nothing.
   Neo4j has no null properties: nulls are stripped.
