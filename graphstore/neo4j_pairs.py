@@ -10,11 +10,11 @@ type is absent) and the statement finds the ends once, by internal node id
 39-47 µs of server CPU per edge one type at a time by id, 26-36 µs a pair at a time (76-92
 µs with string index seeks, one type at a time).
 
-Not used (measured or wrong): one statement per set of types a pair has, with plain CREATEs
-and no FOREACH (141 µs of server CPU per edge in the ASER ingest against 57 µs, same
-machine load: hundreds of small statements per transaction); a relationship type given as data (``CREATE (a)-[:$(t[0])]->(b)``, Neo4j 5.26),
-which would need no FOREACH per type: under ``UNWIND`` Neo4j 5.26.0 evaluates the type once
-and gives every row the first row's type.
+Not used: one statement per set of types a pair has, plain CREATEs and no FOREACH (slower:
+141 µs of server CPU per edge in the ASER ingest against 57 µs under the same machine load,
+hundreds of small statements per transaction); a relationship type given as data
+(``CREATE (a)-[:$(t[0])]->(b)``, Neo4j 5.26), which needs no FOREACH per type, is wrong:
+under ``UNWIND`` Neo4j 5.26.0 evaluates the type once and gives every row the first row's.
 """
 
 from __future__ import annotations
