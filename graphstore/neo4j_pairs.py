@@ -82,6 +82,15 @@ class PairPart:
                 out.append(self._typed(k, rows))
         return out
 
+    def keys_by_type(self) -> list[tuple[str, np.ndarray, np.ndarray]]:
+        """(type, h1, h2) of each type's rows: what the session's key sets learn (no table built)."""
+        out = []
+        for k, name in enumerate(self.types):
+            rows = self.type_idx == k
+            if rows.any():
+                out.append((name, self.h1[rows], self.h2[rows]))
+        return out
+
     def _typed(self, k: int, rows: np.ndarray) -> nb.Part:
         table = self.table.take(pa.array(rows))
         return nb.Part(self.types[k], table, self.h1[rows], self.h2[rows], self.row_bytes[rows], self.new)

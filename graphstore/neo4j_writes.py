@@ -113,12 +113,14 @@ class BoundedWrites:
         """Add the keys of committed rows known new to the session's key sets (once per batch)."""
         if self._keys is None:
             return
-        grouped: dict[str, list[nb.Part]] = {}
-        for part in (typed for p in parts for typed in (p.by_type() if isinstance(p, PairPart) else [p])):
-            if part.new and self._keys.get(part.name) is not None:
-                grouped.setdefault(part.name, []).append(part)
+        grouped: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
+        for part in parts:
+            keys = part.keys_by_type() if isinstance(part, PairPart) else [(part.name, part.h1, part.h2)]
+            for name, h1, h2 in keys:
+                if part.new and self._keys.get(name) is not None:
+                    grouped.setdefault(name, []).append((h1, h2))
         for name, group in grouped.items():
-            self._keys[name].add(np.concatenate([p.h1 for p in group]), np.concatenate([p.h2 for p in group]))
+            self._keys[name].add(np.concatenate([h1 for h1, _ in group]), np.concatenate([h2 for _, h2 in group]))
 
     def _commit(self, session: neo4j.Session, tx_parts: list[nb.Part | PairPart], done: int, total: int,
                 ids: dict[str, NodeIds]) -> WriteResult:
