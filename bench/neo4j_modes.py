@@ -31,12 +31,18 @@ of main and this one back to back): bulk 53.5 s / 44.3 s before, 32.9 s / 33.6 s
 (export 4.1 + import 19.9 + up 4.9 + schema 4.7; ~135K edges/s); the importer, CPU-bound on
 both cores, is the largest step.
 
-Bolt at 100K/300K (2 cores shared with other work, load ~6; main's code fe767b7 and this
-one back to back, same file): before 39.4 s (7.6K rows/s, 11.4K edges/s; server CPU
-55.7 s, client 3.3 s; raw driver 22.0K edges/s in the same run); after 23.4 s (12.8K
-rows/s, 19.2K edges/s; server CPU 34.1 s, client 4.7 s; raw driver 22.4K edges/s). New
+Bolt (2 cores shared with other engineers' work, load 4-8, so wall times swing; main's code
+fe767b7 and this one back to back on the same file, two runs): at 100K/300K before 39.4 s /
+47.2 s (7.6K / 6.4K rows/s, 11.4K / 9.5K edges/s; server CPU 55.7 s / 47.4 s), after 23.4 s /
+36.5 s (12.8K / 8.2K rows/s, 19.2K / 12.3K edges/s; server CPU 34.1 s / 34.9 s); raw driver
+in the same runs 22.0K-22.4K / 15.7K-22.0K edges/s, ends by node id 25.2K/s. At 1M/3M after:
+247 s, 12.1K rows/s, 18.2K edges/s (server CPU 261 s, client 60 s), counts identical to the
+embedded ingest of the same file (965,000 events, 4,499,813 edges), raw driver 21.3K/s. New
 edges find their ends by internal node id and go a node pair at a time
-(``graphstore/neo4j_pairs.py``), the server runs the parallel collector.
+(``graphstore/neo4j_pairs.py``); the server runs the parallel collector. 50K/s is out of
+reach here: the fastest raw single-type statement (ends by id, warm JVM) did 25K edges/s,
+the pair statement 26-36 µs of server CPU per edge, and the first 96K nodes cost ~115 µs
+each while the JVM warms up.
 
 ``rows`` is the file's Relations rows; ``rate`` = rows / seconds. ``cpu`` counts this
 process and its children (the importer and the server JVMs). ``server_peak_rss_mb`` is
