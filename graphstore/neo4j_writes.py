@@ -15,6 +15,10 @@
 * Known new: a label/type empty when the batch starts, or, inside ``bulk_load()``, empty when
   the session first wrote to it (a :class:`~eventkg.graphstore.keyset.KeySet` of what the
   session wrote answers for it then; the session assumes no other writer).
+* New edges of the same label pair and properties go as one part a node pair at a time,
+  their ends found by internal node id (:mod:`eventkg.graphstore.neo4j_pairs`); the ids a
+  transaction learns join the batch's (or the ``bulk_load()`` session's) map only once it
+  commits (:mod:`eventkg.graphstore.neo4j_nodeids`).
 
 :class:`BoundedWrites` is a mixin of :class:`~eventkg.graphstore.neo4j_store.Neo4jStore`; it
 relies on the store's ``url``, ``_address``, ``_chunk``, ``_tx_rows``, ``_tx_bytes`` and
