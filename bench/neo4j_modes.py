@@ -7,14 +7,18 @@
   cache as Neo4j sizes it, default transaction memory limit) from
   ``eventkg.graphstore.neo4j_server``; ``eventkg.ingest.aser.load`` writes the file through Bolt
   (``Neo4jStore``). ``seconds`` is the ingest alone (the server is up before the clock
-  starts); then, on the same server and in the same run, the baseline: the raw driver
-  writing ``RAW_EDGES`` edges between random stored events (any of them, as the ingest's
-  edges are) with ``UNWIND $rows ... CREATE`` in
-  ``RAW_BATCH``-row transactions (``raw_create_rate``, edges/s), beside our own typed-edge
-  rate (``edge_rate``); then the same with positional rows (``raw_list_rate``) and with two
-  sessions writing disjoint node sets side by side (``raw_list_2workers_rate``): the ceiling
-  Bolt writing has on this machine. ``client_cpu`` vs ``server_cpu`` says which side the
-  ingest's time went to.
+  starts); ``rate`` is Relations rows/s, ``edge_rate`` typed edges/s (a row gives 1-3).
+  Then, on the same server and in the same run, the baseline: the raw driver writing
+  ``RAW_EDGES`` edges between random stored events (any of them, as the ingest's edges are)
+  with ``UNWIND $rows MATCH (a:Event {id: ..}) MATCH (b:Event {id: ..}) CREATE`` in
+  ``RAW_BATCH``-row transactions (``raw_create_rate``, edges/s, map rows), beside our own
+  typed-edge rate; then the same with positional rows (``raw_list_rate``), with two
+  sessions writing disjoint node sets side by side (``raw_list_2workers_rate``), and with
+  the ends found by internal node id instead of the string-id index
+  (``raw_id_rate``: the fastest single-type raw statement found). ``client_cpu`` vs
+  ``server_cpu`` says which side the ingest's time went to. The server JVM is warm when the
+  baselines run (the ingest paid its JIT warm-up: ~115 µs of server CPU per node on the
+  first 96K nodes against ~30 µs warm).
 * ``neo4j-bulk``: ``eventkg.ingest.aser.load`` into a fresh embedded store (``embedded_s``, not part of
   ``seconds``), then the bulk path: ``export neo4j-import`` CSV files (``export_s``),
   ``neo4j-admin database import full`` (``import_s``, with ``set-initial-password`` run beside
@@ -25,8 +29,20 @@
 Measured (2 cores, ASER shape 1M/3M = 4.5M edges, 2026-11-23, two runs of the string-id path
 of main and this one back to back): bulk 53.5 s / 44.3 s before, 32.9 s / 33.6 s after
 (export 4.1 + import 19.9 + up 4.9 + schema 4.7; ~135K edges/s); the importer, CPU-bound on
-both cores, is the largest step. Bolt at 100K/300K: client CPU 2.9 s vs server CPU 41.7 s
-in 26.7 s wall (16.9K edges/s), raw driver 29K/s, positional 32K/s, two sessions 31.5K/s.
+both cores, is the largest step.
+
+Bolt (2 cores shared with other engineers' work, load 4-8, so wall times swing; main's code
+fe767b7 and this one back to back on the same file, two runs): at 100K/300K before 39.4 s /
+47.2 s (7.6K / 6.4K rows/s, 11.4K / 9.5K edges/s; server CPU 55.7 s / 47.4 s), after 23.4 s /
+36.5 s (12.8K / 8.2K rows/s, 19.2K / 12.3K edges/s; server CPU 34.1 s / 34.9 s); raw driver
+in the same runs 22.0K-22.4K / 15.7K-22.0K edges/s, ends by node id 25.2K/s. At 1M/3M after:
+247 s, 12.1K rows/s, 18.2K edges/s (server CPU 261 s, client 60 s), counts identical to the
+embedded ingest of the same file (965,000 events, 4,499,813 edges), raw driver 21.3K/s. New
+edges find their ends by internal node id and go a node pair at a time
+(``graphstore/neo4j_pairs.py``); the server runs the parallel collector. 50K/s is out of
+reach here: the fastest raw single-type statement (ends by id, warm JVM) did 25K edges/s,
+the pair statement 26-36 µs of server CPU per edge, and the first 96K nodes cost ~115 µs
+each while the JVM warms up.
 
 ``rows`` is the file's Relations rows; ``rate`` = rows / seconds. ``cpu`` counts this
 process and its children (the importer and the server JVMs). ``server_peak_rss_mb`` is
@@ -102,12 +118,13 @@ def _raw_rows(ids: list[str], n_edges: int, as_lists: bool, parts: int) -> list[
 
 
 def raw_create_rate(server, n_edges: int = RAW_EDGES, batch: int = RAW_BATCH, *, as_lists: bool = False,
-                    workers: int = 1) -> float:
+                    workers: int = 1, by_id: bool = False) -> float:
     """Edges/s of the raw driver: ``UNWIND $rows MATCH a, b CREATE (a)-[:T {...}]->(b)``.
 
     The baseline is map rows in one session. ``as_lists`` sends positional rows (as the store
     does); ``workers`` > 1 runs that many sessions in threads, each on its own slice of the
-    events, so their transactions lock disjoint nodes (the most parallel Bolt writing can get).
+    events, so their transactions lock disjoint nodes (the most parallel Bolt writing can get);
+    ``by_id`` (with ``as_lists``) finds the ends by internal node id (NodeByIdSeek).
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -116,11 +133,14 @@ def raw_create_rate(server, n_edges: int = RAW_EDGES, batch: int = RAW_BATCH, *,
     auth = (server.user, server.password) if server.user else None
     ends = "MATCH (a:Event {id: r[0]}) MATCH (b:Event {id: r[1]}) " if as_lists else \
         "MATCH (a:Event {id: r.src}) MATCH (b:Event {id: r.dst}) "
+    if by_id:
+        ends = "MATCH (a) WHERE id(a) = r[0] MATCH (b) WHERE id(b) = r[1] "
     props = "{count: r[2], sources: r[3]}" if as_lists else "{count: r.count, sources: r.sources}"
     q = f"UNWIND $rows AS r {ends}CREATE (a)-[:RAW_BASELINE {props}]->(b)"
     with neo4j.GraphDatabase.driver(server.bare_url, auth=auth) as drv:
         with drv.session() as s:
-            ids = [r["id"] for r in s.run("MATCH (n:Event) RETURN n.id AS id")]  # endpoints over the whole graph
+            key = "id(n)" if by_id else "n.id"
+            ids = [r["id"] for r in s.run(f"MATCH (n:Event) RETURN {key} AS id")]  # endpoints over the whole graph
         if len(ids) < 2 * workers:
             return float("nan")
         parts = _raw_rows(ids, n_edges, as_lists, workers)
@@ -157,6 +177,7 @@ def _bolt(kg_path: str, workdir: Path, out: dict) -> None:
         out["raw_create_rate"] = raw_create_rate(server)
         out["raw_list_rate"] = raw_create_rate(server, as_lists=True)
         out["raw_list_2workers_rate"] = raw_create_rate(server, as_lists=True, workers=2)
+        out["raw_id_rate"] = raw_create_rate(server, as_lists=True, by_id=True)
         out["server_peak_rss_mb"] = _peak_rss_mb(server.process.pid)
     finally:
         server.stop()
@@ -246,7 +267,8 @@ def main() -> None:
             if "raw_create_rate" in r:
                 line += f"; raw driver UNWIND CREATE {r['raw_create_rate']:,.0f} edges/s (ours / raw = " \
                         f"{r['edge_rate'] / r['raw_create_rate']:.2f}); positional rows {r['raw_list_rate']:,.0f}/s; " \
-                        f"2 sessions on disjoint nodes {r['raw_list_2workers_rate']:,.0f}/s"
+                        f"2 sessions on disjoint nodes {r['raw_list_2workers_rate']:,.0f}/s; " \
+                        f"ends by node id {r['raw_id_rate']:,.0f}/s"
             print(line, flush=True)
             print(json.dumps(r), flush=True)
     finally:

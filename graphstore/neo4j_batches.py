@@ -14,7 +14,7 @@ its keys in every row, so lists pack and travel in about half the bytes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,7 +68,7 @@ class Part:
             cols = []
             for name in self.table.column_names:
                 values = self.table.column(name).to_pylist()
-                cols.append(_sources_lists(values) if name == "sources" else values)
+                cols.append(sources_lists(values) if name == "sources" else values)
             self._tuples = list(zip(*cols, strict=True))
         return self._tuples
 
@@ -83,7 +83,8 @@ class Part:
         return repr(self.table.column("id")[i].as_py())
 
 
-def _sources_lists(values: list[str | None]) -> list[list[str]]:
+def sources_lists(values: list[str | None]) -> list[list[str]]:
+    """Stored ``sources`` strings (comma-joined) as lists, one list object per distinct value."""
     cache: dict[str | None, list[str]] = {}
     out = []
     for v in values:
@@ -175,3 +176,10 @@ def halves(parts: Sequence[Part]) -> Iterator[list[Part]]:
 
 def count_rows(parts: Sequence[Part]) -> int:
     return sum(map(len, parts))
+
+
+def missing_message(rtype: str, row: Mapping[str, Any], src_missing: bool) -> str:
+    """The one line naming the end of an edge row (``src``/``dst``) that is not in the store."""
+    rel = REL_TYPES[rtype]
+    label, nid = (rel.source, row["src"]) if src_missing else (rel.target, row["dst"])
+    return f"{rtype} edge refers to a node that is not in the store: {label} {nid!r}"

@@ -15,7 +15,11 @@ Why it looks the way it does:
   inline; the others are looked up, the new ones CREATEd, and only the changed ones replaced,
   so re-ingesting a file writes and counts nothing (:mod:`eventkg.graphstore.neo4j_upsert`).
   Known new: a label/type empty when the batch starts, or, inside ``bulk_load()``, empty
-  when the session first wrote to it.
+  when the session first wrote to it. New edges find their ends by internal node id (ids
+  returned by CREATE or looked up once per node, kept for the batch or the ``bulk_load()``
+  session) and are written a node pair at a time, every type between the two in one
+  statement row (:mod:`eventkg.graphstore.neo4j_nodeids`, :mod:`eventkg.graphstore.neo4j_pairs`;
+  ASER 100K/300K on 2 cores: 23.4 s against 39.4 s with string-id index seeks per edge).
 * Read-only Cypher runs in a READ access-mode session, so Neo4j itself refuses writes
   (reads: :mod:`eventkg.graphstore.neo4j_reads`).
 * Opening parses the URL and its credentials, verifies the connection and creates the
@@ -43,6 +47,7 @@ from eventkg.graphstore import neo4j_reads as reads
 from eventkg.graphstore.base import Batch, GraphStore, StoreError, WriteRefused, WriteResult, validate_batch
 from eventkg.graphstore.keyset import KeySet
 from eventkg.graphstore.neo4j_connect import connect, one_line, parse_url, unreachable
+from eventkg.graphstore.neo4j_nodeids import NodeIds
 from eventkg.graphstore.neo4j_schema import INDEXED, schema_statements
 from eventkg.graphstore.neo4j_writes import BoundedWrites
 
@@ -59,6 +64,7 @@ class Neo4jStore(BoundedWrites, GraphStore):
         self._chunk = chunk_size
         self._tx_rows, self._tx_bytes = tx_rows, tx_bytes
         self._keys: dict[str, KeySet | None] | None = None  # inside bulk_load(): see there
+        self._ids: dict[str, NodeIds] | None = None  # inside bulk_load(): node ids (neo4j_nodeids)
         conn = connect(url)
         self._driver: neo4j.Driver | None = conn.driver
         self._database, self.url, self._address = conn.database, conn.url, conn.address
@@ -75,22 +81,25 @@ class Neo4jStore(BoundedWrites, GraphStore):
     # -- writing ---------------------------------------------------------------------------
     @contextmanager
     def bulk_load(self) -> Iterator[Neo4jStore]:
-        """A bulk session: the store assumes it is the only writer of what it writes.
+        """A bulk session: the store assumes it is the only writer (nobody else adds or deletes nodes).
 
         A label/type that is empty when the session first writes to it gets a key set
         (``eventkg.graphstore.keyset``: fingerprints of the keys this session wrote); rows it
         reports absent are CREATEd without asking the server which exist. Labels/types
-        that held rows before use the exact lookup path, as outside a session. Every batch
-        is still written when handed over; nothing is held back.
+        that held rows before use the exact lookup path, as outside a session. The internal
+        ids of the nodes the session CREATEd or looked up are kept (``neo4j_nodeids``), so
+        later batches' new edges find their ends by id; a deleted node's id may be reused
+        by Neo4j, hence the single-writer assumption (``clear()`` and ``query(write=True)``
+        drop the ids). Every batch is still written when handed over; nothing is held back.
         """
         if self._keys is not None:  # nested: the outer session rules
             yield self
             return
-        self._keys = {}
+        self._keys, self._ids = {}, {}
         try:
             yield self
         finally:
-            self._keys = None
+            self._keys = self._ids = None
 
     def write_batch(self, batch: Batch) -> WriteResult:
         """Upsert a batch: one transaction, or several when it is big (see the module docstring)."""
@@ -119,7 +128,7 @@ class Neo4jStore(BoundedWrites, GraphStore):
     def clear(self) -> None:
         """Delete all nodes and edges: one transaction when small, else in batches."""
         if self._keys is not None:
-            self._keys = {}
+            self._keys, self._ids = {}, {}  # deleted nodes' ids are reused by Neo4j
         total = self._read("MATCH (n) RETURN count(n) AS c")[0]["c"]
         if total == 0:
             return
@@ -134,7 +143,8 @@ class Neo4jStore(BoundedWrites, GraphStore):
         self, cypher: str, params: Mapping[str, Any] | None = None, *, write: bool = False
     ) -> list[dict[str, Any]]:
         if write and self._keys is not None:
-            self._keys = {}  # a raw write may add keys the session's key sets do not know
+            # a raw write may add keys the session's key sets do not know, or delete nodes whose ids are then reused
+            self._keys, self._ids = {}, {}
         try:
             with self._session(write=write) as s:
                 result = s.run(cypher, dict(params or {}))

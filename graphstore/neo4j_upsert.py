@@ -4,7 +4,9 @@
   is built while the server runs the previous one. Endpoints are matched with their label so
   the uniqueness constraint on ``id`` (:mod:`eventkg.graphstore.neo4j_schema`) makes each
   lookup an index seek; an unlabelled MATCH scans.
-* Rows known to be new are CREATEd with their properties inline; the others are looked up,
+* Rows known to be new are CREATEd with their properties inline: new nodes return their
+  internal ids (:mod:`eventkg.graphstore.neo4j_nodeids`), new edges find their ends by those
+  ids, a node pair at a time (:mod:`eventkg.graphstore.neo4j_pairs`). The others are looked up,
   the new ones CREATEd, and only those whose merge (``base.merge_props``, as in the embedded
   backend) changes something are replaced, so re-ingesting a file writes and counts nothing.
   Neo4j has no null properties: nulls are stripped.
@@ -20,10 +22,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import neo4j
+import numpy as np
 
 from eventkg.graphstore import neo4j_batches as nb
-from eventkg.graphstore.base import MissingEndpointError, WriteResult, merge_props
+from eventkg.graphstore.base import MissingEndpointError, StoreError, WriteResult, merge_props
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
+from eventkg.graphstore.neo4j_batches import missing_message
+from eventkg.graphstore.neo4j_nodeids import TxIds
+from eventkg.graphstore.neo4j_pairs import PairPart, create_pairs
 
 
 def _strip(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -43,7 +49,7 @@ def _insert_cypher(name: str) -> str:
     if name in NODE_TYPES:
         cols = ["id", "sources", *NODE_TYPES[name].properties]
         props = ", ".join(f"`{c}`: r[{i}]" for i, c in enumerate(cols))
-        return f"UNWIND $rows AS r CREATE (n:{name} {{{props}}})"
+        return f"UNWIND $rows AS r CREATE (n:{name} {{{props}}}) RETURN id(n) AS i"
     rel = REL_TYPES[name]
     cols = ["sources", *rel.properties]
     props = ", ".join(f"`{c}`: r[{i + 2}]" for i, c in enumerate(cols))
@@ -101,18 +107,42 @@ def _edge_param(row: Mapping[str, Any]) -> dict[str, Any]:
     return {"src": row["src"], "dst": row["dst"], "p": {k: v for k, v in row.items() if k not in ("src", "dst")}}
 
 
-def write_tx(tx: neo4j.Transaction, parts: list[nb.Part], chunk_size: int, *, blind: bool) -> WriteResult:
-    """Nodes, then edges: rows known new are CREATEd; the others are looked up, the new ones
-    CREATEd and the changed ones replaced (merged with base.merge_props, like the embedded
-    backend). Statements of ``chunk_size`` rows are sent while the next ones are built."""
+def write_tx(tx: neo4j.Transaction, parts: list[nb.Part | PairPart], chunk_size: int, *, blind: bool,
+             ids: TxIds) -> WriteResult:
+    """Nodes, then edges: rows known new are CREATEd (new nodes' ids go to ``ids``, new edges
+    find their ends by id a node pair at a time, :mod:`eventkg.graphstore.neo4j_pairs`); the
+    others are looked up, the new ones CREATEd and the changed ones replaced (merged with
+    base.merge_props, like the embedded backend). Statements of ``chunk_size`` rows are sent
+    while the next ones are built."""
     result = WriteResult()
     for part in parts:
-        if part.new and blind:
-            created = create(tx, part.name, part.tuples(), chunk_size)
+        if part.new and blind and isinstance(part, PairPart):
+            result.add(create_pairs(tx, part, chunk_size, ids))
+        elif part.new and blind and not part.is_edge:
+            created = create_nodes(tx, part, chunk_size, ids)
             result.add(WriteResult({part.name: created}, {part.name: 0}))
         else:
-            result.add(upsert(tx, part.name, part.dicts(), chunk_size))
+            for typed in part.by_type() if isinstance(part, PairPart) else [part]:
+                result.add(upsert(tx, typed.name, typed.dicts(), chunk_size))
     return result
+
+
+def create_nodes(tx: neo4j.Transaction, part: nb.Part, chunk_size: int, ids: TxIds) -> int:
+    """CREATE a part's nodes (all new) and note the internal id each got (UNWIND returns them in row order)."""
+    q = _insert_cypher(part.name)
+    rows = part.tuples()
+    got: list[int] = []
+    pending: neo4j.Result | None = None
+    for i in range(0, len(rows), chunk_size):
+        if pending is not None:
+            got += pending.value(0)
+        pending = tx.run(q, rows=rows[i : i + chunk_size])
+    if pending is not None:
+        got += pending.value(0)
+    if len(got) != len(rows):  # cannot happen: CREATE yields one row per input row
+        raise StoreError(f"Neo4j created {len(got):,} {part.name} nodes of {len(rows):,}")
+    ids.learn(part.name, part.h1, part.h2, np.array(got, np.int64))
+    return len(got)
 
 
 def create(tx: neo4j.Transaction, name: str, rows: list[tuple], chunk_size: int) -> int:
@@ -174,12 +204,6 @@ def empty_kinds(tx: neo4j.ManagedTransaction, labels: list[str], types: list[str
     parts = [f"MATCH (n:{label}) WITH count(n) AS c RETURN '{label}' AS k, c" for label in labels]
     parts += [f"MATCH ()-[e:{t}]->() WITH count(e) AS c RETURN '{t}' AS k, c" for t in types]
     return {rec["k"] for rec in tx.run(" UNION ALL ".join(parts)) if rec["c"] == 0}
-
-
-def missing_message(rtype: str, row: Mapping[str, Any], src_missing: bool) -> str:
-    rel = REL_TYPES[rtype]
-    label, nid = (rel.source, row["src"]) if src_missing else (rel.target, row["dst"])
-    return f"{rtype} edge refers to a node that is not in the store: {label} {nid!r}"
 
 
 def missing_endpoint(tx: neo4j.ManagedTransaction, rtype: str, rows: list[dict]) -> str:

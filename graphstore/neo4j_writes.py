@@ -15,6 +15,10 @@
 * Known new: a label/type empty when the batch starts, or, inside ``bulk_load()``, empty when
   the session first wrote to it (a :class:`~eventkg.graphstore.keyset.KeySet` of what the
   session wrote answers for it then; the session assumes no other writer).
+* New edges of the same label pair and properties go as one part a node pair at a time,
+  their ends found by internal node id (:mod:`eventkg.graphstore.neo4j_pairs`); the ids a
+  transaction learns join the batch's (or the ``bulk_load()`` session's) map only once it
+  commits (:mod:`eventkg.graphstore.neo4j_nodeids`).
 
 :class:`BoundedWrites` is a mixin of :class:`~eventkg.graphstore.neo4j_store.Neo4jStore`; it
 relies on the store's ``url``, ``_address``, ``_chunk``, ``_tx_rows``, ``_tx_bytes`` and
@@ -35,6 +39,8 @@ from eventkg.graphstore.base import StoreError, WriteResult
 from eventkg.graphstore.keyset import KeySet
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 from eventkg.graphstore.neo4j_connect import one_line, unreachable
+from eventkg.graphstore.neo4j_nodeids import NodeIds, TxIds
+from eventkg.graphstore.neo4j_pairs import PairPart, pair_parts
 from eventkg.graphstore.neo4j_upsert import empty_kinds, write_tx
 
 RETRY_SECONDS = 15.0  # how long transient errors are retried
@@ -55,9 +61,11 @@ class BoundedWrites:
     _tx_rows: int
     _tx_bytes: int
     _keys: dict[str, KeySet | None] | None  # inside bulk_load(): a key set per label/type, None outside
+    _ids: dict[str, NodeIds] | None  # inside bulk_load(): node ids per label (neo4j_nodeids), None outside
 
-    def _split_known(self, session: neo4j.Session, typed: Mapping[str, tuple]) -> list[nb.Part]:
-        """Each name's rows as a part of rows known to be new and a part to look up (nodes first)."""
+    def _split_known(self, session: neo4j.Session, typed: Mapping[str, tuple]) -> list[nb.Part | PairPart]:
+        """Each name's rows as a part of rows known to be new and a part to look up (nodes first;
+        the new edges of each label pair merged into one PairPart)."""
         empty: set[str] = set()
         unknown = [n for n in typed if self._keys is None or n not in self._keys]
         if unknown:
@@ -82,40 +90,47 @@ class BoundedWrites:
                 if mask.any():
                     idx = np.flatnonzero(mask)
                     parts.append(nb.Part(name, table.take(idx), h1[idx], h2[idx], sizes[idx], new=flag))
+        parts = pair_parts(parts)
         parts.sort(key=lambda p: p.is_edge)  # nodes before edges (stable)
         return parts
 
-    def _write_parts(self, session: neo4j.Session, parts: list[nb.Part]) -> WriteResult:
-        """Write the parts in bounded transactions; a failure names what already landed."""
+    def _write_parts(self, session: neo4j.Session, parts: list[nb.Part | PairPart]) -> WriteResult:
+        """Write the parts in bounded transactions; a failure names what already landed.
+
+        Node ids learnt live for the ``bulk_load()`` session, else for this batch only."""
         result = WriteResult()
+        ids = self._ids if self._ids is not None else {}
         txs = nb.plan(parts, self._tx_rows, self._tx_bytes)
         total = nb.count_rows(parts)
         done = 0
         committed: list[nb.Part] = []
         try:
             for tx_parts in txs:
-                result.add(self._commit(session, tx_parts, done, total))
+                result.add(self._commit(session, tx_parts, done, total, ids))
                 done += nb.count_rows(tx_parts)
                 committed += tx_parts
         finally:
             self._remember(committed)
         return result
 
-    def _remember(self, parts: list[nb.Part]) -> None:
+    def _remember(self, parts: list[nb.Part | PairPart]) -> None:
         """Add the keys of committed rows known new to the session's key sets (once per batch)."""
         if self._keys is None:
             return
-        grouped: dict[str, list[nb.Part]] = {}
+        grouped: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
         for part in parts:
-            if part.new and self._keys.get(part.name) is not None:
-                grouped.setdefault(part.name, []).append(part)
+            keys = part.keys_by_type() if isinstance(part, PairPart) else [(part.name, part.h1, part.h2)]
+            for name, h1, h2 in keys:
+                if part.new and self._keys.get(name) is not None:
+                    grouped.setdefault(name, []).append((h1, h2))
         for name, group in grouped.items():
-            self._keys[name].add(np.concatenate([p.h1 for p in group]), np.concatenate([p.h2 for p in group]))
+            self._keys[name].add(np.concatenate([h1 for h1, _ in group]), np.concatenate([h2 for _, h2 in group]))
 
-    def _commit(self, session: neo4j.Session, tx_parts: list[nb.Part], done: int, total: int) -> WriteResult:
+    def _commit(self, session: neo4j.Session, tx_parts: list[nb.Part | PairPart], done: int, total: int,
+                ids: dict[str, NodeIds]) -> WriteResult:
         """One bounded transaction of a batch; errors say how much of the batch landed before."""
         try:
-            return self._run_tx(session, tx_parts)
+            return self._run_tx(session, tx_parts, ids)
         except StoreError as exc:
             if done:
                 raise type(exc)(f"{exc} ({done:,} of this batch's {total:,} rows were written in earlier "
@@ -131,7 +146,7 @@ class BoundedWrites:
                         "writing the batch again completes it)")
             raise StoreError(msg) from None
 
-    def _run_tx(self, session: neo4j.Session, parts: list[nb.Part]) -> WriteResult:
+    def _run_tx(self, session: neo4j.Session, parts: list[nb.Part | PairPart], ids: dict[str, NodeIds]) -> WriteResult:
         """One transaction, retried on transient errors; split in halves when Neo4j runs out of
         transaction memory (a single row that still does not fit is a one-line StoreError).
 
@@ -143,16 +158,18 @@ class BoundedWrites:
         while True:
             attempt += 1
             try:
+                tx_ids = TxIds(ids)
                 with session.begin_transaction() as tx:
-                    out = write_tx(tx, parts, self._chunk, blind=attempt == 1)
+                    out = write_tx(tx, parts, self._chunk, blind=attempt == 1, ids=tx_ids)
                     tx.commit()
+                tx_ids.commit()
                 return out
             except (Neo4jError, DriverError) as exc:
                 if _out_of_memory(exc):
                     if nb.count_rows(parts) > 1:
                         out = WriteResult()
                         for half in nb.halves(parts):
-                            out.add(self._run_tx(session, half))
+                            out.add(self._run_tx(session, half, ids))
                         return out
                     part = parts[0]
                     raise StoreError(
