@@ -224,7 +224,10 @@ def breakdown(r: dict) -> str:
         steps = [(k[:-2], r[k]) for k in ("export_s", "import_s", "up_s", "schema_s")]
         big = max(steps, key=lambda kv: kv[1])[0]
         parts = " + ".join(f"{name} {sec:.1f} s ({sec / r['seconds']:.0%})" for name, sec in steps)
-        return f"bulk: {parts} = {r['seconds']:.1f} s; largest: {big}; CSV {r['csv_mb']:,.0f} MB"
+        bare = r["seconds"] - r["schema_s"]
+        return (f"bulk: {parts} = {r['seconds']:.1f} s; largest: {big}; CSV {r['csv_mb']:,.0f} MB; "
+                f"with the schema step {r['rows'] / r['seconds']:,.0f} rows/s, {r['edges'] / r['seconds']:,.0f} "
+                f"edges/s; without it ({bare:.1f} s) {r['rows'] / bare:,.0f} rows/s, {r['edges'] / bare:,.0f} edges/s")
     return (f"bolt: client CPU {r['client_cpu']:.1f} s (Arrow typing, packing, driver), server CPU "
             f"{r['server_cpu']:.1f} s, in {r['seconds']:.1f} s wall on {os.cpu_count()} cores")
 

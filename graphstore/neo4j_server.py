@@ -70,6 +70,10 @@ JVM_FLAGS = (
     "-Dlog4j2.disable.jmx=true",
     "-Dfile.encoding=UTF-8",
 )
+# The importer is a batch job: the throughput collector, not G1 (whose write barriers it pays on
+# every record it builds). 1M events / 4.5M edges on 2 cores, runs interleaved: importer CPU
+# 25.0-35.6 s (median 31) with ParallelGC vs 30.1-40.4 s (median 31.6) with G1; wall 14.2 s best vs 16.6 s.
+IMPORT_JVM_FLAGS = tuple("-XX:+UseParallelGC" if f == "-XX:+UseG1GC" else f for f in JVM_FLAGS)
 
 
 class Neo4jServerError(StoreError):
@@ -364,7 +368,7 @@ def run_import(
     if not (conf / "neo4j.conf").exists():
         (conf / "neo4j.conf").write_text("")
     report = home / "logs" / "import.report"
-    cmd = ["java", f"-Xmx{IMPORT_HEAP}", *JVM_FLAGS, "-cp", os.pathsep.join(classpath), ADMIN_TOOL]
+    cmd = ["java", f"-Xmx{IMPORT_HEAP}", *IMPORT_JVM_FLAGS, "-cp", os.pathsep.join(classpath), ADMIN_TOOL]
     cmd += ["database", "import", "full", f"--max-off-heap-memory={env.neo4j_import_memory()}", f"--report-file={report}"]
     cmd += [*args]
     proc = subprocess.run(cmd, env=_java_env(home, conf), cwd=import_dir, capture_output=quiet, text=True)
