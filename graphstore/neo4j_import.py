@@ -27,7 +27,8 @@ ids 26.2 s, with actual ids 22.2 s (relationship stage 17.6 s -> 4.7 s) and 201 
 left unused by deleted nodes are holes the importer accepts (those record ids stay free).
 
 Reading is columnar and bounded: nodes in pages of ``PAGE`` node offsets, relationships in
-pages of ``PAGE`` source-node offsets, each page one Arrow table, never the whole table.
+pages of ``PAGE`` source-node offsets, each page one Arrow table, never the whole table; files are
+written in ``LANES`` lanes side by side, each lane with its own connection (see ``_write_all``).
 """
 
 from __future__ import annotations
