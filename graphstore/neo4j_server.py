@@ -71,8 +71,9 @@ JVM_FLAGS = (
     "-Dfile.encoding=UTF-8",
 )
 # The importer is a batch job: the throughput collector, not G1 (whose write barriers it pays on
-# every record it builds). 1M events / 4.5M edges on 2 cores, runs interleaved: importer CPU
-# 25.0-35.6 s (median 31) with ParallelGC vs 30.1-40.4 s (median 31.6) with G1; wall 14.2 s best vs 16.6 s.
+# every record it builds). 1M events / 4.5M edges on a shared 2-core machine, best of 4-5 runs
+# each, interleaved: importer 14.2 s wall / 25.0 s CPU with ParallelGC vs 16.6 s / 29.7 s with G1
+# (the spread under other load is wide: up to 22 s / 36-40 s for both).
 IMPORT_JVM_FLAGS = tuple("-XX:+UseParallelGC" if f == "-XX:+UseG1GC" else f for f in JVM_FLAGS)
 
 
