@@ -25,15 +25,7 @@
 Measured (2 cores, ASER shape 1M/3M = 4.5M edges, 2026-11-23, two runs of the string-id path
 of main and this one back to back): bulk 53.5 s / 44.3 s before, 32.9 s / 33.6 s after
 (export 4.1 + import 19.9 + up 4.9 + schema 4.7; ~135K edges/s); the importer, CPU-bound on
-both cores, is the largest step. Later (two-lane export, importer on ParallelGC, indexes before
-constraints), main and this alternating, 3 runs each on a machine at load average 4-5 from other
-work: main 46.5 / 33.9 / 52.4 s (CPU 79.9 / 56.6 / 59.3 s), this 41.8 / 37.2 / 41.8 s (CPU 74.1 /
-57.3 / 58.9 s): the spread swamps the difference. Best step of any run: export 4.2, import 18.2,
-up 5.8, schema 5.2 s; alone on a quieter machine: export 4.3 s (two lanes; 6.7 s one), importer
-14.2 s (of which ~2.2 s JVM start, node stage 4.7 s, relationship stage 3.2 s), server up 4.6 s
-(the same on an empty database: JVM + Neo4j start), schema 4.3 s (0.6 s of it on an empty one):
-~27 s = ~165K edges/s, ~110K rows/s at best. 200K edges/s (22.5 s) is out of reach on 2 cores:
-the importer alone is CPU-bound at ~25-30 s CPU. Bolt at 100K/300K: client CPU 2.9 s vs server CPU 41.7 s
+both cores, is the largest step. Bolt at 100K/300K: client CPU 2.9 s vs server CPU 41.7 s
 in 26.7 s wall (16.9K edges/s), raw driver 29K/s, positional 32K/s, two sessions 31.5K/s.
 
 ``rows`` is the file's Relations rows; ``rate`` = rows / seconds. ``cpu`` counts this
@@ -171,6 +163,20 @@ def _bolt(kg_path: str, workdir: Path, out: dict) -> None:
 
 
 def _bulk(kg_path: str, workdir: Path, out: dict) -> None:
+    """The bulk path's steps (see the module docstring), each timed into ``out``.
+
+    Measured at 1M/3M (2 cores shared with other engineers' work, 2026-11-23, main's code and
+    this branch's alternating, two-lane export + importer on ParallelGC + indexes before
+    constraints): at load 4-5, main 46.5 / 33.9 / 52.4 s, this 41.8 / 37.2 / 41.8 s; at load ~3,
+    main 42.4 / 34.8 s, this 35.6 / 31.4 s (best: export 3.4 + import 17.0 + up 6.1 + schema
+    5.0 = 31.4 s, 95.5K rows/s, 143K edges/s; 26.4 s without the schema step, 170K edges/s).
+    The spread is as large as the difference. Alone on a quieter machine: export 4.3 s with two
+    lanes (6.7 s with one), importer 14.2 s (~2.2 s JVM start, node stage 4.7 s, relationship
+    stage 3.2 s, the rest linking and counts), server up 4.6 s (the same on an empty database:
+    JVM and Neo4j start), schema 4.3 s (0.6 s of it on an empty database): ~27 s, ~165K
+    edges/s, ~110K rows/s at best. 200K edges/s (22.5 s) is out of reach on 2 cores: the
+    importer alone needs ~25-30 s of CPU.
+    """
     from eventkg.graphstore import neo4j_server, open_store
     from eventkg.graphstore.neo4j_import import export_neo4j_import
     from eventkg.graphstore.neo4j_store import Neo4jStore
