@@ -184,6 +184,20 @@ def _bolt(kg_path: str, workdir: Path, out: dict) -> None:
 
 
 def _bulk(kg_path: str, workdir: Path, out: dict) -> None:
+    """The bulk path's steps (see the module docstring), each timed into ``out``.
+
+    Measured at 1M/3M (2 cores shared with other engineers' work, 2026-11-23, main's code and
+    this branch's alternating, two-lane export + importer on ParallelGC + indexes before
+    constraints): at load 4-5, main 46.5 / 33.9 / 52.4 s, this 41.8 / 37.2 / 41.8 s; at load ~3,
+    main 42.4 / 34.8 s, this 35.6 / 31.4 s (best: export 3.4 + import 17.0 + up 6.1 + schema
+    5.0 = 31.4 s, 95.5K rows/s, 143K edges/s; 26.4 s without the schema step, 170K edges/s).
+    The spread is as large as the difference. Alone on a quieter machine: export 4.3 s with two
+    lanes (6.7 s with one), importer 14.2 s (~2.2 s JVM start, node stage 4.7 s, relationship
+    stage 3.2 s, the rest linking and counts), server up 4.6 s (the same on an empty database:
+    JVM and Neo4j start), schema 4.3 s (0.6 s of it on an empty database): ~27 s, ~165K
+    edges/s, ~110K rows/s at best. 200K edges/s (22.5 s) is out of reach on 2 cores: the
+    importer alone needs ~25-30 s of CPU.
+    """
     from eventkg.graphstore import neo4j_server, open_store
     from eventkg.graphstore.neo4j_import import export_neo4j_import
     from eventkg.graphstore.neo4j_store import Neo4jStore
@@ -245,7 +259,10 @@ def breakdown(r: dict) -> str:
         steps = [(k[:-2], r[k]) for k in ("export_s", "import_s", "up_s", "schema_s")]
         big = max(steps, key=lambda kv: kv[1])[0]
         parts = " + ".join(f"{name} {sec:.1f} s ({sec / r['seconds']:.0%})" for name, sec in steps)
-        return f"bulk: {parts} = {r['seconds']:.1f} s; largest: {big}; CSV {r['csv_mb']:,.0f} MB"
+        bare = r["seconds"] - r["schema_s"]
+        return (f"bulk: {parts} = {r['seconds']:.1f} s; largest: {big}; CSV {r['csv_mb']:,.0f} MB; "
+                f"with the schema step {r['rows'] / r['seconds']:,.0f} rows/s, {r['edges'] / r['seconds']:,.0f} "
+                f"edges/s; without it ({bare:.1f} s) {r['rows'] / bare:,.0f} rows/s, {r['edges'] / bare:,.0f} edges/s")
     return (f"bolt: client CPU {r['client_cpu']:.1f} s (Arrow typing, packing, driver), server CPU "
             f"{r['server_cpu']:.1f} s, in {r['seconds']:.1f} s wall on {os.cpu_count()} cores")
 

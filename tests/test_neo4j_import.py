@@ -16,7 +16,8 @@ import pytest
 from eventkg.graphstore import Batch, StoreError, open_store
 from eventkg.graphstore import neo4j_server as server_mod
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
-from eventkg.graphstore.neo4j_import import admin_arguments, export_neo4j_import, node_header, rel_header
+from eventkg.graphstore.neo4j_import import _lanes, admin_arguments, export_neo4j_import, node_header, rel_header
+from eventkg.graphstore.neo4j_schema import creation_order, schema_statements
 from eventkg.ingest import abspyramid, aser, clomo, eeckg, ev2
 
 pytestmark = pytest.mark.neo4j
@@ -184,3 +185,17 @@ def test_node_offsets_left_free_by_a_delete_import_as_holes(tmp_path):
             assert bulk.counts()["nodes"]["Event"] == 3
     finally:
         server.stop()
+
+
+def test_export_lanes_take_the_biggest_files_first_onto_the_lighter_lane():
+    jobs = [("A", "a", 10, None), ("B", "b", 60, None), ("C", "c", 30, None), ("D", "d", 25, None)]
+    lanes = [[key for key, *_ in lane] for lane in _lanes(jobs, 2)]
+    assert lanes == [["B"], ["C", "D", "A"]]  # 60 vs 30 + 25 + 10 = 65
+    assert [[key for key, *_ in lane] for lane in _lanes(jobs[:1], 2)] == [["A"]]  # no empty lane
+
+
+def test_schema_creates_plain_indexes_before_constraints():
+    ordered = [ddl for _, ddl in creation_order(schema_statements())]
+    kinds = ["constraint" if ddl.startswith("CREATE CONSTRAINT") else "index" for ddl in ordered]
+    assert kinds == sorted(kinds, key=lambda k: k == "constraint") and "index" in kinds and "constraint" in kinds
+    assert sorted(ordered) == sorted(ddl for _, ddl in schema_statements())  # nothing lost or added
