@@ -181,14 +181,20 @@ class BulkSession:
         if not self._will_fold(name):
             return held
         late = self._late.take(name).cast(held.schema)
+        keys = ("id",) if name in NODE_TYPES else ("src", "dst")
+        hit = _rows_with_keys(held, late, keys)  # the held first rows of the repeated keys
+        merged = self._merge_late(name, held.filter(hit), late)
+        return pa.concat_tables([held.filter(pc.invert(hit)), merged])
+
+    def _merge_late(self, name: str, first: pa.Table, late: pa.Table) -> pa.Table:
+        """The held rows ``first`` of repeated keys merged with their waiting rows ``late`` (later
+        rows win, sources unioned), counting the keys whose stored values change as updated."""
         kind = NODE_TYPES.get(name) or REL_TYPES[name]
         keys = ("id",) if name in NODE_TYPES else ("src", "dst")
         repeats, _ = dedupe(late, keys, kind.properties)
-        hit = _rows_with_keys(held, repeats, keys)  # the held first rows of the repeated keys
-        first = held.filter(hit)
         self.late_result.updated[name] = self.late_result.updated.get(name, 0) + len(changed_rows(repeats, first, keys))
         merged, _ = dedupe(pa.concat_tables([first, late]), keys, kind.properties)
-        return pa.concat_tables([held.filter(pc.invert(hit)), merged])
+        return merged
 
     def _apply_late(self, names: Sequence[str]) -> None:
         """Upsert the waiting rows of ``names`` (each table in one transaction), after the held rows."""
