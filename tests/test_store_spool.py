@@ -216,3 +216,50 @@ def test_nodes_in_slices_and_edges_in_checkpointed_groups_give_the_same_graph(tm
         assert store.late_result.updated.get("Event", 0) == 10
         got = store.get_nodes("Event", [event_id(f"e{i}") for i in (5, 50, 184)])
         assert [got[event_id(f"e{i}")].get("frequency") for i in (5, 50, 184)] == [3.0, None, 5.0]
+
+
+def test_partitions_split_a_held_table_by_key_keeping_each_keys_rows_in_order(tmp_path):
+    import pyarrow as pa
+
+    from eventkg.graphstore.keyset import fingerprints
+    from eventkg.graphstore.spool import TableSpool
+
+    held = TableSpool(tmp_path / "s.lbug")
+    try:
+        for start in (0, 10, 20):
+            ids = [f"k{i % 7}" for i in range(start, start + 10)]
+            held.add("Event", pa.table({"id": ids, "n": list(range(start, start + 10))}))
+        parts = list(held.partitions("Event", 3, lambda b: fingerprints(b.column("id"))[0]))
+        assert len(parts) == 3 and sum(p.num_rows for p in parts) == 30
+        owner = {}
+        for i, part in enumerate(parts):
+            for key in set(part.column("id").to_pylist()):
+                assert owner.setdefault(key, i) == i  # every key in exactly one part
+            assert part.column("n").to_pylist() == sorted(part.column("n").to_pylist())  # in the order held
+        assert not (held.folder / "Event.arrow").exists()
+    finally:
+        held.close()
+
+
+def test_a_rerun_upserts_its_waiting_rows_in_parts_with_keyed_lookups(tmp_path, monkeypatch):
+    """A re-run sends every key again: the waiting rows go in parts of LATE_UPSERT_ROWS (split
+    by key) and, past SCAN_MAX_NODES, stored rows are found by keyed lookups, not a scan."""
+    from eventkg.graphstore import ladybug_bulk, ladybug_upsert
+
+    with open_store(str(tmp_path / "s.lbug")) as store:
+        with store.bulk_load():
+            store.write_batch(_events(120))
+    monkeypatch.setattr(ladybug_bulk, "LATE_UPSERT_ROWS", 25)
+    monkeypatch.setattr(ladybug_upsert, "SCAN_MAX_NODES", 50)
+    with open_store(str(tmp_path / "s.lbug")) as store:
+        with store.bulk_load():
+            store.write_batch(_events(120))  # all stored already, nothing changes
+            store.write_batch(_repeats(range(30, 40), 2.0))  # changes e30..e39
+            store.write_batch(_repeats(range(35, 38), 6.0))  # e35..e37 again: the last value wins
+            store.write_batch(_events(10, start=200))  # new rows still held and COPYed
+        assert store.late_result.updated.get("Event", 0) == 10
+        assert store.late_result.created.get("Event", 0) == 0
+        counts = store.counts()
+        assert counts["nodes"]["Event"] == 130 and counts["edges"]["SYNCHRONOUS"] == 119 + 9
+        got = store.get_nodes("Event", [event_id(f"e{i}") for i in (30, 36, 50)])
+        assert [got[event_id(f"e{i}")].get("frequency") for i in (30, 36, 50)] == [2.0, 6.0, None]
