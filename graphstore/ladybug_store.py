@@ -20,8 +20,8 @@ Why it looks the way it does (measured on ladybug 0.22, see bench/store_bench.py
   the store checkpoints every ``CHECKPOINT_ROWS`` rows and on close. A bulk session's writes
   keep the engine's memory flat in graph size: fixed-size node slices, a fixed count of
   edges between checkpoints, the database reopened and freed heap handed back after each
-  (ASER 1M/3M over 330K/1M peak RSS, same sitting, bench/ingest_bench.py: ingest 1.43x -> 1.19x,
-  --map-events 1.48x -> 1.23x, crash re-run 1.78x -> 1.46x).
+  (ASER 1M/3M over 330K/1M peak RSS, two interleaved rounds, bench/ingest_bench.py: ingest
+  1.43-1.49x -> 1.19-1.22x, --map-events 1.48-1.67x -> 1.23-1.37x, crash re-run 1.78x -> 1.46x).
 * Only one read-write process may open a database file at a time.
 
 This module holds the store object: opening and closing, the write path, the checkpoint
