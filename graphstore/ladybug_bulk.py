@@ -1,7 +1,7 @@
 """The bulk session of the LadybugDB store: which rows ``bulk_load()`` holds back, and which wait.
 
 Inside a session new rows are not written batch by batch: they are held in a
-:class:`~eventkg.graphstore.spool.TableSpool` and written table by table (one COPY each) when
+:class:`~eventkg.graphstore.spool.TableSpool` and written table by table (nodes in slices, one COPY per rel table) when
 the loader's nodes are done and when the session ends (see :mod:`eventkg.graphstore.spool` for
 the measurements). Rows whose keys are already held or stored wait in a second spool and are
 upserted, one pass per table, after the held rows are written.
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from eventkg.graphstore.base import StoreError, WriteResult
-from eventkg.graphstore.keyset import KeySet
+from eventkg.graphstore.keyset import KeySet, edge_fingerprints, fingerprints
 from eventkg.graphstore.ladybug_engine import count_rows, rollback
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 from eventkg.graphstore.spool import TableSpool
@@ -36,6 +37,9 @@ from eventkg.graphstore.tables import changed_rows, dedupe, key_column
 # 821 MiB); 192 MiB saved nothing more. Time within the noise of a shared machine (12.2 s /
 # 21.0 CPU-s against 13.0 s / 23.0 CPU-s). Queries after the session get the default again.
 BULK_BUFFER_POOL_BYTES = 512 * 2**20
+# waiting rows (keys seen before: a re-run after a crash) upserted per transaction; a fixed
+# part so the re-run's memory does not grow with the table (see TableSpool.partitions)
+LATE_UPSERT_ROWS = 250_000
 EARLY_CHECKPOINT_ROWS = 100_000  # a bulk session checkpoints held nodes once they are written, past this many rows
 
 Fingerprints = tuple[np.ndarray, np.ndarray]
@@ -55,12 +59,14 @@ class BulkSession:
     _unflushed_rows: int
     _rows_since_open: int
     _set_buffer_pool: Any
+    _checkpoint_and_release: Any
 
     @contextmanager
     def bulk_load(self) -> Iterator[Any]:
         """Hold new rows in a :class:`~eventkg.graphstore.spool.TableSpool` and write them table by
-        table (one COPY each): the nodes when the first batch with edges comes (while the
-        loader reads on), the edges at the end, each rel table checkpointed at once.
+        table: the nodes when the first batch with edges comes (while the loader reads on), in
+        slices, the edges at the end, one COPY per rel table, checkpointed every
+        ``REL_PENDING_EDGES`` edges (``LadybugStore._flush_spool``).
 
         Inside the session a batch whose keys are all new is validated and its endpoints
         checked, then held. Any other batch first writes what is held. A crash loses what is held, or leaves a prefix of its tables written:
@@ -181,40 +187,67 @@ class BulkSession:
         if not self._will_fold(name):
             return held
         late = self._late.take(name).cast(held.schema)
+        keys = ("id",) if name in NODE_TYPES else ("src", "dst")
+        hit = _rows_with_keys(held, late, keys)  # the held first rows of the repeated keys
+        merged = self._merge_late(name, held.filter(hit), late)
+        return pa.concat_tables([held.filter(pc.invert(hit)), merged])
+
+    def _merge_late(self, name: str, first: pa.Table, late: pa.Table) -> pa.Table:
+        """The held rows ``first`` of repeated keys merged with their waiting rows ``late`` (later
+        rows win, sources unioned), counting the keys whose stored values change as updated."""
         kind = NODE_TYPES.get(name) or REL_TYPES[name]
         keys = ("id",) if name in NODE_TYPES else ("src", "dst")
         repeats, _ = dedupe(late, keys, kind.properties)
-        hit = _rows_with_keys(held, repeats, keys)  # the held first rows of the repeated keys
-        first = held.filter(hit)
         self.late_result.updated[name] = self.late_result.updated.get(name, 0) + len(changed_rows(repeats, first, keys))
         merged, _ = dedupe(pa.concat_tables([first, late]), keys, kind.properties)
-        return pa.concat_tables([held.filter(pc.invert(hit)), merged])
+        return merged
 
     def _apply_late(self, names: Sequence[str]) -> None:
-        """Upsert the waiting rows of ``names`` (each table in one transaction), after the held rows."""
+        """Upsert the waiting rows of ``names`` after the held rows: each node table split by key
+        into parts of about ``LATE_UPSERT_ROWS`` rows, each part deduplicated and upserted in one
+        transaction, then checkpointed and the database reopened."""
         if not self._late:
             return
-        order = [n for n in names if n in self._late.rows]
-        for name, table in self._late.drain(order):
+        for name in [n for n in names if n in self._late.rows]:
+            rows = self._late.rows[name]
             if self.on_bulk_write is not None:
-                self.on_bulk_write(f"merging {name} ({table.num_rows:,} rows seen before)")
+                self.on_bulk_write(f"merging {name} ({rows:,} rows seen before)")
             kind = NODE_TYPES.get(name) or REL_TYPES[name]
             keys = ("id",) if name in NODE_TYPES else ("src", "dst")
-            table, fps = dedupe(table, keys, kind.properties)
-            self._conn.execute("BEGIN TRANSACTION")
-            try:
-                created, updated, new_fps = self._upsert(name, table, fps)
-            except BaseException:
-                rollback(self._conn)
-                raise
-            self._conn.execute("COMMIT")
-            self._add_keys(name, *new_fps)
-            for counts, n in ((self.late_result.created, created), (self.late_result.updated, updated)):
-                counts[name] = counts.get(name, 0) + n
-            self._unflushed_rows += created + updated
-            self._rows_since_open += created + updated
-            if self._unflushed_rows >= EARLY_CHECKPOINT_ROWS:
-                self.checkpoint()
+            # node tables in parts (found by keyed lookups, see SCAN_MAX_NODES); a rel table's
+            # stored edges are found by one scan of it per part, so it stays whole
+            parts = -(-rows // LATE_UPSERT_ROWS) if name in NODE_TYPES else 1
+            for table in self._late.partitions(name, parts, partial(_first_key_hash, keys)):
+                table, fps = dedupe(table, keys, kind.properties)
+                self._upsert_late(name, table, fps)
+                table = None
+            # the lookups filled the buffer pool with the table's pages: hand them back before
+            # the loader's next rows (ASER 1M/3M re-run: +~400 MB held through the edges otherwise)
+            self._checkpoint_and_release()
+
+    def _upsert_late(self, name: str, table: pa.Table, fps: Fingerprints) -> None:
+        """Upsert deduplicated waiting rows in one transaction, counting what it did."""
+        self._conn.execute("BEGIN TRANSACTION")
+        try:
+            created, updated, new_fps = self._upsert(name, table, fps)
+        except BaseException:
+            rollback(self._conn)
+            raise
+        self._conn.execute("COMMIT")
+        self._add_keys(name, *new_fps)
+        for counts, n in ((self.late_result.created, created), (self.late_result.updated, updated)):
+            counts[name] = counts.get(name, 0) + n
+        self._unflushed_rows += created + updated
+        self._rows_since_open += created + updated
+        if self._unflushed_rows >= EARLY_CHECKPOINT_ROWS:
+            self.checkpoint()
+
+
+def _first_key_hash(keys: tuple[str, ...], batch: pa.RecordBatch) -> np.ndarray:
+    """The first 64-bit fingerprint of each row's key (what :meth:`TableSpool.partitions` splits by)."""
+    if keys == ("id",):
+        return fingerprints(batch.column("id"))[0]
+    return edge_fingerprints(batch.column("src"), batch.column("dst"))[0]
 
 
 def _rows_with_keys(table: pa.Table, wanted: pa.Table, keys: tuple[str, ...]) -> pa.Array:

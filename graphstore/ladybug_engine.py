@@ -6,8 +6,11 @@ Plain functions over a ``ladybug.Connection`` (they hold no state), shared by
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -102,3 +105,26 @@ def rollback(conn: Any) -> None:
     except RuntimeError as exc:
         if "No active transaction" not in str(exc):
             raise
+
+
+@cache
+def _malloc_trim():
+    """glibc's ``malloc_trim``, or None on another C library."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return libc.malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+def release_free_memory() -> None:
+    """Give the heap's free pages back to the system (glibc ``malloc_trim(0)``; Arrow's pool too).
+
+    Called after a bulk session reopens the database: the engine frees what a COPY built,
+    but glibc keeps freed arenas mapped, so without it the process never shrinks between
+    COPYs and each peak stands on the last one's leftovers.
+    """
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+    pa.default_memory_pool().release_unused()

@@ -17,7 +17,11 @@ Why it looks the way it does (measured on ladybug 0.22, see bench/store_bench.py
 * Inside ``bulk_load()`` new rows are held and written table by table
   (:mod:`eventkg.graphstore.ladybug_bulk`, :mod:`eventkg.graphstore.spool`).
 * Checkpoints: auto-checkpoint after a big commit rewrites whole rel tables, so it is off;
-  the store checkpoints every ``CHECKPOINT_ROWS`` rows and on close.
+  the store checkpoints every ``CHECKPOINT_ROWS`` rows and on close. A bulk session's writes
+  keep the engine's memory flat in graph size: fixed-size node slices, a fixed count of
+  edges between checkpoints, the database reopened and freed heap handed back after each
+  (ASER 1M/3M over 330K/1M peak RSS, two interleaved rounds, bench/ingest_bench.py: ingest
+  1.43-1.49x -> 1.19-1.22x, --map-events 1.48-1.67x -> 1.23-1.37x, crash re-run 1.78x -> 1.46x).
 * Only one read-write process may open a database file at a time.
 
 This module holds the store object: opening and closing, the write path, the checkpoint
@@ -34,6 +38,7 @@ from typing import Any
 import networkx as nx
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from eventkg import settings
 from eventkg.graphstore import ladybug_reads as reads
@@ -44,6 +49,7 @@ from eventkg.graphstore.ladybug_engine import (
     check_store_path,
     copy_arrow,
     count_rows,
+    release_free_memory,
     rollback,
     schema_statements,
     short_error,
@@ -62,12 +68,14 @@ CHECKPOINT_ROWS = 5_000_000  # rows written between checkpoints
 # the engine, and bulk sessions stop holding rows. Raise it for very big ingests (ASER core:
 # ~120M keys, ~1.9 GB) with EVENTKG_KEYSET_MAX (eventkg.settings; read when a store is opened,
 # so a bad value is an error of that open, not of importing this module).
-SPOOL_COPY_ROWS = 20_000_000  # most rows per COPY when a bulk session writes a held table
+SPOOL_COPY_ROWS = 20_000_000  # most rows per COPY when a bulk session writes a held rel table
+NODE_COPY_ROWS = 200_000  # held node rows per COPY (each slice checkpointed; see _write_held_nodes)
 REOPEN_ROWS = 1_000_000  # rows written between reopenings of the database (see checkpoint())
-REL_PENDING_BYTES = 400_000_000  # engine memory rel table COPYs may keep waiting for a checkpoint
-# what one rel table COPY (one per table) keeps per stored node until the next checkpoint: ~12 B
-# measured (289K events, 15 tables: +52 MB); many COPYs into one table keep far more (~125 B)
-REL_PENDING_BYTES_PER_NODE = 30
+# edges COPYed into rel tables between checkpoints of a bulk session: what a COPY keeps until
+# the next checkpoint grows with the edges it wrote (~60 B each measured at ASER 1M/3M: 13
+# tables, 3.3M edges, +206 MB), so a fixed count keeps it flat in graph size (was: tables per
+# checkpoint from the node count, 13 of 15 at 1M/3M)
+REL_PENDING_EDGES = 1_000_000
 
 
 Fingerprints = tuple[np.ndarray, np.ndarray]
@@ -198,38 +206,33 @@ class LadybugStore(BulkSession, GraphStore):
         return upsert(self._conn, name, table, fps, self._keysets.get(name), chunk=LOOKUP_CHUNK)
 
     def _flush_spool(self, names: Sequence[str] | None = None) -> None:
-        """Write the held tables (``names``, default all; nodes first), each as one COPY.
+        """Write the held tables (``names``, default all; nodes first), keeping the engine's memory
+        bounded by fixed budgets rather than by the graph's size.
 
-        Rel tables are checkpointed a few at a time (see ``eventkg.graphstore.spool``): as many as
-        keep ``REL_PENDING_BYTES`` of engine memory waiting for a checkpoint; node tables once
-        ``EARLY_CHECKPOINT_ROWS`` rows wait for it.
+        Node tables go in ``NODE_COPY_ROWS`` at a time, each slice checkpointed; rel tables one
+        COPY each (see ``eventkg.graphstore.spool``), checkpointed once ``REL_PENDING_EDGES`` edges
+        wait for it. After each checkpoint the database is reopened and freed memory handed back
+        (:meth:`_checkpoint_and_release`), so each COPY starts from the same floor.
         """
         if not self._spool and not self._late:
             return
         try:
             order = [n for n in names or [*NODE_TYPES, *REL_TYPES] if n in self._spool.rows]
-            group = self._rel_tables_per_checkpoint() if any(n in REL_TYPES for n in order) else 1
-            pending = 0  # rel table COPYs since the last checkpoint
-            done = 0  # not enumerate(): its cached result tuple would keep the last table alive
-            for name, table in self._spool.drain(order, copied=self._will_fold):
-                done += 1
-                table = self._fold_late(name, table)
-                total = table.num_rows
+            pending = 0  # edges COPYed since the last checkpoint
+            for done, name in enumerate(order, 1):
+                rows = self._spool.rows[name]
                 if self.on_bulk_write is not None:
-                    self.on_bulk_write(f"writing {name} ({done}/{len(order)}, {total:,} rows)")
-                for start in range(0, total, SPOOL_COPY_ROWS):
-                    copy_arrow(self._conn, name, table.slice(start, SPOOL_COPY_ROWS))
-                    if start + SPOOL_COPY_ROWS >= total:
-                        table = None  # written: let it go before a checkpoint (ASER events at 1M: ~90 MB)
-                    rows = min(SPOOL_COPY_ROWS, total - start)
-                    self._unflushed_rows += rows
-                    self._rows_since_open += rows
-                    pending += name in REL_TYPES
-                    if pending >= group or (name in NODE_TYPES and self._unflushed_rows >= EARLY_CHECKPOINT_ROWS):
-                        self.checkpoint()
-                        pending = 0
+                    self.on_bulk_write(f"writing {name} ({done}/{len(order)}, {rows:,} rows)")
+                if name in NODE_TYPES:
+                    self._write_held_nodes(name)
+                    continue
+                if pending and pending + rows > REL_PENDING_EDGES:
+                    self._checkpoint_and_release()
+                    pending = 0
+                self._write_held_edges(name)
+                pending += rows
             if pending:
-                self.checkpoint()
+                self._checkpoint_and_release()
             self._apply_late(names or [*NODE_TYPES, *REL_TYPES])
             if self.on_bulk_write is not None:
                 self.on_bulk_write("")  # done writing
@@ -238,16 +241,56 @@ class LadybugStore(BulkSession, GraphStore):
             self._keysets.clear()  # they hold keys that were never written
             raise
 
-    def _rel_tables_per_checkpoint(self) -> int:
-        """Rel tables to COPY between checkpoints: each keeps ~``REL_PENDING_BYTES_PER_NODE`` per
-        stored node in memory until the next checkpoint, and each checkpoint costs about the
-        same however many tables it folds in (289K events, 1.35M edges in 15 tables: 9.6 s
-        to COPY and checkpoint them one at a time, 7.9 s three at a time, 7.0 s all at once)."""
-        nodes = sum(
-            len(k) if (k := self._keysets.get(label)) is not None else count_rows(self._conn, label)
-            for label in NODE_TYPES
-        )
-        return max(1, REL_PENDING_BYTES // max(1, REL_PENDING_BYTES_PER_NODE * nodes))
+    def _write_held_nodes(self, name: str) -> None:
+        """COPY a held node table a slice at a time (rows repeating a waiting key left out, then
+        merged with those and COPYed last; see ``BulkSession._fold_late``), checkpointing past
+        ``EARLY_CHECKPOINT_ROWS``.
+
+        Why slices: one COPY of ASER's 965K events held the table (~95 MB) and kept the engine's
+        working memory for all of it until the checkpoint; 200K rows at a time peak ~120 MB
+        lower at 1M/3M (bench/ingest_bench.py) for ~0.3 s more.
+        """
+        folding = self._will_fold(name)
+        late, firsts = (self._late.take(name) if folding else None), []
+        for part in self._spool.slices(name, NODE_COPY_ROWS):
+            if late is not None:
+                late = late.cast(part.schema)
+                hit = pc.is_in(part.column("id"), value_set=late.column("id"))
+                firsts.append(part.filter(hit))
+                part = part.filter(pc.invert(hit))
+            self._copy_held(name, part)
+            part = None  # written: let it go before the checkpoint
+            if self._unflushed_rows >= EARLY_CHECKPOINT_ROWS:
+                self._checkpoint_and_release()
+        if late is not None:
+            self._copy_held(name, self._merge_late(name, pa.concat_tables(firsts) if firsts else late.schema.empty_table(), late))
+            self._checkpoint_and_release()
+
+    def _write_held_edges(self, name: str) -> None:
+        """COPY a held rel table at once (its waiting rows merged in first, see ``BulkSession._fold_late``)."""
+        for _, table in self._spool.drain([name], copied=self._will_fold):
+            table = self._fold_late(name, table)
+            for start in range(0, table.num_rows, SPOOL_COPY_ROWS):
+                self._copy_held(name, table.slice(start, SPOOL_COPY_ROWS))
+            table = None  # written: let it go (its mapping closes when drain moves on)
+
+    def _copy_held(self, name: str, table: pa.Table) -> None:
+        if table.num_rows:
+            copy_arrow(self._conn, name, table)
+            self._unflushed_rows += table.num_rows
+            self._rows_since_open += table.num_rows
+
+    def _checkpoint_and_release(self) -> None:
+        """Checkpoint, reopen the database and hand freed memory back (bulk writes only).
+
+        ladybug 0.22 keeps what a COPY built (and the pages it touched, up to the buffer pool)
+        until the database is closed; glibc keeps freed heap mapped. Reopening costs
+        milliseconds, so each held table starts from the same floor whatever the graph holds.
+        """
+        self._conn.execute("CHECKPOINT")
+        self._unflushed_rows = 0
+        self._reopen()
+        release_free_memory()
 
     def checkpoint(self) -> None:
         """Fold the write-ahead log into the database file."""

@@ -23,7 +23,7 @@ Choices
   edge tables in another, and the store writes in the caller's; ADBC, Arrow, numpy and
   LadybugDB release the GIL, so reading the relations overlaps writing the nodes.
 * **Relations** resolve ``hid``/``tid`` through an in-memory :class:`EidMap` (eid -> our id
-  in sorted fingerprint arrays, ~90 bytes per eventuality) filled while the eventualities
+  in sorted fingerprint arrays, ~40 bytes per eventuality) filled while the eventualities
   stream: an SQL join to ``Eventualities`` costs ~10 µs per relation (two B-tree searches on
   40-character keys), ten times the rest of the loader. One edge per non-zero sense column
   (a NULL or empty count is zero), typed ``model.upper_snake(sense)`` with property
@@ -71,7 +71,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from eventkg.graphstore.keyset import fingerprint, search
+from eventkg.graphstore.keyset import fingerprints, search
 from eventkg.graphstore.model import ASER_RELATIONS, normalise_text, upper_snake
 from eventkg.ingest.errors import MissingFilesError, WrongSchemaError
 from eventkg.ingest.nodes import edge_row, fast_event_id, node_row
@@ -83,7 +83,7 @@ LEVEL = "schema"
 BATCH_SIZE = 200_000  # table rows per store write: ~15% faster than the pipeline's 50,000 on LadybugDB
 CHUNK = 500_000  # most source rows read from SQLite per chunk (fewer when --batch-size is smaller)
 CONCEPT_CHUNK = 10_000  # concept rows fetched at a time (row path: concept files are small)
-EID_MAP_MAX = 20_000_000  # eventualities whose ids are kept in memory (~90 bytes each)
+EID_MAP_MAX = 20_000_000  # eventualities whose ids are kept in memory (~40 bytes each)
 # texts that normalise_text could change (the rest are already normal; checked in Arrow)
 _NEEDS_NORMALISING = r"[A-Z_\t\n\r\x0b\x0c\x1c-\x1f]|  |^ | $|person"
 REL_TYPES = tuple(upper_snake(s) for s in ASER_RELATIONS)
@@ -207,20 +207,23 @@ def event_ids(texts: pa.Array) -> pa.Array:
 class EidMap:
     """ASER eid -> our event id, for every valid eventuality read.
 
-    Kept as sorted 64-bit fingerprints beside the eid and id strings (~90 bytes per
-    eventuality, no Python object per entry); a lookup is a vectorised binary search plus a
-    string comparison, so a relation chunk resolves in milliseconds where an SQL join
-    costs ~10 µs per relation. Past ``EID_MAP_MAX`` eventualities (or on a rare
-    fingerprint clash) ids are looked up in SQLite instead: slower, never wrong.
+    Kept as the eids' 128-bit fingerprints (two sorted-together uint64 arrays) beside the id
+    strings, ~40 bytes per eventuality and no Python object per entry; a lookup is a
+    vectorised binary search, so a relation chunk resolves in milliseconds where an SQL
+    join costs ~10 µs per relation. The eid strings themselves are not kept (they were 44 of
+    the 76 bytes per entry: 34 MB at 1M eventualities, the map's share of the peak RSS): two
+    eids match only if both hashes do (wrong on a 128-bit collision, ~n²/2¹²⁹, the store's key
+    sets' stance). Past ``EID_MAP_MAX`` eventualities, or when two eids share a first hash
+    (~n²/2⁶⁵), ids are looked up in SQLite instead: slower, never wrong.
     """
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
-        self._parts: list[tuple[np.ndarray, pa.Array, pa.Array]] = []
+        self._parts: list[tuple[np.ndarray, np.ndarray, pa.Array]] = []
         self.size = 0
         self.full = False
-        self._fp = np.empty(0, np.uint64)
-        self._eids = self._oids = pa.array([], pa.string())
+        self._h1 = self._h2 = np.empty(0, np.uint64)
+        self._oids = pa.array([], pa.string())
 
     def add(self, eids: pa.Array, oids: pa.Array) -> None:
         keep = pc.is_valid(eids)
@@ -228,34 +231,34 @@ class EidMap:
         if self.full or self.size + len(eids) > EID_MAP_MAX:  # once full, later eids come from SQLite
             self.full = True
             return
-        self._parts.append((fingerprint(eids), eids, oids))
+        self._parts.append((*fingerprints(eids), oids))
         self.size += len(eids)
 
     def freeze(self) -> None:
         if not self._parts:
             return
-        fp = np.concatenate([p[0] for p in self._parts])
-        order = np.argsort(fp, kind="stable")
-        self._fp = fp[order]
-        take = pa.array(order)
-        self._eids = pa.concat_arrays([p[1] for p in self._parts]).take(take)
-        self._oids = pa.concat_arrays([p[2] for p in self._parts]).take(take)
+        h1 = np.concatenate([p[0] for p in self._parts])
+        order = np.argsort(h1, kind="stable")
+        self._h1 = h1[order]
+        del h1
+        self._h2 = np.concatenate([p[1] for p in self._parts])[order]
+        self._oids = pa.concat_arrays([p[2] for p in self._parts]).take(pa.array(order))
         self._parts = []
 
     @property
     def nbytes(self) -> int:
-        """Memory the frozen map holds (it grows with the file by design: ~76 B per eventuality)."""
-        return self._fp.nbytes + self._eids.nbytes + self._oids.nbytes
+        """Memory the frozen map holds (it grows with the file by design: ~40 B per eventuality)."""
+        return self._h1.nbytes + self._h2.nbytes + self._oids.nbytes
 
     def resolve(self, eids: pa.Array) -> pa.Array:
         """Our id for each eid (null where it is not a valid eventuality)."""
         out = pa.nulls(len(eids), pa.string())
-        if len(self._fp):
-            filled = pc.fill_null(eids, "")
-            pos = np.minimum(search(self._fp, fingerprint(filled)), len(self._fp) - 1)
-            at = pa.array(pos)
-            hit = pc.and_(pc.equal(self._eids.take(at), filled), pc.is_valid(eids))
-            out = pc.if_else(hit, self._oids.take(at), out)
+        if len(self._h1):
+            q1, q2 = fingerprints(pc.fill_null(eids, ""))
+            pos = np.minimum(search(self._h1, q1), len(self._h1) - 1)
+            hit = (self._h1[pos] == q1) & (self._h2[pos] == q2)
+            hit &= pc.is_valid(eids).to_numpy(zero_copy_only=False)
+            out = pc.if_else(pa.array(hit), self._oids.take(pa.array(pos)), out)
         if out.null_count:
             out = self._from_sqlite(eids, out)
         return out

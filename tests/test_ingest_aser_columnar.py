@@ -7,6 +7,8 @@ import json
 import shutil
 import sqlite3
 
+import numpy as np
+import pyarrow as pa
 import pytest
 
 from eventkg.graphstore import open_store
@@ -125,3 +127,39 @@ def test_a_corrupt_file_fails_on_one_line_naming_where(tmp_path):
         fh.write(b"\xa5" * (size // 4))
     with open_store(str(tmp_path / "s.lbug")) as s, pytest.raises(BadRowError, match=r"unreadable SQLite data \(.*malformed"):
         aser.load(s, kg)
+
+
+def test_eid_map_resolves_by_fingerprint_and_leaves_unknown_eids_to_sqlite(kg):
+    conn = sqlite3.connect(kg)
+    try:
+        eids = [r[0] for r in conn.execute("SELECT _id FROM Eventualities ORDER BY rowid LIMIT 200")]
+        eid_map = aser.EidMap(conn)
+        eid_map.add(pa.array(eids[:100]), pa.array([f"id{i}" for i in range(100)]))
+        eid_map.add(pa.array(eids[100:150]), pa.array([f"id{i}" for i in range(100, 150)]))
+        eid_map.freeze()
+        assert eid_map.nbytes < 45 * 150  # fingerprints and ids only, not the eid strings
+        got = eid_map.resolve(pa.array([eids[120], eids[3], None, "no such eid", eids[170]])).to_pylist()
+        assert got[:4] == ["id120", "id3", None, None]
+        words = conn.execute("SELECT words FROM Eventualities WHERE _id = ?", (eids[170],)).fetchone()[0]
+        assert got[4] == aser.event_ids(aser.normal_texts([words]))[0].as_py()  # not in the map: read from SQLite
+    finally:
+        conn.close()
+
+
+def test_eids_sharing_a_first_hash_resolve_through_sqlite_and_give_the_same_graph(tmp_path, kg, monkeypatch):
+    with open_store(str(tmp_path / "a.lbug")) as a:
+        aser.load(a, kg, map_events=True)
+        want = fingerprint(a)
+    real = aser.fingerprints
+
+    def clashing(values):  # every eid gets the same first hash: only one can be told apart by the arrays
+        h1, h2 = real(values)
+        return h1 & np.uint64(0), h2
+
+    monkeypatch.setattr(aser, "fingerprints", clashing)
+    asked = []
+    from_sqlite = aser.EidMap._from_sqlite
+    monkeypatch.setattr(aser.EidMap, "_from_sqlite", lambda self, e, o: asked.append(len(e)) or from_sqlite(self, e, o))
+    with open_store(str(tmp_path / "b.lbug")) as b:
+        aser.load(b, kg, map_events=True)
+        assert asked and fingerprint(b) == want

@@ -167,3 +167,99 @@ def test_repeated_keys_give_the_same_rows_and_counts_whether_merged_before_the_c
         assert store.counts()["nodes"]["Event"] == 50 + stored_first
         got = store.get_nodes("Event", [event_id(f"e{i}") for i in (5, 7, 12)])
         assert [got[event_id(f"e{i}")].get("frequency") for i in (5, 7, 12)] == [3.0, 4.0, None]
+
+
+def test_slices_read_a_held_table_back_in_order_a_few_batches_at_a_time(tmp_path):
+    import pyarrow as pa
+
+    from eventkg.graphstore.spool import TableSpool
+
+    held = TableSpool(tmp_path / "s.lbug")
+    try:
+        for start in (0, 10, 20):
+            held.add("Event", pa.table({"id": [f"e{i}" for i in range(start, start + 10)]}))
+        path = held.folder / "Event.arrow"
+        parts = [t.column("id").to_pylist() for t in held.slices("Event", 15)]
+        assert [len(p) for p in parts] == [20, 10]  # whole written batches, at least 15 rows each but the last
+        assert sum(parts, []) == [f"e{i}" for i in range(30)]
+        assert not path.exists() and "Event" not in held.rows
+        assert list(held.slices("Event", 15)) == []  # nothing held any more
+    finally:
+        held.close()
+
+
+def test_nodes_in_slices_and_edges_in_checkpointed_groups_give_the_same_graph(tmp_path, monkeypatch):
+    """Held nodes go in NODE_COPY_ROWS at a time and rel tables are checkpointed every
+    REL_PENDING_EDGES edges (the database reopened each time): repeated keys split across
+    slices still merge before their COPY, later values winning, and nothing is lost."""
+    from eventkg.graphstore import ladybug_store
+
+    monkeypatch.setattr(ladybug_store, "NODE_COPY_ROWS", 40)
+    monkeypatch.setattr(ladybug_store, "REL_PENDING_EDGES", 30)
+    monkeypatch.setattr(ladybug_store, "EARLY_CHECKPOINT_ROWS", 1)
+    with open_store(str(tmp_path / "s.lbug")) as store:
+        first_db = store._db
+        with store.bulk_load():
+            for start in range(0, 200, 25):  # eight held batches: five slices of Event
+                store.write_batch(_events(25, start=start))
+            store.write_batch(_repeats(range(5, 10), 3.0))  # repeats of the first slice
+            store.write_batch(_repeats(range(180, 185), 5.0))  # and of the last
+            flows = Batch()
+            for i in range(0, 60):
+                flows.add_edge("CAUSES", {"src": event_id(f"e{i}"), "dst": event_id(f"e{i + 1}"), "sources": ["t"],
+                                          "weight": 1.0})
+            store.write_batch(flows)
+        assert store._db is not first_db
+        counts = store.counts()
+        assert counts["nodes"]["Event"] == 200
+        assert counts["edges"]["SYNCHRONOUS"] == 8 * 24 and counts["edges"]["CAUSES"] == 60
+        assert store.late_result.updated.get("Event", 0) == 10
+        got = store.get_nodes("Event", [event_id(f"e{i}") for i in (5, 50, 184)])
+        assert [got[event_id(f"e{i}")].get("frequency") for i in (5, 50, 184)] == [3.0, None, 5.0]
+
+
+def test_partitions_split_a_held_table_by_key_keeping_each_keys_rows_in_order(tmp_path):
+    import pyarrow as pa
+
+    from eventkg.graphstore.keyset import fingerprints
+    from eventkg.graphstore.spool import TableSpool
+
+    held = TableSpool(tmp_path / "s.lbug")
+    try:
+        for start in (0, 10, 20):
+            ids = [f"k{i % 7}" for i in range(start, start + 10)]
+            held.add("Event", pa.table({"id": ids, "n": list(range(start, start + 10))}))
+        parts = list(held.partitions("Event", 3, lambda b: fingerprints(b.column("id"))[0]))
+        assert len(parts) == 3 and sum(p.num_rows for p in parts) == 30
+        owner = {}
+        for i, part in enumerate(parts):
+            for key in set(part.column("id").to_pylist()):
+                assert owner.setdefault(key, i) == i  # every key in exactly one part
+            assert part.column("n").to_pylist() == sorted(part.column("n").to_pylist())  # in the order held
+        assert not (held.folder / "Event.arrow").exists()
+    finally:
+        held.close()
+
+
+def test_a_rerun_upserts_its_waiting_rows_in_parts_with_keyed_lookups(tmp_path, monkeypatch):
+    """A re-run sends every key again: the waiting rows go in parts of LATE_UPSERT_ROWS (split
+    by key) and, past SCAN_MAX_NODES, stored rows are found by keyed lookups, not a scan."""
+    from eventkg.graphstore import ladybug_bulk, ladybug_upsert
+
+    with open_store(str(tmp_path / "s.lbug")) as store:
+        with store.bulk_load():
+            store.write_batch(_events(120))
+    monkeypatch.setattr(ladybug_bulk, "LATE_UPSERT_ROWS", 25)
+    monkeypatch.setattr(ladybug_upsert, "SCAN_MAX_NODES", 50)
+    with open_store(str(tmp_path / "s.lbug")) as store:
+        with store.bulk_load():
+            store.write_batch(_events(120))  # all stored already, nothing changes
+            store.write_batch(_repeats(range(30, 40), 2.0))  # changes e30..e39
+            store.write_batch(_repeats(range(35, 38), 6.0))  # e35..e37 again: the last value wins
+            store.write_batch(_events(10, start=200))  # new rows still held and COPYed
+        assert store.late_result.updated.get("Event", 0) == 10
+        assert store.late_result.created.get("Event", 0) == 0
+        counts = store.counts()
+        assert counts["nodes"]["Event"] == 130 and counts["edges"]["SYNCHRONOUS"] == 119 + 9
+        got = store.get_nodes("Event", [event_id(f"e{i}") for i in (30, 36, 50)])
+        assert [got[event_id(f"e{i}")].get("frequency") for i in (30, 36, 50)] == [2.0, 6.0, None]
