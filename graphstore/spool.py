@@ -56,6 +56,14 @@ class TableSpool:
         self._writers[name][1].write_table(table)
         self.rows[name] = self.rows.get(name, 0) + table.num_rows
 
+    def _finish(self, name: str) -> Path:
+        """Stop holding ``name``: its file closed and complete, ready to be read once (and deleted)."""
+        sink, writer = self._writers.pop(name)
+        writer.close()
+        sink.close()
+        self.rows.pop(name, None)
+        return self.folder / f"{name}.arrow"
+
     def drain(self, order: list[str], copied: Callable[[str], bool] = lambda name: False
               ) -> Iterator[tuple[str, pa.Table]]:
         """Each held table (in ``order``), memory-mapped; its file is deleted once the caller moves on.
@@ -68,11 +76,7 @@ class TableSpool:
             if copied(name):
                 yield name, self.take(name)
                 continue
-            sink, writer = self._writers.pop(name)
-            writer.close()
-            sink.close()
-            self.rows.pop(name, None)
-            path = self.folder / f"{name}.arrow"
+            path = self._finish(name)
             with pa.memory_map(str(path)) as source:
                 yield name, pa.ipc.open_file(source).read_all()
             path.unlink()
@@ -86,11 +90,7 @@ class TableSpool:
         """
         if name not in self._writers:
             return
-        sink, writer = self._writers.pop(name)
-        writer.close()
-        sink.close()
-        self.rows.pop(name, None)
-        path = self.folder / f"{name}.arrow"
+        path = self._finish(name)
         try:
             with pa.OSFile(str(path), "rb") as source:
                 reader = pa.ipc.open_file(source)
@@ -118,11 +118,7 @@ class TableSpool:
         """
         if name not in self._writers:
             return
-        sink, writer = self._writers.pop(name)
-        writer.close()
-        sink.close()
-        self.rows.pop(name, None)
-        path = self.folder / f"{name}.arrow"
+        path = self._finish(name)
         try:
             for part in range(parts):
                 with pa.OSFile(str(path), "rb") as source:
@@ -143,11 +139,7 @@ class TableSpool:
         """One held table read into memory (its file deleted), or None when nothing of it is held."""
         if name not in self._writers:
             return None
-        sink, writer = self._writers.pop(name)
-        writer.close()
-        sink.close()
-        self.rows.pop(name, None)
-        path = self.folder / f"{name}.arrow"
+        path = self._finish(name)
         with pa.OSFile(str(path), "rb") as source:
             table = pa.ipc.open_file(source).read_all()
         path.unlink()

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from eventkg.graphstore import neo4j_server as server_mod
+from eventkg.graphstore import open_store
 from eventkg.graphstore.neo4j_server import Neo4jServer
 
 
@@ -34,3 +35,12 @@ def neo4j_server() -> Iterator[Neo4jServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def n4(neo4j_server: Neo4jServer):
+    """An empty :class:`Neo4jStore` on the session's server, closed after the test."""
+    store = open_store(neo4j_server.url)
+    store.clear()
+    yield store
+    store.close()

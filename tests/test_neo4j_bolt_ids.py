@@ -18,14 +18,6 @@ from eventkg.graphstore.neo4j_pairs import foreach_cypher
 pytestmark = pytest.mark.neo4j
 
 
-@pytest.fixture
-def n4(neo4j_server):
-    store = open_store(neo4j_server.url)
-    store.clear()
-    yield store
-    store.close()
-
-
 def _events(batch: Batch, *names: str) -> Batch:
     for n in names:
         batch.add_node("Event", {"id": n, "text": n, "level": "schema", "sources": ["t"]})

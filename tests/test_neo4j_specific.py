@@ -11,20 +11,12 @@ import time
 
 import pytest
 
-from eventkg.graphstore import Batch, MissingEndpointError, StoreError, WriteRefused, open_store
+from eventkg.graphstore import Batch, MissingEndpointError, StoreError, WriteRefused
 from eventkg.graphstore.model import NODE_TYPES
 from eventkg.graphstore.neo4j_store import INDEXED, Neo4jStore, parse_url
 from eventkg.graphstore.neo4j_upsert import empty_kinds
 
 pytestmark = pytest.mark.neo4j
-
-
-@pytest.fixture
-def n4(neo4j_server):
-    store = open_store(neo4j_server.url)
-    store.clear()
-    yield store
-    store.close()
 
 
 def _events(*names: str) -> Batch:
