@@ -14,10 +14,11 @@ its keys in every row, so lists pack and travel in about half the bytes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
+import neo4j
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -183,3 +184,23 @@ def missing_message(rtype: str, row: Mapping[str, Any], src_missing: bool) -> st
     rel = REL_TYPES[rtype]
     label, nid = (rel.source, row["src"]) if src_missing else (rel.target, row["dst"])
     return f"{rtype} edge refers to a node that is not in the store: {label} {nid!r}"
+
+
+T = TypeVar("T")
+
+
+def run_chunks(tx: neo4j.Transaction, query: str, rows: list, chunk_size: int,
+               read: Callable[[neo4j.Result, list], T]) -> list[T]:
+    """``query`` over ``rows`` in statements of ``chunk_size`` rows (``$rows``), each sent before the
+    previous one's result is read, so the server runs one while the next is packed; ``read``
+    turns each statement's result (and the rows it was given) into a value, in order."""
+    out: list[T] = []
+    pending: tuple[neo4j.Result, list] | None = None
+    for i in range(0, len(rows), chunk_size):
+        chunk = rows[i : i + chunk_size]
+        if pending is not None:
+            out.append(read(*pending))
+        pending = (tx.run(query, rows=chunk), chunk)
+    if pending is not None:
+        out.append(read(*pending))
+    return out

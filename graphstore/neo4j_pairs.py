@@ -185,14 +185,7 @@ def create_pairs(tx: neo4j.Transaction, part: PairPart, chunk_size: int, ids: Tx
             key = {"src": row.table.column("src")[0].as_py(), "dst": row.table.column("dst")[0].as_py()}
             raise MissingEndpointError(nb.missing_message(row.name, key, src_missing))
     q, rows = foreach_cypher(part.types, props_of(part)), foreach_rows(part, a, b)
-    made = 0
-    pending: neo4j.Result | None = None
-    for i in range(0, len(rows), chunk_size):
-        if pending is not None:
-            made += _created(pending)
-        pending = tx.run(q, rows=rows[i : i + chunk_size])
-    if pending is not None:
-        made += _created(pending)
+    made = sum(nb.run_chunks(tx, q, rows, chunk_size, _created))
     if made != len(part):  # a node found by id vanished: only another writer deleting nodes does that
         raise MissingEndpointError(f"{part.name} edges: {len(part) - made:,} of {len(part):,} found an end "
                                    "deleted while this batch was written (another writer?)")
@@ -201,6 +194,6 @@ def create_pairs(tx: neo4j.Transaction, part: PairPart, chunk_size: int, ids: Tx
     return WriteResult(created, dict.fromkeys(created, 0))
 
 
-def _created(res: neo4j.Result) -> int:
+def _created(res: neo4j.Result, _rows: list) -> int:
     """Edges one statement created (fewer than its rows hold when an end was not found by id)."""
     return res.consume().counters.relationships_created

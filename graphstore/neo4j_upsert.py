@@ -19,6 +19,7 @@ batch is cut into transactions, is decided in :mod:`eventkg.graphstore.neo4j_wri
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import neo4j
@@ -129,16 +130,9 @@ def write_tx(tx: neo4j.Transaction, parts: list[nb.Part | PairPart], chunk_size:
 
 def create_nodes(tx: neo4j.Transaction, part: nb.Part, chunk_size: int, ids: TxIds) -> int:
     """CREATE a part's nodes (all new) and note the internal id each got (UNWIND returns them in row order)."""
-    q = _insert_cypher(part.name)
     rows = part.tuples()
-    got: list[int] = []
-    pending: neo4j.Result | None = None
-    for i in range(0, len(rows), chunk_size):
-        if pending is not None:
-            got += pending.value(0)
-        pending = tx.run(q, rows=rows[i : i + chunk_size])
-    if pending is not None:
-        got += pending.value(0)
+    got = [i for chunk in nb.run_chunks(tx, _insert_cypher(part.name), rows, chunk_size, lambda res, _: res.value(0))
+           for i in chunk]
     if len(got) != len(rows):  # cannot happen: CREATE yields one row per input row
         raise StoreError(f"Neo4j created {len(got):,} {part.name} nodes of {len(rows):,}")
     ids.learn(part.name, part.h1, part.h2, np.array(got, np.int64))
@@ -147,17 +141,7 @@ def create_nodes(tx: neo4j.Transaction, part: nb.Part, chunk_size: int, ids: TxI
 
 def create(tx: neo4j.Transaction, name: str, rows: list[tuple], chunk_size: int) -> int:
     """CREATE rows (all new); an edge whose endpoint is missing raises MissingEndpointError."""
-    q = _insert_cypher(name)
-    created = 0
-    pending: tuple[neo4j.Result, list[tuple]] | None = None
-    for i in range(0, len(rows), chunk_size):
-        chunk = rows[i : i + chunk_size]
-        if pending is not None:
-            created += _created(tx, name, *pending)
-        pending = (tx.run(q, rows=chunk), chunk)
-    if pending is not None:
-        created += _created(tx, name, *pending)
-    return created
+    return sum(nb.run_chunks(tx, _insert_cypher(name), rows, chunk_size, partial(_created, tx, name)))
 
 
 def _created(tx: neo4j.Transaction, name: str, res: neo4j.Result, chunk: list[tuple]) -> int:
