@@ -114,20 +114,24 @@ class TableSpool:
         A key's rows all fall in one part, so each part can be deduplicated and upserted on its
         own with the same result as the whole table, without the whole table in memory (a re-run
         after a crash at ASER 1M/3M waits with all 1M events: ~95 MB at once otherwise).
-        One pass over the file per part (it is in the page cache: ~50 ms per 100 MB).
+        One pass over the file to hash the keys, then one per part (it is in the page cache: ~50 ms per
+        100 MB).
         """
         if name not in self._writers:
             return
         path = self._finish(name)
         try:
+            with pa.OSFile(str(path), "rb") as source:  # each row's part, hashed once (4 B per row)
+                reader = pa.ipc.open_file(source)
+                part_of = [(key_hash(reader.get_batch(i)) % np.uint64(parts)).astype(np.uint32)
+                           for i in range(reader.num_record_batches)]
             for part in range(parts):
                 with pa.OSFile(str(path), "rb") as source:
                     reader = pa.ipc.open_file(source)
                     kept = []
                     for i in range(reader.num_record_batches):
                         batch = reader.get_batch(i)
-                        mask = key_hash(batch) % np.uint64(parts) == np.uint64(part)
-                        kept.append(batch.filter(pa.array(mask)))
+                        kept.append(batch.filter(pa.array(part_of[i] == part)))
                     batch = None
                     table = pa.Table.from_batches(_emptied(kept), reader.schema)
                 yield table
