@@ -50,16 +50,22 @@ NEO4J_DEFAULT_HEAP = "512m"  # server.memory.heap.*_size in the neo4j.conf Neo4j
 # the importer's JVM heap; its big arrays live off heap ($EVENTKG_NEO4J_IMPORT_MEMORY, default 2g,
 # passed as --max-off-heap-memory, whose own default is 90% of the RAM)
 IMPORT_HEAP = "1g"
-# The importer is a batch job: the throughput collector, not G1 (whose write barriers it pays on
-# every record it builds). 1M events / 4.5M edges on a shared 2-core machine, best of 4-5 runs
-# each, interleaved: importer 14.2 s wall / 25.0 s CPU with ParallelGC vs 16.6 s / 29.7 s with G1
-# (the spread under other load is wide: up to 22 s / 36-40 s for both).
-IMPORT_GC = "-XX:+UseParallelGC"  # replaces JVM_FLAGS' G1 on the importer's java command
+
+# The collector of both JVMs (server and importer): the parallel (throughput) collector, not the
+# G1 Neo4j's launcher picks. Measured on 2 cores:
+# * server, ASER 100K/300K through Bolt into a 512 MB heap, same file and code: server CPU 29.8 s
+#   and GC pauses 3.5 s with ParallelGC, 37.2 s and 7.1 s with G1 (G1's concurrent work competes
+#   with the one Bolt worker for the second core);
+# * importer, 1M events / 4.5M edges, best of 4-5 interleaved runs each: 14.2 s wall / 25.0 s CPU
+#   vs 16.6 s / 29.7 s with G1, whose write barriers it pays on every record it builds (the spread
+#   under other load is wide: up to 22 s / 36-40 s for both).
+GC_FLAG = "-XX:+UseParallelGC"
 
 # The module openings and flags the official launcher puts on the JVM (conf/neo4j.conf of
-# the 5.26 distribution, ``server.jvm.additional``), minus the profiling-only ones.
+# the 5.26 distribution, ``server.jvm.additional``), minus the profiling-only ones, with
+# :data:`GC_FLAG` for its collector.
 JVM_FLAGS = (
-    "-XX:+UseG1GC",
+    GC_FLAG,
     "-XX:-OmitStackTraceInFastThrow",
     "-XX:+UnlockExperimentalVMOptions",
     "-XX:+TrustFinalNonStaticFields",
@@ -75,12 +81,6 @@ JVM_FLAGS = (
     "-Dlog4j2.disable.jmx=true",
     "-Dfile.encoding=UTF-8",
 )
-
-
-# The server's collector. Measured, ASER 100K/300K through Bolt into a 512 MB heap on 2 cores,
-# same file and code: server CPU 29.8 s and GC pauses 3.5 s with ParallelGC, 37.2 s and 7.1 s
-# with G1 (G1's concurrent work competes with the one Bolt worker for the second core).
-SERVER_GC = "-XX:+UseParallelGC"
 
 
 class Neo4jServerError(StoreError):
@@ -250,14 +250,14 @@ def _set_initial_password(home: Path, classpath: Sequence[str], password: str) -
 def _launch(home: Path, classpath: Sequence[str], heap: str | None, jvm_flags: Sequence[str], quiet: bool) -> subprocess.Popen:
     """Start the server's JVM (in its own session) with output to ``logs/console.log`` when ``quiet``.
 
-    The server runs the parallel collector, not Neo4j's G1 (:data:`SERVER_GC`), unless the
-    caller's flags pick a collector themselves (the JVM refuses two).
+    The server runs :data:`GC_FLAG`'s collector unless the caller's flags pick one themselves
+    (the JVM refuses two).
     """
     conf = home / "conf"
     heap = heap or NEO4J_DEFAULT_HEAP
     extra = [*jvm_flags, *env.neo4j_jvm_flags()]
     own_gc = any(f.startswith("-XX:+Use") and f.endswith("GC") for f in extra)
-    flags = [f for f in JVM_FLAGS if f != "-XX:+UseG1GC"] + ([] if own_gc else [SERVER_GC])
+    flags = [f for f in JVM_FLAGS if not (own_gc and f == GC_FLAG)]
     cmd = ["java", f"-Xms{heap}", f"-Xmx{heap}", *flags, *extra, "-cp", os.pathsep.join(classpath), ENTRY_POINT]
     cmd += [f"--home-dir={home}", f"--config-dir={conf}"]
     with open(home / "logs" / "console.log", "ab") as log:  # the child keeps its own descriptor
@@ -381,8 +381,7 @@ def run_import(
     if not (conf / "neo4j.conf").exists():
         (conf / "neo4j.conf").write_text("")
     report = home / "logs" / "import.report"
-    flags = [IMPORT_GC if f == "-XX:+UseG1GC" else f for f in JVM_FLAGS]
-    cmd = ["java", f"-Xmx{IMPORT_HEAP}", *flags, "-cp", os.pathsep.join(classpath), ADMIN_TOOL]
+    cmd = ["java", f"-Xmx{IMPORT_HEAP}", *JVM_FLAGS, "-cp", os.pathsep.join(classpath), ADMIN_TOOL]
     cmd += ["database", "import", "full", f"--max-off-heap-memory={env.neo4j_import_memory()}", f"--report-file={report}"]
     cmd += [*args]
     proc = subprocess.run(cmd, env=_java_env(home, conf), cwd=import_dir, capture_output=quiet, text=True)
