@@ -262,7 +262,8 @@ def _lanes(jobs: list, width: int) -> list[list]:
     return [lane for lane in lanes if lane]
 
 
-def _write_all(store: Any, out: Path, checker: _Checker, progress: ProgressFn | None) -> tuple[dict, dict, dict]:
+def _write_all(store: Any, conn: Any, out: Path, checker: _Checker, progress: ProgressFn | None
+               ) -> tuple[dict, dict, dict]:
     """Every non-empty label's and type's file; (rows per name, node files, relationship files).
 
     Why two lanes, each with its own connection to the database: one file at a time kept one
@@ -270,7 +271,6 @@ def _write_all(store: Any, out: Path, checker: _Checker, progress: ProgressFn | 
     lanes at 1M events / 4.5M edges on 2 cores: 6.7 s -> 4.3 s (same rows; their order within a file
     is whatever the page queries return, which the importer does not care about).
     """
-    conn = _connection(store)
     jobs = _jobs(conn, out, checker, progress)
     lanes = _lanes(jobs, LANES if getattr(store, "_db", None) is not None else 1)
     written: dict[str, int] = {}
@@ -306,7 +306,7 @@ def export_neo4j_import(store: Any, out: str | Path, *, progress: ProgressFn | N
 
     Files of an earlier export in ``out`` are replaced; the manifest goes last.
     """
-    _connection(store)  # refuses a store that is not an embedded one before touching ``out``
+    conn = _connection(store)  # refuses a store that is not an embedded one before touching ``out``
     out = Path(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -315,7 +315,7 @@ def export_neo4j_import(store: Any, out: str | Path, *, progress: ProgressFn | N
         raise StoreError(f"cannot write the import folder {out}: {exc.strerror or exc}") from None
     checker = _Checker()
     try:
-        counts, nodes, rels = _write_all(store, out, checker, progress)
+        counts, nodes, rels = _write_all(store, conn, out, checker, progress)
     except OSError as exc:
         raise StoreError(f"cannot write the import folder {out}: {exc.strerror or exc}") from None
     manifest = {
