@@ -65,7 +65,7 @@ XDG_DATA_HOME = Setting("XDG_DATA_HOME", "`~/.local/share`", "Base folder of the
 XDG_CACHE_HOME = Setting("XDG_CACHE_HOME", "`~/.cache`", "Base folder of the default cache root.")
 CACHE = Setting("EVENTKG_CACHE", "`$XDG_CACHE_HOME/eventkg`",
                 "Cache root; sub-folders `indexes/` (FAISS indexes of Neo4j stores), `neo4j/` (test-server "
-                "classpaths), `responses/` (model API responses), `nltk_data/` (WordNet).")
+                "classpaths, JVM class-data archives), `responses/` (model API responses), `nltk_data/` (WordNet).")
 NLTK_DATA = Setting("EVENTKG_NLTK_DATA", "`$EVENTKG_CACHE/nltk_data`",
                     "Where the WordNet copy for METEOR is built (nltk data folder).")
 KEYSET_MAX = Setting("EVENTKG_KEYSET_MAX", "`20000000`",
@@ -80,6 +80,9 @@ NEO4J_JVM_FLAGS = Setting("EVENTKG_NEO4J_JVM_FLAGS", "none",
                           "Extra JVM flags (space-separated) for the test server's `java` command.")
 NEO4J_IMPORT_MEMORY = Setting("EVENTKG_NEO4J_IMPORT_MEMORY", "`2g`",
                               "`neo4j-admin database import --max-off-heap-memory` (e.g. `8g`, `90%`).")
+NEO4J_CDS = Setting("EVENTKG_NEO4J_CDS", "`1`",
+                    "`0`: the test server's and `neo4j-admin`'s JVMs start without class-data archives.",
+                    choices=("0", "1"))
 EMBED_MODEL = Setting("EVENTKG_EMBED_MODEL", "bundled all-MiniLM-L6-v2",
                       "Sentence-embedding model: a local folder or a sentence-transformers name.")
 INDEX = Setting("EVENTKG_INDEX", "`auto`", "FAISS index kind built for retrieval and negatives.",
@@ -93,14 +96,15 @@ API_KEY = Setting("EVENTKG_API_KEY", "none", "API key of `openai:` models when `
 
 REGISTRY: tuple[Setting, ...] = (
     STORE, XDG_DATA_HOME, CACHE, XDG_CACHE_HOME, NLTK_DATA, KEYSET_MAX,
-    NEO4J_USER, NEO4J_PASSWORD, NEO4J_VERSION, NEO4J_JVM_FLAGS, NEO4J_IMPORT_MEMORY,
+    NEO4J_USER, NEO4J_PASSWORD, NEO4J_VERSION, NEO4J_JVM_FLAGS, NEO4J_IMPORT_MEMORY, NEO4J_CDS,
     EMBED_MODEL, INDEX, HF_HUB_OFFLINE, TRANSFORMERS_OFFLINE, OPENAI_API_KEY, API_KEY,
 )
 
 #: the cache root's sub-folders and what each holds
 CACHE_FOLDERS = {
     "indexes": "FAISS indexes of stores without a file (Neo4j), at most 8 stores, least recently used removed",
-    "neo4j": "the Neo4j test server's resolved classpaths (the jars stay in Maven's ~/.m2)",
+    "neo4j": "the Neo4j test server's resolved classpaths and its JVMs' class-data archives (~150 MB; the jars "
+             "stay in Maven's ~/.m2)",
     "responses": "model API responses (eventkg eval), capped at 512 MB",
     "nltk_data": "the WordNet copy METEOR reads (unless EVENTKG_NLTK_DATA says otherwise)",
 }
@@ -184,6 +188,14 @@ def neo4j_import_memory() -> str:
     if not re.fullmatch(r"\d+[kKmMgGtT]?|\d{1,2}%|100%", value):
         raise NEO4J_IMPORT_MEMORY.error(value, "a size such as 2g or 512m, or a share of the RAM such as 90%")
     return value
+
+
+def neo4j_cds() -> bool:
+    """``$EVENTKG_NEO4J_CDS`` (default ``1``): whether the Neo4j JVMs use class-data archives."""
+    value = NEO4J_CDS.raw() or "1"
+    if value not in NEO4J_CDS.choices:
+        raise NEO4J_CDS.error(value, "1 (archives on) or 0 (off)")
+    return value == "1"
 
 
 def embed_model() -> str | None:

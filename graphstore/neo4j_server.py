@@ -26,6 +26,7 @@ limit (``dbms.memory.transaction.total.max``) stays Neo4j's default, 70% of the 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import secrets
 import shutil
@@ -41,6 +42,7 @@ from pathlib import Path
 
 from eventkg import settings as env
 from eventkg.errors import EventKGError
+from eventkg.graphstore import neo4j_cds
 from eventkg.graphstore.base import StoreError
 
 POM = Path(__file__).with_name("neo4j-server-pom.xml")
@@ -97,19 +99,31 @@ def cache_dir() -> Path:
     return env.cache_dir("neo4j")
 
 
-def prepare(version: str | None = None, *, with_browser: bool = False, refresh: bool = False) -> list[str]:
+def prepare(
+    version: str | None = None, *, with_browser: bool = False, refresh: bool = False, archives: bool = True
+) -> list[str]:
     """Resolve (downloading on first use) the server's jars; return the classpath entries.
 
     ``version`` None is ``$EVENTKG_NEO4J_VERSION`` (default 5.26.0). The classpath is cached
-    per version in :func:`cache_dir`; ``refresh`` re-resolves.
+    per version in :func:`cache_dir`; ``refresh`` re-resolves. With ``archives`` the class-data
+    archives of the server's and ``neo4j-admin``'s JVMs are recorded the first time (about half a
+    minute, once per machine and version; see :func:`record_archives`).
     """
     version = version or env.neo4j_version()
+    entries = _resolve(version, with_browser, refresh)
+    if archives and not _recording:
+        record_archives(entries)
+    return entries
+
+
+def _resolve(version: str, with_browser: bool, refresh: bool) -> list[str]:
+    """The class path of ``org.neo4j:neo4j`` (and Browser), jars only, resolved by Maven once and cached."""
     name = f"classpath-{version}{'-browser' if with_browser else ''}.txt"
     cached = cache_dir() / name
     if cached.exists() and not refresh:
         entries = [p for p in cached.read_text().strip().split(os.pathsep) if p]
         if entries and all(Path(p).exists() for p in entries):
-            return entries
+            return neo4j_cds.jars_only(entries)
     if missing_tools():
         raise Neo4jServerError(f"cannot prepare the Neo4j test server: {', '.join(missing_tools())} not on PATH")
     cached.parent.mkdir(parents=True, exist_ok=True)
@@ -122,7 +136,7 @@ def prepare(version: str | None = None, *, with_browser: bool = False, refresh: 
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
         raise Neo4jServerError(f"mvn could not resolve org.neo4j:neo4j:{version} (exit {proc.returncode}):\n{tail}")
     out.replace(cached)
-    return [p for p in cached.read_text().strip().split(os.pathsep) if p]
+    return neo4j_cds.jars_only([p for p in cached.read_text().strip().split(os.pathsep) if p])
 
 
 def free_port() -> int:
@@ -241,7 +255,8 @@ def _set_initial_password(home: Path, classpath: Sequence[str], password: str) -
     """``neo4j-admin dbms set-initial-password`` unless the home's auth file exists already."""
     if (home / "data" / "dbms" / "auth.ini").exists():
         return
-    cmd = ["java", "-cp", os.pathsep.join(classpath), ADMIN_TOOL, "dbms", "set-initial-password", "--", password]
+    cds = neo4j_cds.flags(cache_dir(), neo4j_cds.ADMIN, classpath)
+    cmd = ["java", *cds, "-cp", os.pathsep.join(classpath), ADMIN_TOOL, "dbms", "set-initial-password", "--", password]
     proc = subprocess.run(cmd, env=_java_env(home, home / "conf"), capture_output=True, text=True)
     if proc.returncode != 0:
         raise Neo4jServerError(f"neo4j-admin set-initial-password failed: {proc.stderr.strip()[-500:]}")
@@ -258,6 +273,7 @@ def _launch(home: Path, classpath: Sequence[str], heap: str | None, jvm_flags: S
     extra = [*jvm_flags, *env.neo4j_jvm_flags()]
     own_gc = any(f.startswith("-XX:+Use") and f.endswith("GC") for f in extra)
     flags = [f for f in JVM_FLAGS if not (own_gc and f == GC_FLAG)]
+    flags += neo4j_cds.flags(cache_dir(), neo4j_cds.SERVER, classpath, extra)
     cmd = ["java", f"-Xms{heap}", f"-Xmx{heap}", *flags, *extra, "-cp", os.pathsep.join(classpath), ENTRY_POINT]
     cmd += [f"--home-dir={home}", f"--config-dir={conf}"]
     with open(home / "logs" / "console.log", "ab") as log:  # the child keeps its own descriptor
@@ -287,6 +303,7 @@ def start(
     jvm_flags: Sequence[str] = (),
     import_dir: Path | None = None,
     settings: Mapping[str, str] | None = None,
+    classpath: Sequence[str] | None = None,
 ) -> Neo4jServer:
     """Start a Neo4j 5 Community server on 127.0.0.1 and wait until Bolt answers.
 
@@ -299,8 +316,9 @@ def start(
     ``import_dir``: first bulk-import the CSV files of ``eventkg export neo4j-import`` into
     the (empty) database with ``neo4j-admin database import full`` (see :func:`run_import`).
     ``settings`` are extra ``neo4j.conf`` lines (e.g. ``{"db.memory.transaction.max": "64m"}``).
+    ``classpath`` (the jars to run) is :func:`prepare`'s for ``version`` unless given.
     """
-    classpath = prepare(version, with_browser=with_browser)
+    classpath = classpath or prepare(version, with_browser=with_browser)
     home, keep = _make_home(home)
     bolt_port = port or free_port()
     if with_browser and not http_port:
@@ -358,6 +376,7 @@ def run_import(
     database: str = "neo4j",
     quiet: bool = True,
     version: str | None = None,
+    jvm_flags: Sequence[str] = (),
 ) -> None:
     """``neo4j-admin database import full`` of an ``eventkg export neo4j-import`` folder into ``home``.
 
@@ -381,7 +400,8 @@ def run_import(
     if not (conf / "neo4j.conf").exists():
         (conf / "neo4j.conf").write_text("")
     report = home / "logs" / "import.report"
-    cmd = ["java", f"-Xmx{IMPORT_HEAP}", *JVM_FLAGS, "-cp", os.pathsep.join(classpath), ADMIN_TOOL]
+    cds = neo4j_cds.flags(cache_dir(), neo4j_cds.ADMIN, classpath, jvm_flags)
+    cmd = ["java", f"-Xmx{IMPORT_HEAP}", *JVM_FLAGS, *cds, *jvm_flags, "-cp", os.pathsep.join(classpath), ADMIN_TOOL]
     cmd += ["database", "import", "full", f"--max-off-heap-memory={env.neo4j_import_memory()}", f"--report-file={report}"]
     cmd += [*args]
     proc = subprocess.run(cmd, env=_java_env(home, conf), cwd=import_dir, capture_output=quiet, text=True)
@@ -389,6 +409,67 @@ def run_import(
         out = ((proc.stdout or "") + (proc.stderr or "")).strip().splitlines()
         why = next((ln.strip() for ln in reversed(out) if ln.strip() and not ln.startswith("\t")), "see the output above")
         raise Neo4jServerError(f"neo4j-admin database import of {import_dir} failed (exit {proc.returncode}): {why}")
+
+
+_recording = False  # True while record_archives trains: its own start() must not train again
+
+
+def record_archives(classpath: Sequence[str], *, retry: bool = False) -> dict[str, Path | None]:
+    """Record the class-data archives (:mod:`eventkg.graphstore.neo4j_cds`) of ``neo4j-admin``'s
+    JVMs (trained on an import of a two-node export) and of the server's (trained on a server
+    over that database answering the store's schema, a write and a read, then stopped cleanly),
+    unless they exist. A failed training leaves no archive: JVMs then start the usual way."""
+    global _recording
+    if _recording:
+        return {}
+    _recording = True
+    try:
+        folder = cache_dir()
+        admin = neo4j_cds.record(folder, neo4j_cds.ADMIN, classpath, lambda flags: _train_admin(classpath, flags),
+                                 retry=retry)
+        server = neo4j_cds.record(folder, neo4j_cds.SERVER, classpath, lambda flags: _train_server(classpath, flags),
+                                  retry=retry)
+        return {neo4j_cds.ADMIN: admin, neo4j_cds.SERVER: server}
+    finally:
+        _recording = False
+
+
+def _training_export(folder: Path) -> Path:
+    """A two-event, one-edge folder in the shape ``eventkg export neo4j-import`` writes."""
+    from eventkg.graphstore import neo4j_import as ni
+
+    folder.mkdir(parents=True)
+    nodes = [",".join(ni.node_header("Event")), "0,e1,aser,it rains,1,2.0,s-v,3", "1,e2,aser,we stay,1,1.0,s-v,3"]
+    rels = [",".join(ni.rel_header("CAUSES")), "0,1,aser,1.5"]
+    (folder / "nodes-Event.csv").write_text("\n".join(nodes) + "\n")
+    (folder / "rels-CAUSES.csv").write_text("\n".join(rels) + "\n")
+    manifest = {"nodes": {"Event": "nodes-Event.csv"}, "relationships": {"CAUSES": "rels-CAUSES.csv"},
+                "array_delimiter": ni.ADMIN_ARRAY_DELIMITER, "id_type": ni.ID_TYPE, "multiline": []}
+    (folder / ni.MANIFEST).write_text(json.dumps(manifest))
+    return folder
+
+
+def _train_admin(classpath: Sequence[str], flags: list[str]) -> None:
+    with tempfile.TemporaryDirectory(prefix="eventkg-cds-") as tmp:
+        csv = _training_export(Path(tmp) / "csv")
+        run_import(csv, home=Path(tmp) / "home", classpath=classpath, jvm_flags=flags)
+
+
+def _train_server(classpath: Sequence[str], flags: list[str]) -> None:
+    from eventkg.graphstore.neo4j_store import Neo4jStore
+
+    with tempfile.TemporaryDirectory(prefix="eventkg-cds-") as tmp:
+        csv = _training_export(Path(tmp) / "csv")
+        server = start(home=Path(tmp) / "home", import_dir=csv, heap=None, pagecache=None, jvm_flags=flags,
+                       classpath=classpath)
+        try:
+            store = Neo4jStore(server.url)  # the schema statements, then a write and a read
+            store.query("MATCH (a:Event {id: 'e1'}) MERGE (a)-[r:BEFORE]->(b:Event {id: 'e3'}) SET r.count = 1.0",
+                        write=True)
+            store.query("MATCH (a:Event)-[r]->(b) RETURN a.id, type(r), b.id, count(*) ORDER BY a.id")
+            store.close()
+        finally:
+            server.stop(timeout=180)  # a kept home: SIGTERM, a clean exit, and the JVM writes the archive
 
 
 def _wait_for_bolt(server: Neo4jServer, timeout: float) -> None:
@@ -423,7 +504,7 @@ def _wait_for_bolt(server: Neo4jServer, timeout: float) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Start a server in the foreground until Ctrl-C (or only resolve the jars)."""
     ap = argparse.ArgumentParser(prog="python -m eventkg.graphstore.neo4j_server", description=main.__doc__)
-    ap.add_argument("--prepare", action="store_true", help="only resolve/download the jars, then exit")
+    ap.add_argument("--prepare", action="store_true", help="only resolve/download the jars and record the JVMs' class-data archives, then exit")
     ap.add_argument("--port", type=int, default=7687, help="Bolt port (default 7687; 0 = any free port)")
     ap.add_argument("--http-port", type=int, default=None, help="HTTP port (default 7474 with --browser)")
     ap.add_argument("--browser", action="store_true", help="serve Neo4j Browser on the HTTP port")
@@ -440,8 +521,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args.version = args.version or env.neo4j_version()
         if args.prepare:
-            cp = prepare(args.version, with_browser=args.browser)
+            cp = prepare(args.version, with_browser=args.browser, archives=False)
             print(f"Neo4j {args.version}: {len(cp)} jars resolved (cached in {cache_dir()})")
+            for role, path in record_archives(cp, retry=True).items():
+                print(f"  {role} JVM class-data archive: {path or 'none (see its .failed note; JVMs start the usual way)'}")
             return 0
         http_port = args.http_port or (7474 if args.browser else None)
         server = start(

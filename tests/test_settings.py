@@ -198,6 +198,7 @@ def test_hub_offline_unless_the_user_says(clean_env):
         ("EVENTKG_NEO4J_IMPORT_MEMORY", "lots", settings.neo4j_import_memory),
         ("EVENTKG_NEO4J_IMPORT_MEMORY", "150%", settings.neo4j_import_memory),
         ("EVENTKG_NEO4J_VERSION", "4.4.0", settings.neo4j_version),
+        ("EVENTKG_NEO4J_CDS", "off", settings.neo4j_cds),
     ],
 )
 def test_bad_value_names_the_variable(clean_env, name, value, accessor):

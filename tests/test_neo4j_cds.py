@@ -1,0 +1,105 @@
+"""Class-data archives of the Neo4j JVMs (graphstore/neo4j_cds.py): recorded once, used, never in the way.
+
+The last test runs real JVMs over the Maven Central jars (skips without java/mvn outside CI).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from eventkg.graphstore import neo4j_cds
+from eventkg.graphstore import neo4j_server as server_mod
+
+CLASSPATH = ["/x/neo4j-5.26.0.jar", "/x/arrow-bom-5.26.0.pom", "/x/lucene-core-9.11.1.jar"]
+
+
+def test_only_jars_stay_on_the_class_path():
+    # a .pom on the class path makes the JVM reject the archive (it records jars only)
+    assert neo4j_cds.jars_only(CLASSPATH) == ["/x/neo4j-5.26.0.jar", "/x/lucene-core-9.11.1.jar"]
+
+
+def test_each_class_path_and_role_has_its_own_archive(tmp_path):
+    a = neo4j_cds.archive(tmp_path, neo4j_cds.SERVER, CLASSPATH)
+    assert a != neo4j_cds.archive(tmp_path, neo4j_cds.ADMIN, CLASSPATH)
+    assert a != neo4j_cds.archive(tmp_path, neo4j_cds.SERVER, [*CLASSPATH, "/x/browser.jar"])
+    assert a == neo4j_cds.archive(tmp_path, neo4j_cds.SERVER, list(CLASSPATH))
+
+
+def _writer(calls: list):
+    def train(flags: list[str]) -> None:
+        calls.append(flags)
+        (flag,) = flags
+        assert flag.startswith("-XX:ArchiveClassesAtExit=")
+        with open(flag.split("=", 1)[1], "wb") as f:  # what the JVM does when it exits
+            f.write(b"archive")
+    return train
+
+
+def test_an_archive_is_recorded_once_then_handed_to_each_jvm(tmp_path, monkeypatch):
+    monkeypatch.delenv("EVENTKG_NEO4J_CDS", raising=False)
+    assert neo4j_cds.flags(tmp_path, neo4j_cds.SERVER, CLASSPATH) == []  # nothing recorded yet
+    calls: list = []
+    path = neo4j_cds.record(tmp_path, neo4j_cds.SERVER, CLASSPATH, _writer(calls))
+    assert path is not None and path.read_bytes() == b"archive"
+    assert neo4j_cds.record(tmp_path, neo4j_cds.SERVER, CLASSPATH, _writer(calls)) == path
+    assert len(calls) == 1
+    assert neo4j_cds.flags(tmp_path, neo4j_cds.SERVER, CLASSPATH) == [f"-XX:SharedArchiveFile={path}"]
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary file left
+
+
+def test_the_callers_own_archive_flags_or_the_switch_turn_it_off(tmp_path, monkeypatch):
+    neo4j_cds.record(tmp_path, neo4j_cds.ADMIN, CLASSPATH, _writer([]))
+    assert neo4j_cds.flags(tmp_path, neo4j_cds.ADMIN, CLASSPATH, ["-Xshare:off"]) == []
+    assert neo4j_cds.flags(tmp_path, neo4j_cds.ADMIN, CLASSPATH, ["-XX:SharedArchiveFile=/mine.jsa"]) == []
+    assert neo4j_cds.flags(tmp_path, neo4j_cds.ADMIN, CLASSPATH, ["-XX:TieredStopAtLevel=1"]) != []
+    monkeypatch.setenv("EVENTKG_NEO4J_CDS", "0")
+    assert neo4j_cds.flags(tmp_path, neo4j_cds.ADMIN, CLASSPATH) == []
+    assert neo4j_cds.record(tmp_path, neo4j_cds.SERVER, CLASSPATH, _writer([])) is None
+
+
+def test_a_failed_training_leaves_a_note_and_is_not_paid_for_again(tmp_path, monkeypatch):
+    monkeypatch.delenv("EVENTKG_NEO4J_CDS", raising=False)
+    calls: list = []
+
+    def broken(flags: list[str]) -> None:
+        calls.append(flags)
+        raise OSError("no java")
+
+    assert neo4j_cds.record(tmp_path, neo4j_cds.SERVER, CLASSPATH, broken) is None
+    note = neo4j_cds.archive(tmp_path, neo4j_cds.SERVER, CLASSPATH).with_suffix(".failed")
+    assert "no java" in note.read_text()
+    assert neo4j_cds.record(tmp_path, neo4j_cds.SERVER, CLASSPATH, broken) is None
+    assert len(calls) == 1  # the note stops a second half-minute try on every start
+    assert neo4j_cds.record(tmp_path, neo4j_cds.SERVER, CLASSPATH, _writer(calls), retry=True) is not None
+    assert not note.exists() and len(calls) == 2
+    assert neo4j_cds.flags(tmp_path, neo4j_cds.SERVER, CLASSPATH) != []
+
+
+def test_a_training_jvm_that_writes_nothing_gives_no_archive(tmp_path):
+    assert neo4j_cds.record(tmp_path, neo4j_cds.ADMIN, CLASSPATH, lambda flags: None) is None
+    assert neo4j_cds.flags(tmp_path, neo4j_cds.ADMIN, CLASSPATH) == []
+
+
+def test_the_recorded_archives_serve_neo4j_classes_to_a_real_jvm(tmp_path):
+    missing = server_mod.missing_tools()
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"needs {' and '.join(missing)} on PATH (CI is set, so this does not skip)", pytrace=False)
+        pytest.skip(f"needs {' and '.join(missing)} on PATH")
+    classpath = server_mod.prepare()  # records both archives the first time
+    (tmp_path / "neo4j.conf").write_text("")
+    for role in (neo4j_cds.ADMIN, neo4j_cds.SERVER):
+        flags = neo4j_cds.flags(server_mod.cache_dir(), role, classpath)
+        assert flags, f"no {role} archive after prepare(): {list(server_mod.cache_dir().glob('*.failed'))}"
+        log = tmp_path / f"{role}.log"
+        # -Xshare:on: the JVM refuses to start when it cannot use the archive (a class path mismatch)
+        cmd = ["java", "-Xshare:on", *flags, f"-Xlog:class+load=info:file={log}", "-cp",
+               os.pathsep.join(classpath), server_mod.ADMIN_TOOL, "--version"]
+        env = dict(os.environ, NEO4J_HOME=str(tmp_path), NEO4J_CONF=str(tmp_path))
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        shared = [ln for ln in log.read_text().splitlines() if "org.neo4j." in ln and "shared objects file (top)" in ln]
+        assert len(shared) > 50, f"{role}: {len(shared)} Neo4j classes came from the archive"
