@@ -34,7 +34,7 @@ from pathlib import Path
 from eventkg import settings as env
 
 SERVER = "server"  # the server's JVM (org.neo4j.server.CommunityEntryPoint)
-ADMIN = "admin"  # neo4j-admin's JVMs: database import full, dbms set-initial-password
+ADMIN = "admin"  # neo4j-admin's JVM: database import full
 _OWN_FLAGS = ("-Xshare", "-XX:SharedArchiveFile", "-XX:ArchiveClassesAtExit")
 
 

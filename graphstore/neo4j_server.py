@@ -5,7 +5,7 @@ contract suite. The jars of ``org.neo4j:neo4j`` (and optionally ``neo4j-browser`
 resolved once with Maven (:func:`prepare`, cached under ``~/.cache/eventkg/neo4j``, i.e. the
 ``neo4j/`` folder of ``$EVENTKG_CACHE``); each
 server gets a throw-away home with its own ``neo4j.conf``, free ports, a random password
-set with ``neo4j-admin dbms set-initial-password``, and is deleted again by
+written as ``neo4j-admin dbms set-initial-password`` writes it, and is deleted again by
 :meth:`Neo4jServer.stop`.
 
     python -m eventkg.graphstore.neo4j_server --prepare        # resolve/download the jars only
@@ -26,6 +26,7 @@ limit (``dbms.memory.transaction.total.max``) stays Neo4j's default, 70% of the 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import secrets
@@ -47,7 +48,7 @@ from eventkg.graphstore.base import StoreError
 
 POM = Path(__file__).with_name("neo4j-server-pom.xml")
 ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"
-ADMIN_TOOL = "org.neo4j.cli.AdminTool"  # neo4j-admin: set-initial-password, database import full
+ADMIN_TOOL = "org.neo4j.cli.AdminTool"  # neo4j-admin: database import full
 NEO4J_DEFAULT_HEAP = "512m"  # server.memory.heap.*_size in the neo4j.conf Neo4j ships
 # the importer's JVM heap; its big arrays live off heap ($EVENTKG_NEO4J_IMPORT_MEMORY, default 2g,
 # passed as --max-off-heap-memory, whose own default is 90% of the RAM)
@@ -251,15 +252,32 @@ def _make_home(home: Path | None) -> tuple[Path, bool]:
     return home, keep
 
 
-def _set_initial_password(home: Path, classpath: Sequence[str], password: str) -> None:
-    """``neo4j-admin dbms set-initial-password`` unless the home's auth file exists already."""
-    if (home / "data" / "dbms" / "auth.ini").exists():
+AUTH_ITERATIONS = 1024  # the hash rounds of the line neo4j-admin dbms set-initial-password writes
+
+
+def initial_auth_line(password: str, salt: bytes) -> str:
+    """The ``data/dbms/auth.ini`` line ``neo4j-admin dbms set-initial-password`` writes for user
+    ``neo4j``: SHA-256 of salt + UTF-8 password, hashed again until :data:`AUTH_ITERATIONS`
+    rounds, salt and hash in hex. The server makes the user from it at its first start."""
+    digest = hashlib.sha256(salt + password.encode("utf-8")).digest()
+    for _ in range(AUTH_ITERATIONS - 1):
+        digest = hashlib.sha256(digest).digest()
+    return f"neo4j:SHA-256,{digest.hex()},{salt.hex()},{AUTH_ITERATIONS}:\n"
+
+
+def _set_initial_password(home: Path, password: str) -> None:
+    """What ``neo4j-admin dbms set-initial-password`` does, unless the home's auth file exists already.
+
+    Why not run it: it is a JVM of its own (0.6-2 s of start-up, a core of the two beside a
+    bulk import) for one line of a file.
+    """
+    path = home / "data" / "dbms" / "auth.ini"
+    if path.exists():
         return
-    cds = neo4j_cds.flags(cache_dir(), neo4j_cds.ADMIN, classpath)
-    cmd = ["java", *cds, "-cp", os.pathsep.join(classpath), ADMIN_TOOL, "dbms", "set-initial-password", "--", password]
-    proc = subprocess.run(cmd, env=_java_env(home, home / "conf"), capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise Neo4jServerError(f"neo4j-admin set-initial-password failed: {proc.stderr.strip()[-500:]}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(initial_auth_line(password, secrets.token_bytes(32)))
+    tmp.replace(path)
 
 
 def _launch(home: Path, classpath: Sequence[str], heap: str | None, jvm_flags: Sequence[str], quiet: bool) -> subprocess.Popen:
@@ -346,26 +364,11 @@ def start(
 
 
 def _fill_home(home: Path, classpath: Sequence[str], import_dir: Path | None, password: str | None, quiet: bool) -> None:
-    """Bulk-import ``import_dir`` (if any) and set the initial ``password`` (if any), side by side.
-
-    Why side by side: both are JVMs of their own that touch different files (the database's
-    store vs ``data/dbms/auth.ini``); the password one is mostly JVM start-up (0.6-2 s on 2
-    cores), which then hides behind the importer's run.
-    """
-    if import_dir is None or password is None:
-        if import_dir is not None:
-            run_import(import_dir, home=home, classpath=classpath, quiet=quiet)
-        if password is not None:
-            _set_initial_password(home, classpath, password)
-        return
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(1) as pool:
-        pending = pool.submit(_set_initial_password, home, classpath, password)
-        try:
-            run_import(import_dir, home=home, classpath=classpath, quiet=quiet)
-        finally:
-            pending.result()  # waits for it, and raises its error when the import went well
+    """Set the initial ``password`` (if any), then bulk-import ``import_dir`` (if any)."""
+    if password is not None:
+        _set_initial_password(home, password)
+    if import_dir is not None:
+        run_import(import_dir, home=home, classpath=classpath, quiet=quiet)
 
 
 def run_import(

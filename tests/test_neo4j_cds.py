@@ -1,6 +1,7 @@
-"""Class-data archives of the Neo4j JVMs (graphstore/neo4j_cds.py): recorded once, used, never in the way.
+"""How the Neo4j JVMs start (graphstore/neo4j_cds.py, neo4j_server.py): class-data archives, the password file.
 
-The last test runs real JVMs over the Maven Central jars (skips without java/mvn outside CI).
+The archive test runs real JVMs over the Maven Central jars (skips without java/mvn outside CI); the
+password lines to match come from the real neo4j-admin.
 """
 
 from __future__ import annotations
@@ -103,3 +104,16 @@ def test_the_recorded_archives_serve_neo4j_classes_to_a_real_jvm(tmp_path):
         assert proc.returncode == 0, proc.stdout + proc.stderr
         shared = [ln for ln in log.read_text().splitlines() if "org.neo4j." in ln and "shared objects file (top)" in ln]
         assert len(shared) > 50, f"{role}: {len(shared)} Neo4j classes came from the archive"
+
+
+def test_the_initial_password_line_is_the_one_neo4j_admin_writes():
+    # lines written by `neo4j-admin dbms set-initial-password` (Neo4j 5.26.0) for these passwords
+    by_tool = {
+        "secret123": "neo4j:SHA-256,34ffe8b4b7a3e56580323ef583476ac1659a449009dde251eb08cdc80199f705,"
+                     "c1a09234a6e243d0d7390f6ffab14039b108b3ec3ecfcb004bbb666d5ff6f998,1024:\n",
+        "pässwörd €x": "neo4j:SHA-256,35ccba04c3e20466b8fa1c8d2a36d6849b0c60ffae59273b0c08e81847e7d622,"
+                       "0e4e44a2e92e4da1a88b31f4d140c2176afe50694c5636227dea05ce947c323c,1024:\n",
+    }
+    for password, line in by_tool.items():
+        salt = bytes.fromhex(line.split(",")[2])
+        assert server_mod.initial_auth_line(password, salt) == line
