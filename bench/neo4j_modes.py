@@ -21,8 +21,8 @@
   first 96K nodes against ~30 µs warm).
 * ``neo4j-bulk``: ``eventkg.ingest.aser.load`` into a fresh embedded store (``embedded_s``, not part of
   ``seconds``), then the bulk path: ``export neo4j-import`` CSV files (``export_s``),
-  ``neo4j-admin database import full`` (``import_s``, with ``set-initial-password`` run beside
-  it, as ``neo4j_server.start(import_dir=...)`` does), the server up (``up_s``), and the
+  ``neo4j-admin database import full`` (``import_s``, as ``neo4j_server.start(import_dir=...)``
+  runs it, the initial password written first), the server up (``up_s``), and the
   store's constraints/indexes created on first open (``schema_s``); ``seconds`` is the sum
   of those four, the end-to-end figure of issue 11.
 
@@ -198,7 +198,7 @@ def _bulk(kg_path: str, workdir: Path, out: dict) -> None:
     edges/s, ~110K rows/s at best. 200K edges/s (22.5 s) is out of reach on 2 cores: the
     importer alone needs ~25-30 s of CPU.
     """
-    from eventkg.graphstore import neo4j_server, open_store
+    from eventkg.graphstore import neo4j_cds, neo4j_server, open_store
     from eventkg.graphstore.neo4j_import import export_neo4j_import
     from eventkg.graphstore.neo4j_store import Neo4jStore
     from eventkg.ingest import aser
@@ -207,7 +207,8 @@ def _bulk(kg_path: str, workdir: Path, out: dict) -> None:
     for path in (csv_dir, home):
         shutil.rmtree(path, ignore_errors=True)
     lbug.unlink(missing_ok=True)
-    neo4j_server.prepare()
+    neo4j_server.prepare()  # the jars, and the JVMs' class-data archives the first time (not timed)
+    out["class_data_archives"] = neo4j_cds.enabled()
     start = time.perf_counter()
     with open_store(str(lbug)) as emb:
         aser.load(emb, kg_path)
@@ -260,7 +261,8 @@ def breakdown(r: dict) -> str:
         big = max(steps, key=lambda kv: kv[1])[0]
         parts = " + ".join(f"{name} {sec:.1f} s ({sec / r['seconds']:.0%})" for name, sec in steps)
         bare = r["seconds"] - r["schema_s"]
-        return (f"bulk: {parts} = {r['seconds']:.1f} s; largest: {big}; CSV {r['csv_mb']:,.0f} MB; "
+        cds = "on" if r.get("class_data_archives") else "off ($EVENTKG_NEO4J_CDS=0)"
+        return (f"bulk: {parts} = {r['seconds']:.1f} s; largest: {big}; CSV {r['csv_mb']:,.0f} MB; JVM archives {cds}; "
                 f"with the schema step {r['rows'] / r['seconds']:,.0f} rows/s, {r['edges'] / r['seconds']:,.0f} "
                 f"edges/s; without it ({bare:.1f} s) {r['rows'] / bare:,.0f} rows/s, {r['edges'] / bare:,.0f} edges/s")
     return (f"bolt: client CPU {r['client_cpu']:.1f} s (Arrow typing, packing, driver), server CPU "
