@@ -47,7 +47,7 @@ import pyarrow.compute as pc
 from eventkg import settings
 from eventkg.graphstore import ladybug_reads as reads
 from eventkg.graphstore.base import Batch, GraphStore, StoreError, WriteRefused, WriteResult, validate_batch
-from eventkg.graphstore.digest import EMPTY, TableDigest, table_digest
+from eventkg.graphstore.digest import EMPTY, TableDigest, digest_beside
 from eventkg.graphstore.digest_book import DigestBook
 from eventkg.graphstore.keyset import KeySet, edge_fingerprints, fingerprints
 from eventkg.graphstore.ladybug_bulk import EARLY_CHECKPOINT_ROWS, BulkSession
@@ -311,13 +311,13 @@ class LadybugStore(BulkSession, GraphStore):
         if base is None and name not in self._pending and count_rows(self._conn, name) == 0:
             base = EMPTY  # rule 4: an empty table's digest is known
         self._forget_digests([name])
+        digest = digest_beside(table) if base is not None else None  # computed while the COPY runs
         copy_arrow(self._conn, name, table)
         self._stamp()  # a COPY writes the database file before any CHECKPOINT
-        if base is None:
+        if digest is None:
             return None
-        digest = table_digest(table)
-        self._pending[name] = base + digest
-        return digest
+        self._pending[name] = base + digest()
+        return self._pending[name] - base
 
     def _digest_now(self, name: str) -> TableDigest | None:
         """The digest of what ``name`` holds now (written since the last CHECKPOINT included), if known."""
