@@ -4,7 +4,10 @@ Inside a session new rows are not written batch by batch: they are held in a
 :class:`~eventkg.graphstore.spool.TableSpool` and written table by table (nodes in slices, one COPY per rel table) when
 the loader's nodes are done and when the session ends (see :mod:`eventkg.graphstore.spool` for
 the measurements). Rows whose keys are already held or stored wait in a second spool and are
-upserted, one pass per table, after the held rows are written.
+upserted, one pass per table, after the held rows are written; a table whose waiting rows are
+exactly its stored rows (a re-run after a crash) is skipped, proven by digests
+(:mod:`eventkg.graphstore.digest_book`). ASER 1M/3M crash re-run (bench/ingest_bench.py, same
+sitting): 21.9 s / 2.48x scan / 1,125 MB before, see the module ``ladybug_store`` for after.
 
 :class:`BulkSession` is a mixin of :class:`~eventkg.graphstore.ladybug_store.LadybugStore`; it
 relies on the store's ``_conn``, key sets (``_keysets``, ``_add_keys``), ``_upsert``,
