@@ -6,8 +6,9 @@ the loader's nodes are done and when the session ends (see :mod:`eventkg.graphst
 the measurements). Rows whose keys are already held or stored wait in a second spool and are
 upserted, one pass per table, after the held rows are written; a table whose waiting rows are
 exactly its stored rows (a re-run after a crash) is skipped, proven by digests
-(:mod:`eventkg.graphstore.digest_book`). ASER 1M/3M crash re-run (bench/ingest_bench.py, same
-sitting): 21.9 s / 2.48x scan / 1,125 MB before, see the module ``ladybug_store`` for after.
+(:mod:`eventkg.graphstore.digest_book`). ASER 1M/3M crash re-run, bench/ingest_bench.py, three
+interleaved rounds on 2 shared cores: 2.48x / 2.70x / 2.29x the scan and 1,125-1,186 MB peak
+before, 1.38x / 1.54x / 1.46x and 891-985 MB with the skip (2.66M of the rows sent again skipped).
 
 :class:`BulkSession` is a mixin of :class:`~eventkg.graphstore.ladybug_store.LadybugStore`; it
 relies on the store's ``_conn``, key sets (``_keysets``, ``_add_keys``), ``_upsert``,
