@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 from eventkg.graphstore.base import StoreError, WriteResult
 from eventkg.graphstore.digest import EMPTY, TableDigest, table_digest
 from eventkg.graphstore.keyset import KeySet, edge_fingerprints, fingerprints
-from eventkg.graphstore.ladybug_engine import count_rows, rollback
+from eventkg.graphstore.ladybug_engine import count_rows, release_free_memory, rollback
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 from eventkg.graphstore.spool import TableSpool, read_partitions
 from eventkg.graphstore.tables import changed_rows, dedupe, key_column
@@ -227,6 +227,7 @@ class BulkSession:
             try:
                 if self._late_rows_are_stored(name, path, rows):
                     self.late_skipped[name] = self.late_skipped.get(name, 0) + rows
+                    release_free_memory()  # the parts read to digest them (nothing was written)
                     continue
                 if self.on_bulk_write is not None:
                     self.on_bulk_write(f"merging {name} ({rows:,} rows seen before)")

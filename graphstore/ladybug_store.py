@@ -82,9 +82,10 @@ REOPEN_ROWS = 1_000_000  # rows written between reopenings of the database (see 
 # tables, 3.3M edges, +206 MB), so a fixed count keeps it flat in graph size (was: tables per
 # checkpoint from the node count, 13 of 15 at 1M/3M)
 REL_PENDING_EDGES = 1_000_000
-# a write that first scanned this many stored keys (a re-run: every stored table's key set is built
-# at once) checkpoints and reopens before writing: the scans leave the tables' pages in the engine
-# (ASER 1M/3M re-run: +600 MB for the 965K event ids, held through the writing of the edges)
+# a key set built by scanning this many stored keys (a re-run builds one per stored table) is
+# followed by a checkpoint and a reopening: the scan leaves the table's pages and its result in the
+# engine (ASER 1M/3M re-run, bench/rerun_rss_trace.py: peak 973 MB without, 893 MB after the whole
+# loop of scans, see below for after each)
 SCAN_RELEASE_KEYS = 100_000
 
 
@@ -129,7 +130,6 @@ class LadybugStore(BulkSession, GraphStore):
         self._rows_since_open = 0  # see checkpoint()
         self._engine_failed = False
         self._keysets: dict[str, KeySet | None] = {}  # see _keyset
-        self._scanned_keys = 0  # keys read from the engine to build key sets (see SCAN_RELEASE_KEYS)
         self._spool: TableSpool | None = None  # new rows held back during bulk_load()
         self._late: TableSpool | None = None  # rows of keys already stored or held, upserted after the flush
         self.late_result = WriteResult()  # what upserting those rows did (read by the ingest report)
@@ -161,12 +161,8 @@ class LadybugStore(BulkSession, GraphStore):
         fps: dict[str, Fingerprints] = {}
         nodes = typed_tables(NODE_TYPES, ("id",), batch.nodes, batch.node_tables, fps)
         edges = typed_tables(REL_TYPES, ("src", "dst"), batch.edges, batch.edge_tables, fps)
-        scanned = self._scanned_keys
         for name in [*nodes, *edges, *(REL_TYPES[t].source for t in edges), *(REL_TYPES[t].target for t in edges)]:
             self._keyset(name)  # built before the transaction, from committed state
-        if self._scanned_keys - scanned >= SCAN_RELEASE_KEYS:
-            # the key scans left the tables' pages in the engine: hand them back before writing
-            self._checkpoint_and_release()
         check_endpoints(self._conn, nodes, edges, self._keyset, chunk=LOOKUP_CHUNK)
         if self._spool is not None:
             held = self._hold_batch(nodes, edges, fps)
@@ -420,17 +416,22 @@ class LadybugStore(BulkSession, GraphStore):
         keys = None
         if held + total <= self._keyset_max:
             keys = KeySet()
-            self._scanned_keys += total
             if total:
                 if name in NODE_TYPES:
                     ids = self._conn.execute(f"MATCH (n:{name}) RETURN n.id").get_as_arrow().column(0)
                     keys.add(*fingerprints(ids))
+                    ids = None
                 else:
                     rel = REL_TYPES[name]
                     got = self._conn.execute(
                         f"MATCH (a:{rel.source})-[e:{name}]->(b:{rel.target}) RETURN a.id, b.id"
                     ).get_as_arrow()
                     keys.add(*edge_fingerprints(got.column(0), got.column(1)))
+                    got = None
+            if total >= SCAN_RELEASE_KEYS and not self._engine_failed:
+                # the scan left the table's pages and its result in the engine: hand them back
+                # before the next scan or write (called before any transaction opens)
+                self._checkpoint_and_release()
         self._keysets[name] = keys
         return keys
 
