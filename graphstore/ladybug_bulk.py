@@ -6,9 +6,10 @@ the loader's nodes are done and when the session ends (see :mod:`eventkg.graphst
 the measurements). Rows whose keys are already held or stored wait in a second spool and are
 upserted, one pass per table, after the held rows are written; a table whose waiting rows are
 exactly its stored rows (a re-run after a crash) is skipped, proven by digests
-(:mod:`eventkg.graphstore.digest_book`). ASER 1M/3M crash re-run, bench/ingest_bench.py, three
-interleaved rounds on 2 shared cores: 2.48x / 2.70x / 2.29x the scan and 1,125-1,186 MB peak
-before, 1.38x / 1.54x / 1.46x and 891-985 MB with the skip (2.66M of the rows sent again skipped).
+(:mod:`eventkg.graphstore.digest_book`). ASER 1M/3M crash re-run, bench/ingest_bench.py, main's
+code and this, interleaved, 2 shared cores (last two rounds): 29.8 / 26.4 s, 43.1 / 39.7 CPU-s,
+1,219 / 1,218 MB before; 20.0 / 19.8 s, 33.5 / 32.6 CPU-s, 834 / 839 MB with the skip (2.66M of
+the rows sent again skipped), RSS over the 330K/1M re-run's 1.42-1.47x -> 1.20-1.25x.
 
 :class:`BulkSession` is a mixin of :class:`~eventkg.graphstore.ladybug_store.LadybugStore`; it
 relies on the store's ``_conn``, key sets (``_keysets``, ``_add_keys``), ``_upsert``,
