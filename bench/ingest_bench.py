@@ -124,7 +124,8 @@ def ingest(mode: str, kg: str, store_path: str, batch_size: int | None) -> dict:
     keyset_bytes = sum(k.h1.nbytes + k.h2.nbytes for k in store._keysets.values() if k is not None)
     store.close()
     return {"rows": report.rows, "counts": {k: sum(v.values()) for k, v in counts.items()}, "by_table": counts,
-            "by_design_mb": (sum(eid_map_bytes) + keyset_bytes) / 2**20}
+            "by_design_mb": (sum(eid_map_bytes) + keyset_bytes) / 2**20,
+            "late_skipped": sum(getattr(store, "late_skipped", {}).values())}
 
 
 class Sink:
@@ -334,6 +335,8 @@ def measure_mode(mode: str, kg: Path, store: Path, batch_size: int | None, clean
         else f"first run was not killed (exit {died['exit']})"
     )
     r = measure("ingest", kg, store, batch_size)
+    if r.get("late_skipped") is not None:  # rows sent again and found stored by digest (no upsert)
+        note += f"; {r['late_skipped']:,} rows seen before skipped by digest"
     if clean is not None:
         note += "; re-run graph " + (
             "equals the clean ingest's" if r["by_table"] == clean else "DIFFERS from the clean ingest's"

@@ -23,6 +23,10 @@ Why it looks the way it does (measured on ladybug 0.22, see bench/store_bench.py
   (ASER 1M/3M over 330K/1M peak RSS, two interleaved rounds, bench/ingest_bench.py: ingest
   1.43-1.49x -> 1.19-1.22x, --map-events 1.48-1.67x -> 1.23-1.37x, crash re-run 1.78x -> 1.46x).
 * Only one read-write process may open a database file at a time.
+* Each table's content digest is kept beside the store (:mod:`eventkg.graphstore.digest_book`,
+  whose rules every write path here follows: drop a table's digest before writing it, set it
+  only after the CHECKPOINT that makes a COPY durable), so a re-run after a crash that sends the
+  stored rows again skips comparing them row by row (``BulkSession._apply_late``).
 
 This module holds the store object: opening and closing, the write path, the checkpoint
 schedule, the key sets and the tuning constants. Reads are in :mod:`eventkg.graphstore.ladybug_reads`,
@@ -43,6 +47,8 @@ import pyarrow.compute as pc
 from eventkg import settings
 from eventkg.graphstore import ladybug_reads as reads
 from eventkg.graphstore.base import Batch, GraphStore, StoreError, WriteRefused, WriteResult, validate_batch
+from eventkg.graphstore.digest import EMPTY, TableDigest, digest_beside
+from eventkg.graphstore.digest_book import DigestBook
 from eventkg.graphstore.keyset import KeySet, edge_fingerprints, fingerprints
 from eventkg.graphstore.ladybug_bulk import EARLY_CHECKPOINT_ROWS, BulkSession
 from eventkg.graphstore.ladybug_engine import (
@@ -76,6 +82,11 @@ REOPEN_ROWS = 1_000_000  # rows written between reopenings of the database (see 
 # tables, 3.3M edges, +206 MB), so a fixed count keeps it flat in graph size (was: tables per
 # checkpoint from the node count, 13 of 15 at 1M/3M)
 REL_PENDING_EDGES = 1_000_000
+# a key set built by scanning this many stored keys (a re-run builds one per stored table) is
+# followed by a checkpoint and a reopening: the scan leaves the table's pages and its result in the
+# engine (ASER 1M/3M re-run, bench/rerun_rss_trace.py: peak 973 MB without, 893 MB released after
+# all of a batch's scans, 854 MB after each scan, with the digest check's heap freed too)
+SCAN_RELEASE_KEYS = 100_000
 
 
 Fingerprints = tuple[np.ndarray, np.ndarray]
@@ -103,8 +114,15 @@ class LadybugStore(BulkSession, GraphStore):
         p = Path(path).expanduser()
         self.url = str(p)
         check_store_path(p)
-        read_only = read_only and p.exists()  # a new store is created read-write first
+        existed = p.exists()
+        read_only = read_only and existed  # a new store is created read-write first
         self.read_only = read_only
+        # tables' digests (None when read-only: nothing to keep); loaded before the database is
+        # opened, whose recovery may change its files (see digest_book's rule 3)
+        self._book = None if read_only else DigestBook.load(p)
+        self._pending: dict[str, TableDigest | None] = {}  # digests of tables changed since the last CHECKPOINT
+        self._copied: dict[str, TableDigest] = {}  # this bulk session's held rows COPYed, per table
+        self.late_skipped: dict[str, int] = {}  # waiting rows found equal to the stored table by digest
         self._pool_bytes = 0  # ladybug's buffer pool size; 0 = its default (see BULK_BUFFER_POOL_BYTES)
         self._keyset_max = settings.keyset_max()  # keys remembered, all tables together (before opening)
         self._open()
@@ -118,6 +136,9 @@ class LadybugStore(BulkSession, GraphStore):
         if not read_only:
             for stmt in schema_statements():
                 self._conn.execute(stmt)
+            if not existed:  # rule 4: a new store's tables are empty
+                self._book.tables.clear()
+                self._book.set(dict.fromkeys([*NODE_TYPES, *REL_TYPES], EMPTY))
 
     def _open(self) -> None:
         ladybug = _import_ladybug()
@@ -130,6 +151,7 @@ class LadybugStore(BulkSession, GraphStore):
             # auto-checkpoints after every big commit rewrite whole rel tables (cost grows
             # with the table); checkpoint every CHECKPOINT_ROWS rows and on close instead.
             self._conn.execute("CALL auto_checkpoint=false")
+            self._book.save()  # the store's files as this process opened them (digest_book rule 3)
 
     # -- writing ---------------------------------------------------------------------------
     def write_batch(self, batch: Batch) -> WriteResult:
@@ -167,13 +189,14 @@ class LadybugStore(BulkSession, GraphStore):
             # one COPY of new rows is atomic by itself; outside a transaction it skips the
             # WAL, which makes a bulk load ~0.4 s per million rows cheaper at checkpoint
             try:
-                copy_arrow(self._conn, only, {**nodes, **edges}[only])
+                self._copy_tracked(only, {**nodes, **edges}[only])
             except StoreError:
                 self._engine_failed = True
                 raise
             result.created[only], result.updated[only] = len(fps[only][0]), 0
             written.append((only, *fps[only]))
             return result, written
+        self._forget_digests([*nodes, *edges])
         self._conn.execute("BEGIN TRANSACTION")
         try:
             for name, table in [*nodes.items(), *edges.items()]:
@@ -186,6 +209,7 @@ class LadybugStore(BulkSession, GraphStore):
             self._engine_failed = True
             raise
         self._conn.execute("COMMIT")
+        self._stamp()
         return result, written
 
     def _only_new_rows(
@@ -239,6 +263,7 @@ class LadybugStore(BulkSession, GraphStore):
         except BaseException:
             self._engine_failed = True
             self._keysets.clear()  # they hold keys that were never written
+            self._pending.clear()  # never to be set: what was written is not known (their tables are dropped)
             raise
 
     def _write_held_nodes(self, name: str) -> None:
@@ -276,9 +301,56 @@ class LadybugStore(BulkSession, GraphStore):
 
     def _copy_held(self, name: str, table: pa.Table) -> None:
         if table.num_rows:
-            copy_arrow(self._conn, name, table)
+            digest = self._copy_tracked(name, table)
+            if digest is not None:
+                self._copied[name] = self._copied.get(name, EMPTY) + digest
             self._unflushed_rows += table.num_rows
             self._rows_since_open += table.num_rows
+
+    # -- the tables' digests (see eventkg.graphstore.digest_book) ------------------------------
+    def _copy_tracked(self, name: str, table: pa.Table) -> TableDigest | None:
+        """COPY new rows into ``name`` keeping its digest: dropped on disk first, old + the rows'
+        digest after the COPY (set when a CHECKPOINT makes it durable). Returns the rows' digest,
+        or None when the table's digest is not known (then it stays unknown)."""
+        base = self._digest_now(name)
+        if base is None and name not in self._pending and count_rows(self._conn, name) == 0:
+            base = EMPTY  # rule 4: an empty table's digest is known
+        self._forget_digests([name])
+        digest = digest_beside(table) if base is not None else None  # computed while the COPY runs
+        copy_arrow(self._conn, name, table)
+        self._stamp()  # a COPY writes the database file before any CHECKPOINT
+        if digest is None:
+            return None
+        self._pending[name] = base + digest()
+        return self._pending[name] - base
+
+    def _digest_now(self, name: str) -> TableDigest | None:
+        """The digest of what ``name`` holds now (written since the last CHECKPOINT included), if known."""
+        if name in self._pending:
+            return self._pending[name]
+        return self._book.get(name) if self._book is not None else None
+
+    def _forget_digests(self, names: Sequence[str] | None = None) -> None:
+        """Before a write the digest cannot follow: the tables' digests dropped, on disk first (rule 1)."""
+        if self._book is None:
+            return
+        names = [*NODE_TYPES, *REL_TYPES] if names is None else list(names)
+        self._pending.update(dict.fromkeys(names))
+        self._book.drop(names)
+
+    def _stamp(self) -> None:
+        """After a write of this store's: its files as it left them (digest_book rule 3), so a crash
+        from here on does not drop the digests of tables it did not touch."""
+        if self._book is not None:
+            self._book.save()
+
+    def _digests_durable(self) -> None:
+        """After a CHECKPOINT: the digests of what it made durable are set on disk (rule 2)."""
+        if self._book is None:
+            return
+        durable = {name: d for name, d in self._pending.items() if d is not None}
+        self._pending.clear()
+        self._book.set(durable)
 
     def _checkpoint_and_release(self) -> None:
         """Checkpoint, reopen the database and hand freed memory back (bulk writes only).
@@ -288,6 +360,7 @@ class LadybugStore(BulkSession, GraphStore):
         milliseconds, so each held table starts from the same floor whatever the graph holds.
         """
         self._conn.execute("CHECKPOINT")
+        self._digests_durable()
         self._unflushed_rows = 0
         self._reopen()
         release_free_memory()
@@ -295,6 +368,7 @@ class LadybugStore(BulkSession, GraphStore):
     def checkpoint(self) -> None:
         """Fold the write-ahead log into the database file."""
         self._conn.execute("CHECKPOINT")
+        self._digests_durable()
         self._unflushed_rows = 0
         if self._rows_since_open >= REOPEN_ROWS:
             # ladybug 0.22 keeps ~70 bytes per row written (COPY) until the database is
@@ -323,11 +397,13 @@ class LadybugStore(BulkSession, GraphStore):
         if self.read_only:
             raise WriteRefused(f"store {self.url} was opened read-only")
         self._flush_spool()
+        self._forget_digests()
         for rel in REL_TYPES.values():
             self._conn.execute(f"MATCH ()-[e:{rel.name}]->() DELETE e")
         for label in NODE_TYPES:
             self._conn.execute(f"MATCH (n:{label}) DELETE n")
         self._keysets.clear()
+        self._pending.update(dict.fromkeys([*NODE_TYPES, *REL_TYPES], EMPTY))  # set at the next CHECKPOINT
 
     # -- which keys exist --------------------------------------------------------------------
     def _keyset(self, name: str) -> KeySet | None:
@@ -344,12 +420,18 @@ class LadybugStore(BulkSession, GraphStore):
                 if name in NODE_TYPES:
                     ids = self._conn.execute(f"MATCH (n:{name}) RETURN n.id").get_as_arrow().column(0)
                     keys.add(*fingerprints(ids))
+                    ids = None
                 else:
                     rel = REL_TYPES[name]
                     got = self._conn.execute(
                         f"MATCH (a:{rel.source})-[e:{name}]->(b:{rel.target}) RETURN a.id, b.id"
                     ).get_as_arrow()
                     keys.add(*edge_fingerprints(got.column(0), got.column(1)))
+                    got = None
+            if total >= SCAN_RELEASE_KEYS and not self._engine_failed:
+                # the scan left the table's pages and its result in the engine: hand them back
+                # before the next scan or write (called before any transaction opens)
+                self._checkpoint_and_release()
         self._keysets[name] = keys
         return keys
 
@@ -372,6 +454,7 @@ class LadybugStore(BulkSession, GraphStore):
         self._flush_spool()
         if write:
             self._keysets.clear()  # the query may create or delete nodes and edges
+            self._forget_digests()  # ... or change any row
         return reads.run_query(self._conn, cypher, params, write)
 
     def counts(self) -> dict[str, dict[str, int]]:
@@ -407,10 +490,12 @@ class LadybugStore(BulkSession, GraphStore):
             return  # never opened, or closed already
         try:
             self._end_session()  # closed inside a bulk session: write what it holds
-            if self._unflushed_rows and not self._engine_failed:
+            if (self._unflushed_rows or any(self._pending.values())) and not self._engine_failed:
                 self.checkpoint()  # after a failed write, leave the WAL for recovery on next open
         finally:
             conn, db = self._conn, self._db  # read now: a checkpoint may have reopened them
             self._conn = self._db = None
             conn.close()
             db.close()
+            if self._book is not None:
+                self._book.save()  # closing touches the database file: stamp it as this process left it

@@ -107,37 +107,20 @@ class TableSpool:
 
     def partitions(self, name: str, parts: int, key_hash: Callable[[pa.RecordBatch], np.ndarray]
                    ) -> Iterator[pa.Table]:
-        """The held table ``name`` split by key into ``parts`` tables (rows whose ``key_hash`` is
-        ``i`` modulo ``parts``, in the order held), each read when the caller asks for it; its
-        file is deleted at the end.
-
-        A key's rows all fall in one part, so each part can be deduplicated and upserted on its
-        own with the same result as the whole table, without the whole table in memory (a re-run
-        after a crash at ASER 1M/3M waits with all 1M events: ~95 MB at once otherwise).
-        One pass over the file to hash the keys, then one per part (it is in the page cache: ~50 ms per
-        100 MB).
-        """
-        if name not in self._writers:
+        """The held table ``name`` split by key into ``parts`` tables (see :func:`read_partitions`);
+        its file is deleted at the end."""
+        path = self.held_file(name)
+        if path is None:
             return
-        path = self._finish(name)
         try:
-            with pa.OSFile(str(path), "rb") as source:  # each row's part, hashed once (4 B per row)
-                reader = pa.ipc.open_file(source)
-                part_of = [(key_hash(reader.get_batch(i)) % np.uint64(parts)).astype(np.uint32)
-                           for i in range(reader.num_record_batches)]
-            for part in range(parts):
-                with pa.OSFile(str(path), "rb") as source:
-                    reader = pa.ipc.open_file(source)
-                    kept = []
-                    for i in range(reader.num_record_batches):
-                        batch = reader.get_batch(i)
-                        kept.append(batch.filter(pa.array(part_of[i] == part)))
-                    batch = None
-                    table = pa.Table.from_batches(_emptied(kept), reader.schema)
-                yield table
-                table = None
+            yield from read_partitions(path, parts, key_hash)
         finally:
             path.unlink(missing_ok=True)
+
+    def held_file(self, name: str) -> Path | None:
+        """Stop holding ``name`` and hand its complete file to the caller (who reads and deletes it),
+        or None when nothing of it is held."""
+        return self._finish(name) if name in self._writers else None
 
     def take(self, name: str) -> pa.Table | None:
         """One held table read into memory (its file deleted), or None when nothing of it is held."""
@@ -157,6 +140,34 @@ class TableSpool:
         self._writers.clear()
         self.rows.clear()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def read_partitions(path: Path, parts: int, key_hash: Callable[[pa.RecordBatch], np.ndarray]
+                    ) -> Iterator[pa.Table]:
+    """A held table's file split by key into ``parts`` tables (rows whose ``key_hash`` is ``i``
+    modulo ``parts``, in the order held), each read when the caller asks for it; the file is kept.
+
+    A key's rows all fall in one part, so each part can be deduplicated and upserted (or
+    digested) on its own with the same result as the whole table, without the whole table in
+    memory (a re-run after a crash at ASER 1M/3M waits with all 1M events: ~95 MB at once
+    otherwise). One pass over the file to hash the keys, then one per part (it is in the page
+    cache: ~50 ms per 100 MB).
+    """
+    with pa.OSFile(str(path), "rb") as source:  # each row's part, hashed once (4 B per row)
+        reader = pa.ipc.open_file(source)
+        part_of = [(key_hash(reader.get_batch(i)) % np.uint64(parts)).astype(np.uint32)
+                   for i in range(reader.num_record_batches)]
+    for part in range(parts):
+        with pa.OSFile(str(path), "rb") as source:
+            reader = pa.ipc.open_file(source)
+            kept = []
+            for i in range(reader.num_record_batches):
+                batch = reader.get_batch(i)
+                kept.append(batch.filter(pa.array(part_of[i] == part)))
+            batch = None
+            table = pa.Table.from_batches(_emptied(kept), reader.schema)
+        yield table
+        table = None
 
 
 def _emptied(items: list) -> list:

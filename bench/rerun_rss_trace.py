@@ -1,0 +1,69 @@
+"""Where a re-run's memory goes: an ASER ingest into a store, with VmRSS / VmHWM printed at each phase.
+
+    .venv/bin/python bench/ingest_bench.py --child crash-first KG.db /tmp/s.lbug   # a killed first run
+    .venv/bin/python bench/rerun_rss_trace.py KG.db /tmp/s.lbug                   # the re-run, traced
+
+Phases: each key set built by scanning a stored table, each table whose waiting rows were
+checked by digest (skipped or not), each bulk write message of the store, the end of the load
+and the close. Linux only (reads /proc/self/status). Wraps store methods for the trace; writes
+the same graph as ``eventkg ingest aser``.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def memory() -> str:
+    """This process's resident set now and at its peak, in MB."""
+    with open("/proc/self/status") as fh:
+        fields = dict(line.split(":", 1) for line in fh if line.startswith(("VmRSS", "VmHWM")))
+    rss, hwm = (int(fields[k].split()[0]) // 1024 for k in ("VmRSS", "VmHWM"))
+    return f"RSS {rss:5d} MB  peak {hwm:5d} MB"
+
+
+def main(kg: str, store_path: str) -> None:
+    from eventkg.graphstore import open_store
+    from eventkg.graphstore.ladybug_bulk import BulkSession
+    from eventkg.graphstore.ladybug_store import LadybugStore
+    from eventkg.ingest import aser
+
+    start = time.perf_counter()
+
+    def log(message: str) -> None:
+        print(f"{time.perf_counter() - start:6.1f} s  {memory()}  {message}", flush=True)
+
+    build_keyset = LadybugStore._keyset
+
+    def traced_keyset(self, name):
+        built = name not in self._keysets
+        keys = build_keyset(self, name)
+        if built and keys is not None and len(keys):
+            log(f"key set of {name} built from the store ({len(keys):,} keys)")
+        return keys
+
+    check = BulkSession._late_rows_are_stored
+
+    def traced_check(self, name, path, rows):
+        equal = check(self, name, path, rows)
+        log(f"{rows:,} waiting {name} rows {'equal the stored table: skipped' if equal else 'differ: upserted'}")
+        return equal
+
+    LadybugStore._keyset, BulkSession._late_rows_are_stored = traced_keyset, traced_check
+    store = open_store(store_path)
+    log("opened")
+    store.on_bulk_write = lambda message: log(message) if message else None
+    aser.load(store, kg)
+    log("loaded")
+    store.close()
+    log("closed")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        raise SystemExit(__doc__)
+    main(sys.argv[1], sys.argv[2])
