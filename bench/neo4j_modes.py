@@ -29,7 +29,11 @@
 Measured (2 cores, ASER shape 1M/3M = 4.5M edges, 2026-11-23, two runs of the string-id path
 of main and this one back to back): bulk 53.5 s / 44.3 s before, 32.9 s / 33.6 s after
 (export 4.1 + import 19.9 + up 4.9 + schema 4.7; ~135K edges/s); the importer, CPU-bound on
-both cores, is the largest step.
+both cores, is the largest step. With the JVMs' class-data archives and the password written
+without a JVM (``graphstore/neo4j_cds.py``; same file, same sitting, ``$EVENTKG_NEO4J_CDS=0``
+and on alternating, a slower machine than before: the sqlite3 scan took 13.2 s, not 10.3):
+off 39.2 / 38.5 s (33.7 / 33.6 s without the schema step; up 6.9 / 6.0 s), on 38.3 / 36.1 s
+(32.2 / 30.7 s; up 5.2 / 3.9 s): best 146.6K edges/s without the schema step.
 
 Bolt (2 cores shared with other engineers' work, load 4-8, so wall times swing; main's code
 fe767b7 and this one back to back on the same file, two runs): at 100K/300K before 39.4 s /
