@@ -75,6 +75,12 @@ def flags(folder: Path, role: str, classpath: Sequence[str], jvm_flags: Sequence
     return [f"-XX:SharedArchiveFile={path}"] if path.is_file() else []
 
 
+def pending(folder: Path, role: str, classpath: Sequence[str], *, retry: bool = False) -> bool:
+    """True when :func:`record` would train: archives on, none recorded, no failed try (unless ``retry``)."""
+    path = archive(folder, role, classpath)
+    return enabled() and not path.is_file() and (retry or not path.with_suffix(".failed").is_file())
+
+
 def record(folder: Path, role: str, classpath: Sequence[str], train: Callable[[list[str]], None], *,
            retry: bool = False) -> Path | None:
     """Record ``role``'s archive unless it exists: ``train(flags)`` runs the JVM(s) to learn from,
@@ -85,7 +91,7 @@ def record(folder: Path, role: str, classpath: Sequence[str], train: Callable[[l
     """
     path = archive(folder, role, classpath)
     failed = path.with_suffix(".failed")
-    if path.is_file() or not enabled() or (failed.is_file() and not retry):
+    if not pending(folder, role, classpath, retry=retry):
         return path if path.is_file() else None
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp")

@@ -8,7 +8,7 @@ server gets a throw-away home with its own ``neo4j.conf``, free ports, a random 
 written as ``neo4j-admin dbms set-initial-password`` writes it, and is deleted again by
 :meth:`Neo4jServer.stop`.
 
-    python -m eventkg.graphstore.neo4j_server --prepare        # resolve/download the jars only
+    python -m eventkg.graphstore.neo4j_server --prepare        # resolve the jars, record the JVM archives
     python -m eventkg.graphstore.neo4j_server --port 7687 --browser   # run one in the foreground
     python -m eventkg.graphstore.neo4j_server --import ./neo4j-csv --home ./n4   # bulk import, then serve
 
@@ -425,9 +425,12 @@ def record_archives(classpath: Sequence[str], *, retry: bool = False) -> dict[st
     global _recording
     if _recording:
         return {}
+    folder = cache_dir()
+    if any(neo4j_cds.pending(folder, role, classpath, retry=retry) for role in (neo4j_cds.ADMIN, neo4j_cds.SERVER)):
+        print("eventkg: recording the Neo4j JVMs' class-data archives (once per JDK and Neo4j version, "
+              "about half a minute)", file=sys.stderr, flush=True)
     _recording = True
     try:
-        folder = cache_dir()
         admin = neo4j_cds.record(folder, neo4j_cds.ADMIN, classpath, lambda flags: _train_admin(classpath, flags),
                                  retry=retry)
         server = neo4j_cds.record(folder, neo4j_cds.SERVER, classpath, lambda flags: _train_server(classpath, flags),
