@@ -1,11 +1,12 @@
 """Class-data-sharing archives for the Neo4j JVMs: the server and ``neo4j-admin`` start faster.
 
 Why: a Neo4j JVM spends seconds of its start loading and verifying thousands of classes (6,600
-for ``neo4j-admin``, more for the server) from 236 jars. A JDK 13+ *dynamic archive* holds those
-classes parsed and verified; a JVM started with ``-XX:SharedArchiveFile`` maps it instead. Measured on 2 cores (JDK 17, Neo4j 5.26,
-interleaved runs, same machine and minute): a server on an empty database up in 3.9-4.1 s /
-7.0-7.5 CPU-s with the archive, 5.4-11.3 s / 9.8-14.4 CPU-s without; ``neo4j-admin database
-import full`` of a small export 2.2-2.6 s against 2.7-3.4 s.
+for ``neo4j-admin``, more for the server) from 236 jars. A JDK 13+ *dynamic archive* holds
+those classes parsed and verified; a JVM started with ``-XX:SharedArchiveFile`` maps it
+instead. Measured on 2 cores (JDK 17, Neo4j 5.26, interleaved runs, same machine and minute): a
+server on an empty database up in 3.9-4.1 s / 7.0-7.5 CPU-s with the archive, 5.4-11.3 s /
+9.8-14.4 CPU-s without; ``neo4j-admin database import full`` of a small export 2.2-2.6 s
+against 2.7-3.4 s.
 
 How: :func:`record` runs a training JVM with ``-XX:ArchiveClassesAtExit`` (the JVM writes the
 archive when it exits cleanly) and moves the file into place only when it was written, so a
