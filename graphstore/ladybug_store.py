@@ -359,17 +359,19 @@ class LadybugStore(BulkSession, GraphStore):
         until the database is closed; glibc keeps freed heap mapped. Reopening costs
         milliseconds, so each held table starts from the same floor whatever the graph holds.
         """
-        self._conn.execute("CHECKPOINT")
-        self._digests_durable()
-        self._unflushed_rows = 0
+        self._fold_wal()
         self._reopen()
         release_free_memory()
 
-    def checkpoint(self) -> None:
-        """Fold the write-ahead log into the database file."""
+    def _fold_wal(self) -> None:
+        """CHECKPOINT, then set the digests it made durable (digest_book rule 2): every checkpoint goes here."""
         self._conn.execute("CHECKPOINT")
         self._digests_durable()
         self._unflushed_rows = 0
+
+    def checkpoint(self) -> None:
+        """Fold the write-ahead log into the database file."""
+        self._fold_wal()
         if self._rows_since_open >= REOPEN_ROWS:
             # ladybug 0.22 keeps ~70 bytes per row written (COPY) until the database is
             # closed, checkpoint or not, whatever the buffer pool size: 12 rel tables of 1.6M

@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -318,15 +318,7 @@ def export_neo4j_import(store: Any, out: str | Path, *, progress: ProgressFn | N
         counts, nodes, rels = _write_all(store, conn, out, checker, progress)
     except OSError as exc:
         raise StoreError(f"cannot write the import folder {out}: {exc.strerror or exc}") from None
-    manifest = {
-        "format": "neo4j-admin database import full",
-        "nodes": nodes,
-        "relationships": rels,
-        "array_delimiter": ADMIN_ARRAY_DELIMITER,
-        "id_type": ID_TYPE,
-        "multiline": sorted(checker.multiline),
-        "counts": counts,
-    }
+    manifest = build_manifest(nodes, rels, multiline=checker.multiline, counts=counts)
     (out / "import.sh").write_text(
         "#!/bin/sh\n# Build a new Neo4j database from these files (stop the server first; the database must be "
         "new or empty).\ncd \"$(dirname \"$0\")\" && exec neo4j-admin database import full "
@@ -334,10 +326,29 @@ def export_neo4j_import(store: Any, out: str | Path, *, progress: ProgressFn | N
         + ' "${1:-neo4j}"\n'
     )
     os.chmod(out / "import.sh", 0o755)
+    write_manifest(out, manifest)
+    return counts
+
+
+def build_manifest(nodes: dict[str, str], relationships: dict[str, str], *, multiline: Iterable[str] = (),
+                   counts: dict[str, int] | None = None) -> dict[str, Any]:
+    """The ``import.json`` of an export: its files per label and type, and the importer's CSV options."""
+    return {
+        "format": "neo4j-admin database import full",
+        "nodes": nodes,
+        "relationships": relationships,
+        "array_delimiter": ADMIN_ARRAY_DELIMITER,
+        "id_type": ID_TYPE,
+        "multiline": sorted(multiline),
+        "counts": counts or {},
+    }
+
+
+def write_manifest(out: Path, manifest: dict[str, Any]) -> None:
+    """Write ``import.json`` into ``out`` at once (a temporary file renamed over): the folder's last file."""
     tmp = out / (MANIFEST + ".tmp")
     tmp.write_text(json.dumps(manifest, indent=2) + "\n")
     tmp.replace(out / MANIFEST)
-    return counts
 
 
 def _arguments(manifest: dict[str, Any], database: str) -> list[str]:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import os
 import secrets
 import shutil
@@ -449,9 +448,8 @@ def _training_export(folder: Path) -> Path:
     rels = [",".join(ni.rel_header("CAUSES")), "0,1,aser,1.5"]
     (folder / "nodes-Event.csv").write_text("\n".join(nodes) + "\n")
     (folder / "rels-CAUSES.csv").write_text("\n".join(rels) + "\n")
-    manifest = {"nodes": {"Event": "nodes-Event.csv"}, "relationships": {"CAUSES": "rels-CAUSES.csv"},
-                "array_delimiter": ni.ADMIN_ARRAY_DELIMITER, "id_type": ni.ID_TYPE, "multiline": []}
-    (folder / ni.MANIFEST).write_text(json.dumps(manifest))
+    ni.write_manifest(folder, ni.build_manifest({"Event": "nodes-Event.csv"}, {"CAUSES": "rels-CAUSES.csv"},
+                                                counts={"Event": 2, "CAUSES": 1}))
     return folder
 
 
