@@ -13,7 +13,8 @@ archive when it exits cleanly) and moves the file into place only when it was wr
 failed or concurrent training leaves no half file. :func:`flags` hands the archive to later
 JVMs. The JVM checks an archive itself (its own build, the class path) and loads classes the
 usual way when it does not match (``-Xshare:auto``, the default), so a stale archive costs
-speed, never correctness. Archives are named by role, class path and the ``java`` executable
+speed, never correctness. A *cut* archive is another matter (the JVM dies mapping it), so a
+recorded file is first mapped by a JVM with ``-Xshare:on`` and kept only when that JVM runs. Archives are named by role, class path and the ``java`` executable
 (real path, size, modification time), so a new JDK or Neo4j version gets its own.
 
 The class path must hold jars only: Maven's class path for ``org.neo4j:neo4j`` lists a
@@ -82,10 +83,12 @@ def pending(folder: Path, role: str, classpath: Sequence[str], *, retry: bool = 
     return enabled() and not path.is_file() and (retry or not path.with_suffix(".failed").is_file())
 
 
-def record(folder: Path, role: str, classpath: Sequence[str], train: Callable[[list[str]], None], *,
-           retry: bool = False) -> Path | None:
+def record(folder: Path, role: str, classpath: Sequence[str], train: Callable[[list[str]], None],
+           check: Callable[[Path], None], *, retry: bool = False) -> Path | None:
     """Record ``role``'s archive unless it exists: ``train(flags)`` runs the JVM(s) to learn from,
-    putting ``flags`` on the one to record. Returns the archive, or None (off, or no archive).
+    putting ``flags`` on the one to record; ``check(file)`` raises unless a JVM can map the file
+    written (a JVM killed while writing it leaves a cut file, and a cut archive crashes every
+    JVM that maps it, SIGBUS). Returns the archive, or None (off, or no archive).
 
     A training that fails leaves a ``.failed`` note beside where the archive would be (its
     reason inside), so later calls do not pay for it again; ``retry`` tries once more.
@@ -101,6 +104,7 @@ def record(folder: Path, role: str, classpath: Sequence[str], train: Callable[[l
         train([f"-XX:ArchiveClassesAtExit={tmp}"])
         if not tmp.is_file() or not tmp.stat().st_size:
             raise OSError("the training JVM wrote no archive")
+        check(tmp)
         os.replace(tmp, path)
         failed.unlink(missing_ok=True)
         return path

@@ -430,13 +430,30 @@ def record_archives(classpath: Sequence[str], *, retry: bool = False) -> dict[st
               "about half a minute)", file=sys.stderr, flush=True)
     _recording = True
     try:
+        def check(archive: Path) -> None:
+            check_archive(classpath, archive)
+
         admin = neo4j_cds.record(folder, neo4j_cds.ADMIN, classpath, lambda flags: _train_admin(classpath, flags),
-                                 retry=retry)
+                                 check, retry=retry)
         server = neo4j_cds.record(folder, neo4j_cds.SERVER, classpath, lambda flags: _train_server(classpath, flags),
-                                  retry=retry)
+                                  check, retry=retry)
         return {neo4j_cds.ADMIN: admin, neo4j_cds.SERVER: server}
     finally:
         _recording = False
+
+
+def check_archive(classpath: Sequence[str], archive: Path) -> None:
+    """Raise unless a JVM maps ``archive`` with ``classpath`` and runs (``-Xshare:on``: no archive, no start)."""
+    with tempfile.TemporaryDirectory(prefix="eventkg-cds-") as tmp:
+        (Path(tmp) / "neo4j.conf").write_text("")
+        cmd = ["java", "-Xshare:on", f"-XX:SharedArchiveFile={archive}", "-cp", os.pathsep.join(classpath),
+               ADMIN_TOOL, "--version"]
+        env_ = dict(os.environ, NEO4J_HOME=tmp, NEO4J_CONF=tmp)
+        proc = subprocess.run(cmd, env=env_, cwd=tmp, capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        why = (proc.stdout + proc.stderr).strip().splitlines()
+        raise Neo4jServerError(f"a JVM cannot use the archive {archive} (exit {proc.returncode}): "
+                               f"{why[0] if why else 'no output'}")
 
 
 def _training_export(folder: Path) -> Path:

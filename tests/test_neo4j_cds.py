@@ -39,26 +39,41 @@ def _writer(calls: list):
     return train
 
 
+def _fine(archive) -> None:  # a check that passes every archive
+    pass
+
+
+def test_an_archive_no_jvm_can_map_is_not_kept(tmp_path):
+    def refuse(archive) -> None:
+        assert archive.read_bytes() == b"archive"  # the written file is what gets checked
+        raise OSError("cut archive")
+
+    assert neo4j_cds.record(tmp_path, neo4j_cds.SERVER, CLASSPATH, _writer([]), refuse) is None
+    assert neo4j_cds.flags(tmp_path, neo4j_cds.SERVER, CLASSPATH) == []
+    assert "cut archive" in neo4j_cds.archive(tmp_path, neo4j_cds.SERVER, CLASSPATH).with_suffix(".failed").read_text()
+    assert [p.suffix for p in tmp_path.iterdir()] == [".failed"]  # the cut file is gone
+
+
 def test_an_archive_is_recorded_once_then_handed_to_each_jvm(tmp_path, monkeypatch):
     monkeypatch.delenv("EVENTKG_NEO4J_CDS", raising=False)
     assert neo4j_cds.flags(tmp_path, neo4j_cds.SERVER, CLASSPATH) == []  # nothing recorded yet
     calls: list = []
-    path = neo4j_cds.record(tmp_path, neo4j_cds.SERVER, CLASSPATH, _writer(calls))
+    path = neo4j_cds.record(tmp_path, neo4j_cds.SERVER, CLASSPATH, _writer(calls), _fine)
     assert path is not None and path.read_bytes() == b"archive"
-    assert neo4j_cds.record(tmp_path, neo4j_cds.SERVER, CLASSPATH, _writer(calls)) == path
+    assert neo4j_cds.record(tmp_path, neo4j_cds.SERVER, CLASSPATH, _writer(calls), _fine) == path
     assert len(calls) == 1
     assert neo4j_cds.flags(tmp_path, neo4j_cds.SERVER, CLASSPATH) == [f"-XX:SharedArchiveFile={path}"]
     assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary file left
 
 
 def test_the_callers_own_archive_flags_or_the_switch_turn_it_off(tmp_path, monkeypatch):
-    neo4j_cds.record(tmp_path, neo4j_cds.ADMIN, CLASSPATH, _writer([]))
+    neo4j_cds.record(tmp_path, neo4j_cds.ADMIN, CLASSPATH, _writer([]), _fine)
     assert neo4j_cds.flags(tmp_path, neo4j_cds.ADMIN, CLASSPATH, ["-Xshare:off"]) == []
     assert neo4j_cds.flags(tmp_path, neo4j_cds.ADMIN, CLASSPATH, ["-XX:SharedArchiveFile=/mine.jsa"]) == []
     assert neo4j_cds.flags(tmp_path, neo4j_cds.ADMIN, CLASSPATH, ["-XX:TieredStopAtLevel=1"]) != []
     monkeypatch.setenv("EVENTKG_NEO4J_CDS", "0")
     assert neo4j_cds.flags(tmp_path, neo4j_cds.ADMIN, CLASSPATH) == []
-    assert neo4j_cds.record(tmp_path, neo4j_cds.SERVER, CLASSPATH, _writer([])) is None
+    assert neo4j_cds.record(tmp_path, neo4j_cds.SERVER, CLASSPATH, _writer([]), _fine) is None
 
 
 def test_a_failed_training_leaves_a_note_and_is_not_paid_for_again(tmp_path, monkeypatch):
@@ -69,18 +84,18 @@ def test_a_failed_training_leaves_a_note_and_is_not_paid_for_again(tmp_path, mon
         calls.append(flags)
         raise OSError("no java")
 
-    assert neo4j_cds.record(tmp_path, neo4j_cds.SERVER, CLASSPATH, broken) is None
+    assert neo4j_cds.record(tmp_path, neo4j_cds.SERVER, CLASSPATH, broken, _fine) is None
     note = neo4j_cds.archive(tmp_path, neo4j_cds.SERVER, CLASSPATH).with_suffix(".failed")
     assert "no java" in note.read_text()
-    assert neo4j_cds.record(tmp_path, neo4j_cds.SERVER, CLASSPATH, broken) is None
+    assert neo4j_cds.record(tmp_path, neo4j_cds.SERVER, CLASSPATH, broken, _fine) is None
     assert len(calls) == 1  # the note stops a second half-minute try on every start
-    assert neo4j_cds.record(tmp_path, neo4j_cds.SERVER, CLASSPATH, _writer(calls), retry=True) is not None
+    assert neo4j_cds.record(tmp_path, neo4j_cds.SERVER, CLASSPATH, _writer(calls), _fine, retry=True) is not None
     assert not note.exists() and len(calls) == 2
     assert neo4j_cds.flags(tmp_path, neo4j_cds.SERVER, CLASSPATH) != []
 
 
 def test_a_training_jvm_that_writes_nothing_gives_no_archive(tmp_path):
-    assert neo4j_cds.record(tmp_path, neo4j_cds.ADMIN, CLASSPATH, lambda flags: None) is None
+    assert neo4j_cds.record(tmp_path, neo4j_cds.ADMIN, CLASSPATH, lambda flags: None, _fine) is None
     assert neo4j_cds.flags(tmp_path, neo4j_cds.ADMIN, CLASSPATH) == []
 
 
@@ -104,6 +119,13 @@ def test_the_recorded_archives_serve_neo4j_classes_to_a_real_jvm(tmp_path):
         assert proc.returncode == 0, proc.stdout + proc.stderr
         shared = [ln for ln in log.read_text().splitlines() if "org.neo4j." in ln and "shared objects file (top)" in ln]
         assert len(shared) > 50, f"{role}: {len(shared)} Neo4j classes came from the archive"
+        server_mod.check_archive(classpath, neo4j_cds.archive(server_mod.cache_dir(), role, classpath))
+    # a cut archive (a JVM killed while writing it) kills every JVM that maps it: the check refuses it
+    whole = neo4j_cds.archive(server_mod.cache_dir(), neo4j_cds.ADMIN, classpath).read_bytes()
+    cut = tmp_path / "cut.jsa"
+    cut.write_bytes(whole[: len(whole) // 30])
+    with pytest.raises(server_mod.Neo4jServerError, match="cannot use the archive"):
+        server_mod.check_archive(classpath, cut)
 
 
 def test_the_initial_password_line_is_the_one_neo4j_admin_writes():
