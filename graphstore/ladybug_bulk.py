@@ -44,7 +44,7 @@ from eventkg.graphstore.tables import changed_rows, dedupe, key_column
 # 21.0 CPU-s against 13.0 s / 23.0 CPU-s). Queries after the session get the default again.
 BULK_BUFFER_POOL_BYTES = 512 * 2**20
 # waiting rows (keys seen before: a re-run after a crash) upserted per transaction; a fixed
-# part so the re-run's memory does not grow with the table (see TableSpool.partitions)
+# part so the re-run's memory does not grow with the table (see spool.read_partitions)
 LATE_UPSERT_ROWS = 250_000
 EARLY_CHECKPOINT_ROWS = 100_000  # a bulk session checkpoints held nodes once they are written, past this many rows
 
@@ -306,7 +306,7 @@ class BulkSession:
 
 
 def _first_key_hash(keys: tuple[str, ...], batch: pa.RecordBatch) -> np.ndarray:
-    """The first 64-bit fingerprint of each row's key (what :meth:`TableSpool.partitions` splits by)."""
+    """The first 64-bit fingerprint of each row's key (what :func:`~eventkg.graphstore.spool.read_partitions` splits by)."""
     if keys == ("id",):
         return fingerprints(batch.column("id"))[0]
     return edge_fingerprints(batch.column("src"), batch.column("dst"))[0]

@@ -105,18 +105,6 @@ class TableSpool:
         finally:
             path.unlink(missing_ok=True)
 
-    def partitions(self, name: str, parts: int, key_hash: Callable[[pa.RecordBatch], np.ndarray]
-                   ) -> Iterator[pa.Table]:
-        """The held table ``name`` split by key into ``parts`` tables (see :func:`read_partitions`);
-        its file is deleted at the end."""
-        path = self.held_file(name)
-        if path is None:
-            return
-        try:
-            yield from read_partitions(path, parts, key_hash)
-        finally:
-            path.unlink(missing_ok=True)
-
     def held_file(self, name: str) -> Path | None:
         """Stop holding ``name`` and hand its complete file to the caller (who reads and deletes it),
         or None when nothing of it is held."""

@@ -222,21 +222,23 @@ def test_partitions_split_a_held_table_by_key_keeping_each_keys_rows_in_order(tm
     import pyarrow as pa
 
     from eventkg.graphstore.keyset import fingerprints
-    from eventkg.graphstore.spool import TableSpool
+    from eventkg.graphstore.spool import TableSpool, read_partitions
 
     held = TableSpool(tmp_path / "s.lbug")
     try:
         for start in (0, 10, 20):
             ids = [f"k{i % 7}" for i in range(start, start + 10)]
             held.add("Event", pa.table({"id": ids, "n": list(range(start, start + 10))}))
-        parts = list(held.partitions("Event", 3, lambda b: fingerprints(b.column("id"))[0]))
+        path = held.held_file("Event")
+        parts = list(read_partitions(path, 3, lambda b: fingerprints(b.column("id"))[0]))
         assert len(parts) == 3 and sum(p.num_rows for p in parts) == 30
         owner = {}
         for i, part in enumerate(parts):
             for key in set(part.column("id").to_pylist()):
                 assert owner.setdefault(key, i) == i  # every key in exactly one part
             assert part.column("n").to_pylist() == sorted(part.column("n").to_pylist())  # in the order held
-        assert not (held.folder / "Event.arrow").exists()
+        assert path.exists() and "Event" not in held.rows  # no longer held; the caller deletes the file
+        assert held.held_file("Event") is None
     finally:
         held.close()
 
