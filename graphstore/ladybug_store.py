@@ -321,8 +321,9 @@ class LadybugStore(BulkSession, GraphStore):
         self._stamp()  # a COPY writes the database file before any CHECKPOINT
         if digest is None:
             return None
-        self._pending[name] = base + digest()
-        return self._pending[name] - base
+        copied = digest()
+        self._pending[name] = base + copied
+        return copied
 
     def _digest_now(self, name: str) -> TableDigest | None:
         """The digest of what ``name`` holds now (written since the last CHECKPOINT included), if known."""
