@@ -12,9 +12,9 @@ column names and null-ness included. A sum, so:
 * two different sets of rows with the same count have the same digest only when their hashes
   collide (both lanes, ~2^-128 for rows that are not built against these hash functions).
 
-Hashes are computed with numpy over the Arrow buffers (no Python object per row): each string
-is cut into 8-byte words, every word mixed with a constant of its position (splitmix64's
-finaliser, a bijection), the mixed words summed per string and mixed with its length.
+Hashes are computed with numpy over the Arrow buffers (no Python object per row); strings are
+hashed by :func:`eventkg.graphstore.hashing.string_hashes` (the store's one string hash; its values
+are what the saved digests hold, so they must not change).
 Cost at ASER 1M/3M on 2 shared cores: ~0.3 s for the 965K events, ~0.2 s per million edges,
 hidden beside the COPY that writes them (:func:`digest_beside`).
 """
@@ -29,15 +29,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from eventkg.graphstore.keyset import _mix
+from eventkg.graphstore.hashing import mix, string_hashes
 
 MASK64 = (1 << 64) - 1
 _LANE_SEEDS = (np.uint64(0x8CB92BA72F3D8DD7), np.uint64(0x2545F4914F6CDD1D))
-_NULL = tuple(_mix(np.array([s ^ np.uint64(0xA0761D6478BD642F)]))[0] for s in _LANE_SEEDS)
+_NULL = tuple(mix(np.array([s ^ np.uint64(0xA0761D6478BD642F)]))[0] for s in _LANE_SEEDS)
 DIGEST_ROWS = 65_536  # rows hashed at a time (temporaries ~150 B per row)
 FEW_SAMPLE = 2_000  # rows sampled to decide whether a string column repeats a few values
-CHUNK_BYTES = 8 << 20  # string bytes hashed at a time (bounds the temporaries: ~6 B per byte)
-_KEEP_BYTES = np.array([(1 << (8 * k)) - 1 for k in range(9)], np.uint64)  # the low k bytes of a word
 
 
 @dataclass(frozen=True)
@@ -113,14 +111,14 @@ def row_hashes(table: pa.Table) -> tuple[np.ndarray, np.ndarray]:
     acc = [np.zeros(n, np.uint64), np.zeros(n, np.uint64)]
     for i, name in enumerate(table.column_names):
         for lane, h in enumerate(column_hashes(table.column(name))):
-            acc[lane] += _mix(h ^ _column_key(name, i, lane))
-    return _mix(acc[0] ^ np.uint64(table.num_columns)), _mix(acc[1] ^ np.uint64(table.num_columns))
+            acc[lane] += mix(h ^ _column_key(name, i, lane))
+    return mix(acc[0] ^ np.uint64(table.num_columns)), mix(acc[1] ^ np.uint64(table.num_columns))
 
 
 def _column_key(name: str, position: int, lane: int) -> np.uint64:
     """A lane's constant for a column (its name and position): the same value hashes differently per column."""
-    h = _string_hashes(pa.array([name], pa.string()))[lane]
-    return _mix(h ^ _LANE_SEEDS[lane] ^ np.uint64(position))[0]
+    h = _lane_hashes(pa.array([name], pa.string()))[lane]
+    return mix(h ^ _LANE_SEEDS[lane] ^ np.uint64(position))[0]
 
 
 def column_hashes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -137,12 +135,12 @@ def column_hashes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarr
 def _array_hashes(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     t = arr.type
     if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t):
-        lanes = _few_strings_hashes(arr) or _string_hashes(pc.fill_null(arr, "") if arr.null_count else arr)
+        lanes = _few_strings_hashes(arr) or _lane_hashes(pc.fill_null(arr, "") if arr.null_count else arr)
     elif pa.types.is_floating(t) or pa.types.is_integer(t) or pa.types.is_boolean(t):
         values = pc.fill_null(arr, pa.scalar(0, t) if not pa.types.is_boolean(t) else False) if arr.null_count else arr
         values = values.cast(pa.int64()) if not (pa.types.is_float64(t) or pa.types.is_int64(t)) else values
         bits = values.to_numpy(zero_copy_only=False).view(np.uint64)
-        lanes = (_mix(bits ^ _LANE_SEEDS[0]), _mix(bits ^ _LANE_SEEDS[1]))
+        lanes = (mix(bits ^ _LANE_SEEDS[0]), mix(bits ^ _LANE_SEEDS[1]))
     elif pa.types.is_list(t) or pa.types.is_large_list(t):
         lanes = _list_hashes(arr)
     else:  # a type the store does not declare: refuse rather than digest it wrongly
@@ -162,65 +160,14 @@ def _few_strings_hashes(arr: pa.Array) -> tuple[np.ndarray, np.ndarray] | None:
     if len(encoded.dictionary) > len(arr) // 20:
         return None
     dictionary = encoded.dictionary
-    lanes = _string_hashes(pc.fill_null(dictionary, "") if dictionary.null_count else dictionary)
+    lanes = _lane_hashes(pc.fill_null(dictionary, "") if dictionary.null_count else dictionary)
     index = pc.fill_null(encoded.indices, 0).to_numpy(zero_copy_only=False)
     return lanes[0][index], lanes[1][index]
 
 
-def _string_hashes(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """Hash each string (no nulls): its 8-byte words (zero-padded) mixed with their position, summed,
-    mixed with its length; the words are read once for both lanes."""
-    if pa.types.is_string(arr.type):
-        arr = arr.cast(pa.binary())
-    elif pa.types.is_large_string(arr.type):
-        arr = arr.cast(pa.large_binary())
-    width = np.int64 if pa.types.is_large_binary(arr.type) else np.int32
-    n = len(arr)
-    offsets = np.frombuffer(arr.buffers()[1], width, n + 1, arr.offset * np.dtype(width).itemsize).astype(np.int64)
-    data_buf = arr.buffers()[2]
-    data = np.frombuffer(data_buf, np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
-    lengths = np.diff(offsets)
-    out = (np.empty(n, np.uint64), np.empty(n, np.uint64))
-    start = 0
-    while start < n:  # rows in chunks of about CHUNK_BYTES bytes
-        stop = max(start + 1, int(np.searchsorted(offsets, offsets[start] + CHUNK_BYTES, "right")) - 1)
-        stop = min(stop, n)
-        words, position, wstart, wend = _words(data, offsets[start : stop + 1], lengths[start:stop])
-        for lane, seed in enumerate(_LANE_SEEDS):
-            mixed = _mix(words ^ _mix(position * np.uint64(0x9E3779B97F4A7C15) + seed))
-            sums = np.concatenate([np.zeros(1, np.uint64), np.cumsum(mixed, dtype=np.uint64)])
-            out[lane][start:stop] = _mix(sums[wend] - sums[wstart] + _mix(lengths[start:stop].astype(np.uint64) ^ seed))
-        start = stop
-    return out
-
-
-def _words(data: np.ndarray, offsets: np.ndarray, lengths: np.ndarray
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The strings of one chunk as 8-byte words (bytes past a string's end zero), each word's
-    position in its string, and each string's first and past-last word.
-
-    Strings of one length (ids) are one reshape; others are read word by word, unaligned, at
-    each string's start + 8 x position, so the work is per word, not per byte."""
-    n = len(lengths)
-    base, end = int(offsets[0]), int(offsets[-1])
-    if n and (lengths == lengths[0]).all():  # an empty string has no words, as in the general case
-        count = (int(lengths[0]) + 7) // 8
-        padded = np.zeros((n, count * 8), np.uint8)
-        padded[:, : int(lengths[0])] = data[base:end].reshape(n, int(lengths[0]))
-        wstart = np.arange(n, dtype=np.int64) * count
-        position = np.tile(np.arange(count, dtype=np.uint64), n)
-        return padded.view(np.uint64).ravel(), position, wstart, wstart + count
-    counts = (lengths + 7) // 8
-    wend = np.cumsum(counts)
-    wstart = wend - counts
-    window = np.zeros(end - base + 8, np.uint8)  # 8 spare bytes: the last word's read
-    window[: end - base] = data[base:end]
-    # every byte offset as the start of a little-endian uint64 (an unaligned, overlapping view)
-    unaligned = np.ndarray((len(window) - 7,), np.dtype("<u8"), window, 0, (1,))
-    position = np.arange(int(wend[-1]) if n else 0, dtype=np.int64) - np.repeat(wstart, counts)
-    first_byte = np.repeat(offsets[:-1] - base, counts) + 8 * position
-    left = np.minimum(np.repeat(lengths, counts) - 8 * position, 8)
-    return unaligned[first_byte] & _KEEP_BYTES[left], position.astype(np.uint64), wstart, wend
+def _lane_hashes(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """Both lanes' hash of each string (no nulls)."""
+    return string_hashes(arr, _LANE_SEEDS)
 
 
 def _list_hashes(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
@@ -232,7 +179,7 @@ def _list_hashes(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     position = np.arange(len(items[0]), dtype=np.uint64) - np.repeat(starts, lengths).astype(np.uint64)
     out = []
     for lane, seed in enumerate(_LANE_SEEDS):
-        mixed = _mix(items[lane] ^ _mix(position * np.uint64(0xC2B2AE3D27D4EB4F) + seed))
+        mixed = mix(items[lane] ^ mix(position * np.uint64(0xC2B2AE3D27D4EB4F) + seed))
         sums = np.concatenate([np.zeros(1, np.uint64), np.cumsum(mixed, dtype=np.uint64)])
-        out.append(_mix(sums[ends] - sums[starts] + _mix(lengths.astype(np.uint64) ^ seed ^ np.uint64(1))))
+        out.append(mix(sums[ends] - sums[starts] + mix(lengths.astype(np.uint64) ^ seed ^ np.uint64(1))))
     return out[0], out[1]

@@ -3,8 +3,8 @@
 A bulk write must know which of its rows already exist; asking the engine costs ~5-15 µs per
 key (LadybugDB), more than writing the row. A :class:`KeySet` answers from memory at
 16 bytes per key: each key is reduced to a 128-bit fingerprint (two independent 64-bit
-hashes, computed with numpy over the Arrow string buffers, no Python object per key) kept
-in a sorted array.
+hashes, :func:`eventkg.graphstore.hashing.string_hashes` under two seeds: numpy over the Arrow
+string buffers, no Python object per key) kept in a sorted array.
 
 * ``absent`` is exact: a key whose first hash is not in the set was never added.
 * ``present`` (both hashes match) is wrong only on a 128-bit collision (~n²/2¹²⁸).
@@ -15,84 +15,27 @@ in a sorted array.
 from __future__ import annotations
 
 import numpy as np
-import pyarrow as pa
+
+from eventkg.graphstore.hashing import mix, string_hashes
 
 _SEEDS = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xD1B54A32D192ED03))
-_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
-_S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
-GATHER_ROWS = 65_536  # rows hashed at a time when string lengths vary
-
-
-def _mix(z: np.ndarray) -> np.ndarray:
-    """splitmix64's finaliser, a bijection on uint64 (wrapping arithmetic)."""
-    z = (z ^ (z >> _S30)) * _M1
-    z = (z ^ (z >> _S27)) * _M2
-    return z ^ (z >> _S31)
-
-
-def _as_string_array(values) -> pa.Array:
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
-    if not isinstance(values, pa.Array):
-        values = pa.array(values, type=pa.string())
-    if pa.types.is_large_string(values.type) or pa.types.is_large_binary(values.type):
-        values = values.cast(pa.string())
-    return values
 
 
 def fingerprints(values) -> tuple[np.ndarray, np.ndarray]:
     """Two uint64 hashes per string of ``values`` (Arrow array or list; no nulls)."""
-    return _hashes(values, _SEEDS)
+    return string_hashes(values, _SEEDS)
 
 
 def fingerprint(values) -> np.ndarray:
     """The first of :func:`fingerprints` alone (half the work, for callers that compare the strings)."""
-    return _hashes(values, _SEEDS[:1])[0]
-
-
-def _hashes(values, seeds: tuple[np.uint64, ...]) -> tuple[np.ndarray, ...]:
-    arr = _as_string_array(values)
-    n = len(arr)
-    out = tuple(np.empty(n, np.uint64) for _ in seeds)
-    if n == 0:
-        return out
-    offsets = np.frombuffer(arr.buffers()[1], np.int32, n + 1, arr.offset * 4).astype(np.int64)
-    data_buf = arr.buffers()[2]
-    data = np.frombuffer(data_buf, np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
-    starts, lengths = offsets[:-1], np.diff(offsets)
-    if (lengths == lengths[0]).all():  # the common case (hash-like ids): one reshape, no gather
-        length = int(lengths[0])
-        block = data[starts[0] : starts[0] + n * length].reshape(n, length)
-        _hash_block(block, length, slice(None), out, seeds)
-        return out
-    for length in np.unique(lengths):
-        rows = np.flatnonzero(lengths == length)
-        span = np.arange(int(length))
-        for i in range(0, len(rows), GATHER_ROWS):  # bounded temporaries
-            part = rows[i : i + GATHER_ROWS]
-            _hash_block(data[starts[part, None] + span], int(length), part, out, seeds)
-    return out
-
-
-def _hash_block(block: np.ndarray, length: int, rows: np.ndarray | slice, out: tuple[np.ndarray, ...],
-                seeds: tuple[np.uint64, ...]) -> None:
-    """Hash the rows of a (k, length) uint8 block (one string each) into each of ``out`` at ``rows``."""
-    words = max(1, (length + 7) // 8)
-    padded = np.zeros((len(block), words * 8), np.uint8)
-    padded[:, :length] = block
-    packed = padded.view(np.uint64)
-    for target, seed in zip(out, seeds, strict=True):
-        h = _mix(np.full(len(block), np.uint64(length) ^ seed, np.uint64))
-        for j in range(words):
-            h = _mix((h ^ packed[:, j]) + seed)
-        target[rows] = h
+    return string_hashes(values, _SEEDS[:1])[0]
 
 
 def edge_fingerprints(src, dst) -> tuple[np.ndarray, np.ndarray]:
     """Fingerprints of (src, dst) pairs, from the fingerprints of each side."""
     s1, s2 = fingerprints(src)
     d1, d2 = fingerprints(dst)
-    return _mix(_mix(s1 ^ _SEEDS[1]) ^ d1), _mix(_mix(s2 + _SEEDS[0]) ^ d2)
+    return mix(mix(s1 ^ _SEEDS[1]) ^ d1), mix(mix(s2 + _SEEDS[0]) ^ d2)
 
 
 def search(haystack: np.ndarray, needles: np.ndarray) -> np.ndarray:
