@@ -199,3 +199,22 @@ def test_schema_creates_plain_indexes_before_constraints():
     kinds = ["constraint" if ddl.startswith("CREATE CONSTRAINT") else "index" for ddl in ordered]
     assert kinds == sorted(kinds, key=lambda k: k == "constraint") and "index" in kinds and "constraint" in kinds
     assert sorted(ordered) == sorted(ddl for _, ddl in schema_statements())  # nothing lost or added
+
+
+@pytest.mark.parametrize(("setting", "offered"), [
+    ("always [madvise] never\n", True), ("[always] madvise never\n", True), ("always madvise [never]\n", False), (None, False),
+])
+def test_the_importer_asks_for_huge_pages_only_where_the_kernel_offers_them(tmp_path, setting, offered):
+    path = tmp_path / "enabled"
+    if setting is not None:
+        path.write_text(setting)
+    assert server_mod.huge_pages_offered(path) is offered
+
+
+def test_mallocs_huge_pages_join_the_users_glibc_tunables_and_never_override_them():
+    _with_malloc_huge_pages = server_mod._with_malloc_huge_pages
+    assert _with_malloc_huge_pages({})["GLIBC_TUNABLES"] == "glibc.malloc.hugetlb=1"
+    mine = {"GLIBC_TUNABLES": "glibc.malloc.arena_max=2"}
+    assert _with_malloc_huge_pages(mine)["GLIBC_TUNABLES"] == "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1"
+    chosen = {"GLIBC_TUNABLES": "glibc.malloc.hugetlb=0"}
+    assert _with_malloc_huge_pages(chosen) == chosen
