@@ -27,11 +27,12 @@ def test_export_loads_and_runs_in_lm_eval(embedded_store, samples_dir: Path, tmp
     assert counts == expected
 
     from lm_eval import simple_evaluate
-    from lm_eval.tasks import TaskManager, get_task_dict
+    from lm_eval.tasks import TaskManager
 
     tm = TaskManager(include_path=str(tmp_path / "lm"))
     assert set(expected) <= set(tm.all_tasks)
-    built = get_task_dict(list(expected), tm)
+    built = tm.load(list(expected))["tasks"]
+    assert set(built) == set(expected)
     for name, task in built.items():
         docs = list(task.test_docs())
         assert len(docs) == expected[name]
