@@ -169,7 +169,7 @@ def test_repeated_keys_give_the_same_rows_and_counts_whether_merged_before_the_c
         assert [got[event_id(f"e{i}")].get("frequency") for i in (5, 7, 12)] == [3.0, 4.0, None]
 
 
-def test_slices_read_a_held_table_back_in_order_a_few_batches_at_a_time(tmp_path):
+def test_slices_read_a_held_table_back_in_order_at_most_n_rows_at_a_time(tmp_path):
     import pyarrow as pa
 
     from eventkg.graphstore.spool import TableSpool
@@ -180,7 +180,7 @@ def test_slices_read_a_held_table_back_in_order_a_few_batches_at_a_time(tmp_path
             held.add("Event", pa.table({"id": [f"e{i}" for i in range(start, start + 10)]}))
         path = held.folder / "Event.arrow"
         parts = [t.column("id").to_pylist() for t in held.slices("Event", 15)]
-        assert [len(p) for p in parts] == [20, 10]  # whole written batches, at least 15 rows each but the last
+        assert [len(p) for p in parts] == [15, 15]  # written batches cut: at most 15 rows each
         assert sum(parts, []) == [f"e{i}" for i in range(30)]
         assert not path.exists() and "Event" not in held.rows
         assert list(held.slices("Event", 15)) == []  # nothing held any more
