@@ -61,6 +61,7 @@ class BulkSession:
     _spool: TableSpool | None
     _late: TableSpool | None
     _keysets: dict[str, KeySet | None]
+    _unkeyed: set[str]
     _engine_failed: bool
     _unflushed_rows: int
     _rows_since_open: int
@@ -119,6 +120,7 @@ class BulkSession:
                 self._flush_spool()
         finally:
             self._spool = None
+            self._unkeyed.clear()  # written (their key sets rebuilt when needed) or never to be
             spool.close()
             if self._late is not None:
                 self._late.close()
@@ -133,6 +135,9 @@ class BulkSession:
         known: dict[str, np.ndarray] = {}  # per table, the rows whose keys are held or stored (or may be)
         for name in tables:
             keys = self._keysets.get(name)
+            if self._holds_unkeyed(name, keys):  # a fresh rel table: every row held, repeats merged at its COPY
+                known[name] = np.zeros(tables[name].num_rows, bool)
+                continue
             if keys is None:  # keys too many to remember: write what is held, then upsert as usual
                 self._flush_spool()
                 return None
@@ -142,6 +147,24 @@ class BulkSession:
         if edges:  # the node phase of a loader is over: write its nodes while it reads on
             self._flush_spool(list(NODE_TYPES))
         return result
+
+    def _holds_unkeyed(self, name: str, keys: KeySet | None) -> bool:
+        """True when the rel table ``name`` is held without a key set: it held no row when this
+        session first held rows of it (its key set, built then, was empty), so none of its rows
+        can be stored and each repeated key is merged when the table is COPYed
+        (:meth:`_merge_repeats`), counted as the upsert would have counted it.
+
+        Why: a key set costs 16 B per key held for the whole session, and a fresh ingest's rel
+        tables hold most of the keys (ASER 1M/3M: 4.5M edges, 69 MB; with --map-events 6.1M,
+        93 MB), growing with the graph while nothing else in the session does; looking up and
+        inserting each batch's keys also cost ~2 CPU-s there.
+        """
+        if name in self._unkeyed:
+            return True
+        if name in REL_TYPES and keys is not None and not len(keys) and name not in self._spool.rows:
+            self._unkeyed.add(name)
+            return True
+        return False
 
     def _hold(self, tables: Mapping[str, pa.Table], fps: Mapping[str, Fingerprints], result: WriteResult) -> None:
         """Spool new rows (they count as created, and their keys as stored, from now on)."""
@@ -204,6 +227,23 @@ class BulkSession:
         hit = _rows_with_keys(held, late, keys)  # the held first rows of the repeated keys
         merged = self._merge_late(name, held.filter(hit), late)
         return pa.concat_tables([held.filter(pc.invert(hit)), merged])
+
+    def _merge_repeats(self, name: str, held: pa.Table) -> pa.Table:
+        """The held rows of an unkeyed rel table (:meth:`_holds_unkeyed`) with each repeated key
+        merged into one row, as :meth:`_fold_late` merges waiting rows: later rows win, sources
+        unioned, a key whose value changes counted as updated, and the repeats taken off the
+        created count (each was counted when it was held)."""
+        h1, h2 = edge_fingerprints(held.column("src"), held.column("dst"))
+        later = _later_occurrences(h1, h2)
+        h1 = h2 = None
+        if not later.any():
+            return held
+        late = held.filter(pa.array(later))
+        rest = held.filter(pa.array(~later))
+        self.late_result.created[name] = self.late_result.created.get(name, 0) - late.num_rows
+        hit = _rows_with_keys(rest, late, ("src", "dst"))
+        merged = self._merge_late(name, rest.filter(hit), late)
+        return pa.concat_tables([rest.filter(pc.invert(hit)), merged])
 
     def _merge_late(self, name: str, first: pa.Table, late: pa.Table) -> pa.Table:
         """The held rows ``first`` of repeated keys merged with their waiting rows ``late`` (later
@@ -310,6 +350,16 @@ def _first_key_hash(keys: tuple[str, ...], batch: pa.RecordBatch) -> np.ndarray:
     if keys == ("id",):
         return fingerprints(batch.column("id"))[0]
     return edge_fingerprints(batch.column("src"), batch.column("dst"))[0]
+
+
+def _later_occurrences(h1: np.ndarray, h2: np.ndarray) -> np.ndarray:
+    """Mask of the rows whose key fingerprint (h1, h2) an earlier row already has."""
+    order = np.lexsort((h2, h1))  # stable: rows of one key stay in the order held
+    h1, h2 = h1[order], h2[order]
+    same = (h1[1:] == h1[:-1]) & (h2[1:] == h2[:-1])
+    later = np.zeros(len(order), bool)
+    later[order[1:][same]] = True
+    return later
 
 
 def _rows_with_keys(table: pa.Table, wanted: pa.Table, keys: tuple[str, ...]) -> pa.Array:

@@ -130,6 +130,7 @@ class LadybugStore(BulkSession, GraphStore):
         self._rows_since_open = 0  # see checkpoint()
         self._engine_failed = False
         self._keysets: dict[str, KeySet | None] = {}  # see _keyset
+        self._unkeyed: set[str] = set()  # rel tables a bulk session holds without a key set (BulkSession._holds_unkeyed)
         self._spool: TableSpool | None = None  # new rows held back during bulk_load()
         self._late: TableSpool | None = None  # rows of keys already stored or held, upserted after the flush
         self.late_result = WriteResult()  # what upserting those rows did (read by the ingest report)
@@ -263,6 +264,7 @@ class LadybugStore(BulkSession, GraphStore):
         except BaseException:
             self._engine_failed = True
             self._keysets.clear()  # they hold keys that were never written
+            self._unkeyed.clear()
             self._pending.clear()  # never to be set: what was written is not known (their tables are dropped)
             raise
 
@@ -292,12 +294,18 @@ class LadybugStore(BulkSession, GraphStore):
             self._checkpoint_and_release()
 
     def _write_held_edges(self, name: str) -> None:
-        """COPY a held rel table at once (its waiting rows merged in first, see ``BulkSession._fold_late``)."""
-        for _, table in self._spool.drain([name], copied=self._will_fold):
-            table = self._fold_late(name, table)
+        """COPY a held rel table at once (its waiting rows merged in first, see ``BulkSession._fold_late``,
+        or its repeated keys when it was held without a key set, ``BulkSession._merge_repeats``).
+        An unkeyed table's key set is built again from the table if a later write needs it."""
+        unkeyed = name in self._unkeyed
+        for _, table in self._spool.drain([name], copied=lambda n: unkeyed or self._will_fold(n)):
+            table = self._merge_repeats(name, table) if unkeyed else self._fold_late(name, table)
             for start in range(0, table.num_rows, SPOOL_COPY_ROWS):
                 self._copy_held(name, table.slice(start, SPOOL_COPY_ROWS))
             table = None  # written: let it go (its mapping closes when drain moves on)
+        if unkeyed:
+            self._unkeyed.discard(name)
+            self._keysets.pop(name, None)
 
     def _copy_held(self, name: str, table: pa.Table) -> None:
         if table.num_rows:
@@ -440,7 +448,7 @@ class LadybugStore(BulkSession, GraphStore):
 
     def _add_keys(self, name: str, h1: np.ndarray, h2: np.ndarray) -> None:
         keys = self._keysets.get(name)
-        if keys is None:
+        if keys is None or name in self._unkeyed:
             return
         held = sum(len(k) for k in self._keysets.values() if k is not None)
         if held + len(h1) > self._keyset_max:
