@@ -131,6 +131,7 @@ class LadybugStore(BulkSession, GraphStore):
         self._engine_failed = False
         self._keysets: dict[str, KeySet | None] = {}  # see _keyset
         self._unkeyed: set[str] = set()  # rel tables a bulk session holds without a key set (BulkSession._holds_unkeyed)
+        self._by_digest: set[str] = set()  # stored rel tables whose rows all wait (BulkSession._routed_by_digest)
         self._spool: TableSpool | None = None  # new rows held back during bulk_load()
         self._late: TableSpool | None = None  # rows of keys already stored or held, upserted after the flush
         self.late_result = WriteResult()  # what upserting those rows did (read by the ingest report)
@@ -163,7 +164,8 @@ class LadybugStore(BulkSession, GraphStore):
         nodes = typed_tables(NODE_TYPES, ("id",), batch.nodes, batch.node_tables, fps)
         edges = typed_tables(REL_TYPES, ("src", "dst"), batch.edges, batch.edge_tables, fps)
         for name in [*nodes, *edges, *(REL_TYPES[t].source for t in edges), *(REL_TYPES[t].target for t in edges)]:
-            self._keyset(name)  # built before the transaction, from committed state
+            if not self._routed_by_digest(name):
+                self._keyset(name)  # built before the transaction, from committed state
         check_endpoints(self._conn, nodes, edges, self._keyset, chunk=LOOKUP_CHUNK)
         if self._spool is not None:
             held = self._hold_batch(nodes, edges, fps)
@@ -265,6 +267,7 @@ class LadybugStore(BulkSession, GraphStore):
             self._engine_failed = True
             self._keysets.clear()  # they hold keys that were never written
             self._unkeyed.clear()
+            self._by_digest.clear()
             self._pending.clear()  # never to be set: what was written is not known (their tables are dropped)
             raise
 
