@@ -314,3 +314,20 @@ def test_a_rerun_upserts_its_waiting_rows_in_parts_with_keyed_lookups(tmp_path, 
         assert counts["nodes"]["Event"] == 130 and counts["edges"]["SYNCHRONOUS"] == 119 + 9
         got = store.get_nodes("Event", [event_id(f"e{i}") for i in (30, 36, 50)])
         assert [got[event_id(f"e{i}")].get("frequency") for i in (30, 36, 50)] == [2.0, 6.0, None]
+
+
+def test_a_node_key_set_read_in_offset_ranges_holds_exactly_the_stored_ids(tmp_path, monkeypatch):
+    """Built a few node offsets at a time (``KEY_SCAN_ROWS``), across the gaps deleted nodes leave."""
+    from eventkg.graphstore import ladybug_store
+    from eventkg.graphstore.keyset import fingerprints
+
+    monkeypatch.setattr(ladybug_store, "KEY_SCAN_ROWS", 7)
+    path = str(tmp_path / "s.lbug")
+    with open_store(path) as store:
+        store.write_batch(_events(50))
+        store.query("MATCH (n:Event) WHERE n.text IN ['e3', 'e20', 'e49'] DETACH DELETE n", write=True)
+    with open_store(path) as store:
+        keys = store._keyset("Event")
+        kept = [event_id(f"e{i}") for i in range(50) if i not in (3, 20, 49)]
+        assert len(keys) == 47 and keys.lookup(*fingerprints(kept))[0].all()
+        assert not keys.lookup(*fingerprints([event_id(f"e{i}") for i in (3, 20, 49)]))[0].any()
