@@ -11,6 +11,12 @@ code and this, interleaved, 2 shared cores (last two rounds): 29.8 / 26.4 s, 43.
 1,219 / 1,218 MB before; 20.0 / 19.8 s, 33.5 / 32.6 CPU-s, 834 / 839 MB with the skip (2.66M of
 the rows sent again skipped), RSS over the 330K/1M re-run's 1.42-1.47x -> 1.20-1.25x.
 
+What a session remembers of keys is kept from growing with the graph where nothing needs it: a
+rel table empty when first held has no key set (every row held, repeats merged at its COPY,
+:meth:`BulkSession._merge_repeats`), nor does a stored rel table whose digest is known (every row
+waits, :meth:`BulkSession._routed_by_digest`); only node key sets, which check edges' endpoints,
+grow with the graph.
+
 :class:`BulkSession` is a mixin of :class:`~eventkg.graphstore.ladybug_store.LadybugStore`; it
 relies on the store's ``_conn``, key sets (``_keysets``, ``_add_keys``), ``_upsert``,
 ``_flush_spool`` (which writes the held tables and calls :meth:`BulkSession._apply_late`)

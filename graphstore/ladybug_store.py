@@ -10,7 +10,12 @@ Why it looks the way it does (measured on ladybug 0.22, see bench/store_bench.py
   date after each commit; exact because only this process may write the file). Only keys
   the set reports (present, or sharing a first hash) are looked up; a fresh bulk load asks
   the engine nothing. A raw write query or clear() drops the sets; past ``EVENTKG_KEYSET_MAX`` keys
-  the store asks the engine every time.
+  the store asks the engine every time. Inside ``bulk_load()`` two kinds of rel table have none
+  (their keys would grow with the graph for the whole session): one that held no row when the
+  session first held rows of it (a fresh ingest: its repeated keys are merged when it is
+  COPYed), and one whose stored rows' digest is known (a re-run: its rows all wait and are
+  checked against the table by digest), see ``BulkSession._holds_unkeyed`` and
+  ``BulkSession._routed_by_digest``. Node key sets stay: they check every edge's endpoints.
 * A batch is one transaction (COPY is allowed inside one), so a failed batch leaves
   nothing behind. A batch that only adds new rows to one table is one auto-commit COPY
   instead: atomic by itself, and it skips the WAL round trip (~0.4 s per million edges).
