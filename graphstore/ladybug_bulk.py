@@ -202,8 +202,8 @@ class BulkSession:
     def _hold(self, tables: Mapping[str, pa.Table], fps: Mapping[str, Fingerprints], result: WriteResult) -> None:
         """Spool new rows (they count as created, and their keys as stored, from now on)."""
         for name, table in tables.items():
-            try:
-                self._spool.add(name, table)
+            try:  # an unkeyed table's fingerprints wait beside it, for _merge_repeats (hashed once, here)
+                self._spool.add(name, table, fps[name] if name in self._unkeyed else None)
             except OSError as exc:  # e.g. a full disk: what is held is still written at the end (this
                 # batch's earlier tables included; they are valid rows, and a rerun completes the rest)
                 raise StoreError(f"cannot hold rows in {self._spool.folder}: {exc.strerror or exc}") from None
@@ -266,7 +266,7 @@ class BulkSession:
         merged into one row, as :meth:`_fold_late` merges waiting rows: later rows win, sources
         unioned, a key whose value changes counted as updated, and the repeats taken off the
         created count (each was counted when it was held)."""
-        h1, h2 = edge_fingerprints(held.column("src"), held.column("dst"))
+        h1, h2 = self._spool.take_keys(name, held.num_rows) or edge_fingerprints(held.column("src"), held.column("dst"))
         later = _later_occurrences(h1, h2)
         h1 = h2 = None
         if not later.any():
@@ -420,9 +420,12 @@ def _first_key_hash(keys: tuple[str, ...], batch: pa.RecordBatch) -> np.ndarray:
 
 def _later_occurrences(h1: np.ndarray, h2: np.ndarray) -> np.ndarray:
     """Mask of the rows whose key fingerprint (h1, h2) an earlier row already has."""
-    order = np.lexsort((h2, h1))  # stable: rows of one key stay in the order held
-    h1, h2 = h1[order], h2[order]
-    same = (h1[1:] == h1[:-1]) & (h2[1:] == h2[:-1])
+    order = np.argsort(h1, kind="stable")  # rows of one key stay in the order held
+    s1, s2 = h1[order], h2[order]
+    if ((s1[1:] == s1[:-1]) & (s2[1:] != s2[:-1])).any():  # keys sharing a first hash: order by both
+        order = np.lexsort((h2, h1))
+        s1, s2 = h1[order], h2[order]
+    same = (s1[1:] == s1[:-1]) & (s2[1:] == s2[:-1])
     later = np.zeros(len(order), bool)
     later[order[1:][same]] = True
     return later

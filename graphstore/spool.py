@@ -47,14 +47,33 @@ class TableSpool:
     def __bool__(self) -> bool:
         return bool(self.rows)
 
-    def add(self, name: str, table: pa.Table) -> None:
+    def add(self, name: str, table: pa.Table, keys: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        """Append ``table`` to what is held of ``name``; with ``keys`` (its rows' key fingerprints),
+        those go to a file beside it, read back by :meth:`take_keys` (only when every add of the
+        table gives them)."""
         if not table.num_rows:
             return
         if name not in self._writers:
             sink = pa.OSFile(str(self.folder / f"{name}.arrow"), "wb")
             self._writers[name] = (sink, pa.ipc.new_file(sink, table.schema))
         self._writers[name][1].write_table(table)
+        if keys is not None:
+            with open(self.folder / f"{name}.keys", "ab") as fh:
+                np.stack(keys, axis=1).astype(np.uint64, copy=False).tofile(fh)
         self.rows[name] = self.rows.get(name, 0) + table.num_rows
+
+    def take_keys(self, name: str, rows: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """The key fingerprints held beside ``name`` (its file deleted), or None unless they are
+        there for all of its ``rows`` rows."""
+        path = self.folder / f"{name}.keys"
+        if not path.exists():
+            return None
+        pairs = np.fromfile(path, np.uint64)
+        path.unlink()
+        if len(pairs) != 2 * rows:
+            return None
+        pairs = pairs.reshape(rows, 2)
+        return np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
 
     def _finish(self, name: str) -> Path:
         """Stop holding ``name``: its file closed and complete, ready to be read once (and deleted)."""

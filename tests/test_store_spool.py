@@ -331,3 +331,24 @@ def test_a_node_key_set_read_in_offset_ranges_holds_exactly_the_stored_ids(tmp_p
         kept = [event_id(f"e{i}") for i in range(50) if i not in (3, 20, 49)]
         assert len(keys) == 47 and keys.lookup(*fingerprints(kept))[0].all()
         assert not keys.lookup(*fingerprints([event_id(f"e{i}") for i in (3, 20, 49)]))[0].any()
+
+
+def test_key_fingerprints_held_beside_a_table_come_back_in_row_order_or_not_at_all(tmp_path):
+    import numpy as np
+    import pyarrow as pa
+
+    from eventkg.graphstore.spool import TableSpool
+
+    held = TableSpool(tmp_path / "s.lbug")
+    try:
+        for start in (0, 3):
+            rows = np.arange(start, start + 3, dtype=np.uint64)
+            held.add("CAUSES", pa.table({"src": ["a"] * 3}), (rows, rows + np.uint64(100)))
+        h1, h2 = held.take_keys("CAUSES", 6)
+        assert h1.tolist() == [0, 1, 2, 3, 4, 5] and h2.tolist() == [100, 101, 102, 103, 104, 105]
+        assert held.take_keys("CAUSES", 6) is None  # read once
+        held.add("BEFORE", pa.table({"src": ["a"] * 2}), (np.zeros(2, np.uint64), np.zeros(2, np.uint64)))
+        held.add("BEFORE", pa.table({"src": ["b"]}))  # an add without them: they no longer cover the table
+        assert held.take_keys("BEFORE", 3) is None
+    finally:
+        held.close()
