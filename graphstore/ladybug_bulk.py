@@ -16,8 +16,8 @@ rel table empty when first held has no key set (every row held, repeats merged a
 :meth:`BulkSession._merge_repeats`), nor does a stored rel table whose digest is known (every row
 waits, :meth:`BulkSession._routed_by_digest`); only node key sets, which check edges' endpoints,
 grow with the graph. ASER 1M/3M crash re-run (killed once more than half the rel tables are
-durable), main's code and this, interleaved, last three rounds: 15.6-16.7 / 9.6-11.2 s, 20.6-26.1
-/ 15.5-18.0 CPU-s, 866-887 / 741-834 MB; over the 330K/1M re-run 1.26-1.30x / 1.09-1.26x.
+durable), main's code and this, interleaved, last three rounds: 13.1-16.7 / 9.6-11.2 s, 20.6-26.1
+/ 15.5-18.0 CPU-s, 880-887 / 741-768 MB; over the 330K/1M re-run 1.26-1.30x / 1.09-1.20x.
 
 :class:`BulkSession` is a mixin of :class:`~eventkg.graphstore.ladybug_store.LadybugStore`; it
 relies on the store's ``_conn``, key sets (``_keysets``, ``_add_keys``), ``_upsert``,
