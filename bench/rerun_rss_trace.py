@@ -5,17 +5,28 @@
 
 Phases: each key set built by scanning a stored table, each table whose waiting rows were
 checked by digest (skipped or not), each bulk write message of the store, the end of the load
-and the close. Linux only (reads /proc/self/status). Wraps store methods for the trace; writes
-the same graph as ``eventkg ingest aser``.
+and the close; between them, a line each time the peak has grown by ``PEAK_STEP_MB`` since the
+last line (sampled every 50 ms: a peak is often reached inside a phase, e.g. a checkpoint).
+Works on a fresh store too (a clean ingest, traced). Linux only (reads /proc/self/status).
+Wraps store methods for the trace; writes the same graph as ``eventkg ingest aser``.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+PEAK_STEP_MB = 25
+
+
+def peak_mb() -> int:
+    with open("/proc/self/status") as fh:
+        return next(int(line.split()[1]) // 1024 for line in fh if line.startswith("VmHWM"))
 
 
 def memory() -> str:
@@ -54,6 +65,16 @@ def main(kg: str, store_path: str) -> None:
         return equal
 
     LadybugStore._keyset, BulkSession._late_rows_are_stored = traced_keyset, traced_check
+    done = threading.Event()
+
+    def sample() -> None:
+        shown = 0
+        while not done.wait(0.05):
+            if (peak := peak_mb()) >= shown + PEAK_STEP_MB:
+                log("(peak growing)")
+                shown = peak
+
+    threading.Thread(target=sample, daemon=True).start()
     store = open_store(store_path)
     log("opened")
     store.on_bulk_write = lambda message: log(message) if message else None
@@ -61,6 +82,7 @@ def main(kg: str, store_path: str) -> None:
     log("loaded")
     store.close()
     log("closed")
+    done.set()
 
 
 if __name__ == "__main__":

@@ -11,6 +11,14 @@ code and this, interleaved, 2 shared cores (last two rounds): 29.8 / 26.4 s, 43.
 1,219 / 1,218 MB before; 20.0 / 19.8 s, 33.5 / 32.6 CPU-s, 834 / 839 MB with the skip (2.66M of
 the rows sent again skipped), RSS over the 330K/1M re-run's 1.42-1.47x -> 1.20-1.25x.
 
+What a session remembers of keys is kept from growing with the graph where nothing needs it: a
+rel table empty when first held has no key set (every row held, repeats merged at its COPY,
+:meth:`BulkSession._merge_repeats`), nor does a stored rel table whose digest is known (every row
+waits, :meth:`BulkSession._routed_by_digest`); only node key sets, which check edges' endpoints,
+grow with the graph. ASER 1M/3M crash re-run (killed once more than half the rel tables are
+durable), main's code and this, interleaved, last three rounds: 13.1-16.7 / 9.6-11.2 s, 20.6-26.1
+/ 15.5-18.0 CPU-s, 880-887 / 741-768 MB; over the 330K/1M re-run 1.26-1.30x / 1.09-1.20x.
+
 :class:`BulkSession` is a mixin of :class:`~eventkg.graphstore.ladybug_store.LadybugStore`; it
 relies on the store's ``_conn``, key sets (``_keysets``, ``_add_keys``), ``_upsert``,
 ``_flush_spool`` (which writes the held tables and calls :meth:`BulkSession._apply_late`)
@@ -61,6 +69,8 @@ class BulkSession:
     _spool: TableSpool | None
     _late: TableSpool | None
     _keysets: dict[str, KeySet | None]
+    _unkeyed: set[str]
+    _by_digest: set[str]
     _engine_failed: bool
     _unflushed_rows: int
     _rows_since_open: int
@@ -119,6 +129,8 @@ class BulkSession:
                 self._flush_spool()
         finally:
             self._spool = None
+            self._unkeyed.clear()  # written (their key sets rebuilt when needed) or never to be
+            self._by_digest.clear()
             spool.close()
             if self._late is not None:
                 self._late.close()
@@ -132,7 +144,13 @@ class BulkSession:
         tables = {**nodes, **edges}
         known: dict[str, np.ndarray] = {}  # per table, the rows whose keys are held or stored (or may be)
         for name in tables:
+            if self._routed_by_digest(name):  # a stored rel table: every row waits, checked by digest at the end
+                known[name] = np.ones(tables[name].num_rows, bool)
+                continue
             keys = self._keysets.get(name)
+            if self._holds_unkeyed(name, keys):  # a fresh rel table: every row held, repeats merged at its COPY
+                known[name] = np.zeros(tables[name].num_rows, bool)
+                continue
             if keys is None:  # keys too many to remember: write what is held, then upsert as usual
                 self._flush_spool()
                 return None
@@ -143,11 +161,51 @@ class BulkSession:
             self._flush_spool(list(NODE_TYPES))
         return result
 
+    def _routed_by_digest(self, name: str) -> bool:
+        """True when every row of the rel table ``name`` waits (is upserted after the held rows)
+        without a key set: it holds rows whose digest is known (``digest_book``) and no key set
+        was built for it yet, in this bulk session.
+
+        A re-run after a crash sends the stored rows of such a table again; they are found equal
+        to the table by digest (:meth:`_late_rows_are_stored`) and skipped, as before, but without
+        first scanning the table's keys into a key set (ASER 1M/3M re-run: 8 stored tables, 2.4M
+        keys, ~4 s of scans, 36 MB held, each scan's result and pages a transient of ~150 MB over
+        the rest). Rows that are new or changed make the digests differ: then all of the table's
+        waiting rows are upserted (keyed by a scan of the table), new ones COPYed there.
+        """
+        if name in self._by_digest:
+            return True
+        if self._spool is None or name not in REL_TYPES or name in self._keysets or name in self._unkeyed:
+            return False
+        digest = self._digest_now(name)
+        if digest is None or not digest.rows:
+            return False
+        self._by_digest.add(name)
+        return True
+
+    def _holds_unkeyed(self, name: str, keys: KeySet | None) -> bool:
+        """True when the rel table ``name`` is held without a key set: it held no row when this
+        session first held rows of it (its key set, built then, was empty), so none of its rows
+        can be stored and each repeated key is merged when the table is COPYed
+        (:meth:`_merge_repeats`), counted as the upsert would have counted it.
+
+        Why: a key set costs 16 B per key held for the whole session, and a fresh ingest's rel
+        tables hold most of the keys (ASER 1M/3M: 4.5M edges, 69 MB; with --map-events 6.1M,
+        93 MB), growing with the graph while nothing else in the session does; looking up and
+        inserting each batch's keys also cost ~2 CPU-s there.
+        """
+        if name in self._unkeyed:
+            return True
+        if name in REL_TYPES and keys is not None and not len(keys) and name not in self._spool.rows:
+            self._unkeyed.add(name)
+            return True
+        return False
+
     def _hold(self, tables: Mapping[str, pa.Table], fps: Mapping[str, Fingerprints], result: WriteResult) -> None:
         """Spool new rows (they count as created, and their keys as stored, from now on)."""
         for name, table in tables.items():
-            try:
-                self._spool.add(name, table)
+            try:  # an unkeyed table's fingerprints wait beside it, for _merge_repeats (hashed once, here)
+                self._spool.add(name, table, fps[name] if name in self._unkeyed else None)
             except OSError as exc:  # e.g. a full disk: what is held is still written at the end (this
                 # batch's earlier tables included; they are valid rows, and a rerun completes the rest)
                 raise StoreError(f"cannot hold rows in {self._spool.folder}: {exc.strerror or exc}") from None
@@ -205,6 +263,23 @@ class BulkSession:
         merged = self._merge_late(name, held.filter(hit), late)
         return pa.concat_tables([held.filter(pc.invert(hit)), merged])
 
+    def _merge_repeats(self, name: str, held: pa.Table) -> pa.Table:
+        """The held rows of an unkeyed rel table (:meth:`_holds_unkeyed`) with each repeated key
+        merged into one row, as :meth:`_fold_late` merges waiting rows: later rows win, sources
+        unioned, a key whose value changes counted as updated, and the repeats taken off the
+        created count (each was counted when it was held)."""
+        h1, h2 = self._spool.take_keys(name, held.num_rows) or edge_fingerprints(held.column("src"), held.column("dst"))
+        later = _later_occurrences(h1, h2)
+        h1 = h2 = None
+        if not later.any():
+            return held
+        late = held.filter(pa.array(later))
+        rest = held.filter(pa.array(~later))
+        self.late_result.created[name] = self.late_result.created.get(name, 0) - late.num_rows
+        hit = _rows_with_keys(rest, late, ("src", "dst"))
+        merged = self._merge_late(name, rest.filter(hit), late)
+        return pa.concat_tables([rest.filter(pc.invert(hit)), merged])
+
     def _merge_late(self, name: str, first: pa.Table, late: pa.Table) -> pa.Table:
         """The held rows ``first`` of repeated keys merged with their waiting rows ``late`` (later
         rows win, sources unioned), counting the keys whose stored values change as updated."""
@@ -232,7 +307,8 @@ class BulkSession:
                     continue
                 if self.on_bulk_write is not None:
                     self.on_bulk_write(f"merging {name} ({rows:,} rows seen before)")
-                self._upsert_late_file(name, path, rows)
+                if not (name in self._by_digest and self._write_waiting_by_keys(name, path)):
+                    self._upsert_late_file(name, path, rows)
             finally:
                 path.unlink(missing_ok=True)
             # the lookups filled the buffer pool with the table's pages: hand them back before
@@ -266,6 +342,38 @@ class BulkSession:
             if waiting.rows > expected.rows:
                 return False
         return waiting == expected
+
+    def _write_waiting_by_keys(self, name: str, path: Path) -> bool:
+        """The waiting rows of a table routed by digest (:meth:`_routed_by_digest`) that are not
+        exactly its stored rows: its key set built now, the rows of new keys COPYed (its digest
+        kept, as for held rows), the others skipped when they are the stored rows (by digest) or
+        else upserted. False when its keys are too many to remember (the caller upserts them all)."""
+        keyset = self._keyset(name)
+        if keyset is None:
+            return False
+        kind, keys = REL_TYPES[name], ("src", "dst")
+        table = next(read_partitions(path, 1, partial(_first_key_hash, keys)))
+        table, (h1, h2) = dedupe(table, keys, kind.properties)
+        present, unsure = keyset.lookup(h1, h2)
+        new = ~(present | unsure)
+        now = self._digest_now(name)
+        stored = None if now is None or count_rows(self._conn, name) != now.rows else now - self._copied.get(name, EMPTY)
+        known = table.filter(pa.array(~new))
+        if new.any():
+            self._copy_held(name, table.filter(pa.array(new)))
+            self.late_result.created[name] = self.late_result.created.get(name, 0) + int(new.sum())
+            self._add_keys(name, h1[new], h2[new])
+        table = None
+        if not known.num_rows:
+            return True
+        if stored is not None and table_digest(known) == stored:  # the stored rows again: nothing to write
+            self.late_skipped[name] = self.late_skipped.get(name, 0) + known.num_rows
+            return True
+        before = self._digest_now(name)
+        self._forget_digests([name])
+        if not self._upsert_late(name, known, (h1[~new], h2[~new])) and before is not None:
+            self._pending[name] = before  # nothing written: the table is as it was
+        return True
 
     def _upsert_late_file(self, name: str, path: Path, rows: int) -> None:
         """Upsert a table's waiting rows (its held file) in parts; a table left unchanged keeps its digest."""
@@ -310,6 +418,19 @@ def _first_key_hash(keys: tuple[str, ...], batch: pa.RecordBatch) -> np.ndarray:
     if keys == ("id",):
         return fingerprints(batch.column("id"))[0]
     return edge_fingerprints(batch.column("src"), batch.column("dst"))[0]
+
+
+def _later_occurrences(h1: np.ndarray, h2: np.ndarray) -> np.ndarray:
+    """Mask of the rows whose key fingerprint (h1, h2) an earlier row already has."""
+    order = np.argsort(h1, kind="stable")  # rows of one key stay in the order held
+    s1, s2 = h1[order], h2[order]
+    if ((s1[1:] == s1[:-1]) & (s2[1:] != s2[:-1])).any():  # keys sharing a first hash: order by both
+        order = np.lexsort((h2, h1))
+        s1, s2 = h1[order], h2[order]
+    same = (s1[1:] == s1[:-1]) & (s2[1:] == s2[:-1])
+    later = np.zeros(len(order), bool)
+    later[order[1:][same]] = True
+    return later
 
 
 def _rows_with_keys(table: pa.Table, wanted: pa.Table, keys: tuple[str, ...]) -> pa.Array:

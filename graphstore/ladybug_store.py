@@ -10,7 +10,12 @@ Why it looks the way it does (measured on ladybug 0.22, see bench/store_bench.py
   date after each commit; exact because only this process may write the file). Only keys
   the set reports (present, or sharing a first hash) are looked up; a fresh bulk load asks
   the engine nothing. A raw write query or clear() drops the sets; past ``EVENTKG_KEYSET_MAX`` keys
-  the store asks the engine every time.
+  the store asks the engine every time. Inside ``bulk_load()`` two kinds of rel table have none
+  (their keys would grow with the graph for the whole session): one that held no row when the
+  session first held rows of it (a fresh ingest: its repeated keys are merged when it is
+  COPYed), and one whose stored rows' digest is known (a re-run: its rows all wait and are
+  checked against the table by digest), see ``BulkSession._holds_unkeyed`` and
+  ``BulkSession._routed_by_digest``. Node key sets stay: they check every edge's endpoints.
 * A batch is one transaction (COPY is allowed inside one), so a failed batch leaves
   nothing behind. A batch that only adds new rows to one table is one auto-commit COPY
   instead: atomic by itself, and it skips the WAL round trip (~0.4 s per million edges).
@@ -22,6 +27,9 @@ Why it looks the way it does (measured on ladybug 0.22, see bench/store_bench.py
   edges between checkpoints, the database reopened and freed heap handed back after each
   (ASER 1M/3M over 330K/1M peak RSS, two interleaved rounds, bench/ingest_bench.py: ingest
   1.43-1.49x -> 1.19-1.22x, --map-events 1.48-1.67x -> 1.23-1.37x, crash re-run 1.78x -> 1.46x).
+  What still grows is the engine's: a COPY of 200K events into a table of 800K, with its
+  checkpoint, takes +282 MB over the open database, into an empty one +104 MB (measured alone);
+  checkpointing only after the last slice takes +543 MB, so each slice is checkpointed.
 * Only one read-write process may open a database file at a time.
 * Each table's content digest is kept beside the store (:mod:`eventkg.graphstore.digest_book`,
   whose rules every write path here follows: drop a table's digest before writing it, set it
@@ -87,6 +95,7 @@ REL_PENDING_EDGES = 1_000_000
 # engine (ASER 1M/3M re-run, bench/rerun_rss_trace.py: peak 973 MB without, 893 MB released after
 # all of a batch's scans, 854 MB after each scan, with the digest check's heap freed too)
 SCAN_RELEASE_KEYS = 100_000
+KEY_SCAN_ROWS = 200_000  # node offsets read per query when a node table's key set is built (see _scan_node_keys)
 
 
 Fingerprints = tuple[np.ndarray, np.ndarray]
@@ -130,6 +139,8 @@ class LadybugStore(BulkSession, GraphStore):
         self._rows_since_open = 0  # see checkpoint()
         self._engine_failed = False
         self._keysets: dict[str, KeySet | None] = {}  # see _keyset
+        self._unkeyed: set[str] = set()  # rel tables a bulk session holds without a key set (BulkSession._holds_unkeyed)
+        self._by_digest: set[str] = set()  # stored rel tables whose rows all wait (BulkSession._routed_by_digest)
         self._spool: TableSpool | None = None  # new rows held back during bulk_load()
         self._late: TableSpool | None = None  # rows of keys already stored or held, upserted after the flush
         self.late_result = WriteResult()  # what upserting those rows did (read by the ingest report)
@@ -162,7 +173,8 @@ class LadybugStore(BulkSession, GraphStore):
         nodes = typed_tables(NODE_TYPES, ("id",), batch.nodes, batch.node_tables, fps)
         edges = typed_tables(REL_TYPES, ("src", "dst"), batch.edges, batch.edge_tables, fps)
         for name in [*nodes, *edges, *(REL_TYPES[t].source for t in edges), *(REL_TYPES[t].target for t in edges)]:
-            self._keyset(name)  # built before the transaction, from committed state
+            if not self._routed_by_digest(name):
+                self._keyset(name)  # built before the transaction, from committed state
         check_endpoints(self._conn, nodes, edges, self._keyset, chunk=LOOKUP_CHUNK)
         if self._spool is not None:
             held = self._hold_batch(nodes, edges, fps)
@@ -263,6 +275,8 @@ class LadybugStore(BulkSession, GraphStore):
         except BaseException:
             self._engine_failed = True
             self._keysets.clear()  # they hold keys that were never written
+            self._unkeyed.clear()
+            self._by_digest.clear()
             self._pending.clear()  # never to be set: what was written is not known (their tables are dropped)
             raise
 
@@ -292,12 +306,18 @@ class LadybugStore(BulkSession, GraphStore):
             self._checkpoint_and_release()
 
     def _write_held_edges(self, name: str) -> None:
-        """COPY a held rel table at once (its waiting rows merged in first, see ``BulkSession._fold_late``)."""
-        for _, table in self._spool.drain([name], copied=self._will_fold):
-            table = self._fold_late(name, table)
+        """COPY a held rel table at once (its waiting rows merged in first, see ``BulkSession._fold_late``,
+        or its repeated keys when it was held without a key set, ``BulkSession._merge_repeats``).
+        An unkeyed table's key set is built again from the table if a later write needs it."""
+        unkeyed = name in self._unkeyed
+        for _, table in self._spool.drain([name], copied=lambda n: unkeyed or self._will_fold(n)):
+            table = self._merge_repeats(name, table) if unkeyed else self._fold_late(name, table)
             for start in range(0, table.num_rows, SPOOL_COPY_ROWS):
                 self._copy_held(name, table.slice(start, SPOOL_COPY_ROWS))
             table = None  # written: let it go (its mapping closes when drain moves on)
+        if unkeyed:
+            self._unkeyed.discard(name)
+            self._keysets.pop(name, None)
 
     def _copy_held(self, name: str, table: pa.Table) -> None:
         if table.num_rows:
@@ -421,9 +441,7 @@ class LadybugStore(BulkSession, GraphStore):
             keys = KeySet()
             if total:
                 if name in NODE_TYPES:
-                    ids = self._conn.execute(f"MATCH (n:{name}) RETURN n.id").get_as_arrow().column(0)
-                    keys.add(*fingerprints(ids))
-                    ids = None
+                    self._scan_node_keys(name, keys)
                 else:
                     rel = REL_TYPES[name]
                     got = self._conn.execute(
@@ -438,9 +456,25 @@ class LadybugStore(BulkSession, GraphStore):
         self._keysets[name] = keys
         return keys
 
+    def _scan_node_keys(self, name: str, keys: KeySet) -> None:
+        """Add the ids of a node table to ``keys``, read ``KEY_SCAN_ROWS`` node offsets at a time.
+
+        Why in ranges: one ``RETURN n.id`` of ASER's 965K events held the engine's result, its
+        Arrow copy and the hashing's temporaries at once, +178 MB over the open database (a
+        re-run's peak at 1M/3M); by ranges of 200K, +83 MB, in the same 0.17 s.
+        """
+        top = self._conn.execute(f"MATCH (n:{name}) RETURN max(offset(id(n)))").get_as_arrow().column(0)[0].as_py()
+        for low in range(0, (top or 0) + 1, KEY_SCAN_ROWS):
+            ids = self._conn.execute(
+                f"MATCH (n:{name}) WHERE offset(id(n)) >= $low AND offset(id(n)) < $high RETURN n.id",
+                {"low": low, "high": low + KEY_SCAN_ROWS},
+            ).get_as_arrow().column(0)
+            keys.add(*fingerprints(ids))
+            ids = None
+
     def _add_keys(self, name: str, h1: np.ndarray, h2: np.ndarray) -> None:
         keys = self._keysets.get(name)
-        if keys is None:
+        if keys is None or name in self._unkeyed:
             return
         held = sum(len(k) for k in self._keysets.values() if k is not None)
         if held + len(h1) > self._keyset_max:

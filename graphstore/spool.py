@@ -47,14 +47,33 @@ class TableSpool:
     def __bool__(self) -> bool:
         return bool(self.rows)
 
-    def add(self, name: str, table: pa.Table) -> None:
+    def add(self, name: str, table: pa.Table, keys: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        """Append ``table`` to what is held of ``name``; with ``keys`` (its rows' key fingerprints),
+        those go to a file beside it, read back by :meth:`take_keys` (only when every add of the
+        table gives them)."""
         if not table.num_rows:
             return
         if name not in self._writers:
             sink = pa.OSFile(str(self.folder / f"{name}.arrow"), "wb")
             self._writers[name] = (sink, pa.ipc.new_file(sink, table.schema))
         self._writers[name][1].write_table(table)
+        if keys is not None:
+            with open(self.folder / f"{name}.keys", "ab") as fh:
+                np.stack(keys, axis=1).astype(np.uint64, copy=False).tofile(fh)
         self.rows[name] = self.rows.get(name, 0) + table.num_rows
+
+    def take_keys(self, name: str, rows: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """The key fingerprints held beside ``name`` (its file deleted), or None unless they are
+        there for all of its ``rows`` rows."""
+        path = self.folder / f"{name}.keys"
+        if not path.exists():
+            return None
+        pairs = np.fromfile(path, np.uint64)
+        path.unlink()
+        if len(pairs) != 2 * rows:
+            return None
+        pairs = pairs.reshape(rows, 2)
+        return np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
 
     def _finish(self, name: str) -> Path:
         """Stop holding ``name``: its file closed and complete, ready to be read once (and deleted)."""
@@ -82,11 +101,15 @@ class TableSpool:
             path.unlink()
 
     def slices(self, name: str, rows: int) -> Iterator[pa.Table]:
-        """The held table ``name`` in slices of about ``rows`` rows, each read into memory when the
-        caller asks for it (its file deleted at the end), so a big node table is never resident whole.
+        """The held table ``name`` in slices of at most ``rows`` rows (written batches cut where
+        needed), each read into memory when the caller asks for it (its file deleted at the end), so
+        a big node table is never resident whole.
 
         Unlike :meth:`drain`'s mapping, a slice the caller drops is memory given back: ASER's
-        965K events (~95 MB) written 200K rows at a time hold ~20 MB at once.
+        965K events (~95 MB) written 200K rows at a time hold ~20 MB at once. Cut, not "whole
+        batches past ``rows``": held batches are a loader batch less its repeated keys (~190K of
+        200K), so whole batches made slices of ~375K rows, and the engine's memory for a COPY and
+        its checkpoint grows with the slice (ASER 1M/3M: +260 MB for 375K rows).
         """
         if name not in self._writers:
             return
@@ -94,14 +117,21 @@ class TableSpool:
         try:
             with pa.OSFile(str(path), "rb") as source:
                 reader = pa.ipc.open_file(source)
-                batches: list[pa.RecordBatch] = []
+                pieces: list[pa.RecordBatch] = []
                 held = 0
                 for i in range(reader.num_record_batches):
-                    batches.append(reader.get_batch(i))
-                    held += batches[-1].num_rows
-                    if held >= rows or i == reader.num_record_batches - 1:
-                        held = 0
-                        yield pa.Table.from_batches(_emptied(batches))  # the frame keeps no reference
+                    batch = reader.get_batch(i)
+                    while batch.num_rows:
+                        piece = batch.slice(0, rows - held)
+                        batch = batch.slice(piece.num_rows)
+                        pieces.append(piece)
+                        held += piece.num_rows
+                        if held == rows:
+                            held = 0
+                            yield pa.Table.from_batches(_emptied(pieces))  # the frame keeps no reference
+                    batch = None
+                if pieces:
+                    yield pa.Table.from_batches(_emptied(pieces))
         finally:
             path.unlink(missing_ok=True)
 

@@ -23,7 +23,7 @@ Choices
   edge tables in another, and the store writes in the caller's; ADBC, Arrow, numpy and
   LadybugDB release the GIL, so reading the relations overlaps writing the nodes.
 * **Relations** resolve ``hid``/``tid`` through an in-memory :class:`EidMap` (eid -> our id
-  in sorted fingerprint arrays, ~40 bytes per eventuality) filled while the eventualities
+  in sorted fingerprint arrays, ~26 bytes per eventuality) filled while the eventualities
   stream: an SQL join to ``Eventualities`` costs ~10 µs per relation (two B-tree searches on
   40-character keys), ten times the rest of the loader. One edge per non-zero sense column
   (a NULL or empty count is zero), typed ``model.upper_snake(sense)`` with property
@@ -83,7 +83,7 @@ LEVEL = "schema"
 BATCH_SIZE = 200_000  # table rows per store write: ~15% faster than the pipeline's 50,000 on LadybugDB
 CHUNK = 500_000  # most source rows read from SQLite per chunk (fewer when --batch-size is smaller)
 CONCEPT_CHUNK = 10_000  # concept rows fetched at a time (row path: concept files are small)
-EID_MAP_MAX = 20_000_000  # eventualities whose ids are kept in memory (~40 bytes each)
+EID_MAP_MAX = 20_000_000  # eventualities whose ids are kept in memory (~26 bytes each)
 # texts that normalise_text could change (the rest are already normal; checked in Arrow)
 _NEEDS_NORMALISING = r"[A-Z_\t\n\r\x0b\x0c\x1c-\x1f]|  |^ | $|person"
 REL_TYPES = tuple(upper_snake(s) for s in ASER_RELATIONS)
@@ -204,26 +204,64 @@ def event_ids(texts: pa.Array) -> pa.Array:
     return pa.array([blake2b(b, digest_size=10).hexdigest() for b in keyed.to_pylist()], pa.string())
 
 
+_HEX = np.frombuffer(b"0123456789abcdef", np.uint8)
+_NIBBLE = np.full(256, 255, np.uint8)
+_NIBBLE[_HEX] = np.arange(16, dtype=np.uint8)
+ID_BYTES = 10  # event_ids: blake2b digests of 10 bytes, as 20 hex digits
+
+
+def _hex_bytes(ids: pa.Array) -> np.ndarray | None:
+    """(n, 10) bytes of ids that are all 20 lowercase hex digits (``event_ids``), else None."""
+    if isinstance(ids, pa.ChunkedArray):
+        ids = ids.combine_chunks()
+    n = len(ids)
+    if ids.null_count or not pa.types.is_string(ids.type):
+        return None
+    if n == 0:
+        return np.empty((0, ID_BYTES), np.uint8)
+    offsets = np.frombuffer(ids.buffers()[1], np.int32, n + 1, ids.offset * 4)
+    if offsets[-1] - offsets[0] != n * 2 * ID_BYTES or (np.diff(offsets) != 2 * ID_BYTES).any():
+        return None
+    digits = _NIBBLE[np.frombuffer(ids.buffers()[2], np.uint8, n * 2 * ID_BYTES, offsets[0])]
+    if (digits == 255).any():
+        return None
+    digits = digits.reshape(n, ID_BYTES, 2)
+    return (digits[:, :, 0] << 4) | digits[:, :, 1]
+
+
+def _hex_strings(packed: np.ndarray) -> pa.Array:
+    """The ids :func:`_hex_bytes` packed, as strings again."""
+    n = len(packed)
+    digits = np.empty((n, ID_BYTES, 2), np.uint8)
+    digits[:, :, 0], digits[:, :, 1] = _HEX[packed >> 4], _HEX[packed & 15]
+    offsets = np.arange(0, (n + 1) * 2 * ID_BYTES, 2 * ID_BYTES, dtype=np.int32)
+    return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(digits.tobytes())])
+
+
 class EidMap:
     """ASER eid -> our event id, for every valid eventuality read.
 
-    Kept as the eids' 128-bit fingerprints (two sorted-together uint64 arrays) beside the id
-    strings, ~40 bytes per eventuality and no Python object per entry; a lookup is a
-    vectorised binary search, so a relation chunk resolves in milliseconds where an SQL
-    join costs ~10 µs per relation. The eid strings themselves are not kept (they were 44 of
-    the 76 bytes per entry: 34 MB at 1M eventualities, the map's share of the peak RSS): two
-    eids match only if both hashes do (wrong on a 128-bit collision, ~n²/2¹²⁹, the store's key
-    sets' stance). Past ``EID_MAP_MAX`` eventualities, or when two eids share a first hash
-    (~n²/2⁶⁵), ids are looked up in SQLite instead: slower, never wrong.
+    Kept as the eids' 128-bit fingerprints (two sorted-together uint64 arrays) beside the ids,
+    no Python object per entry; a lookup is a vectorised binary search, so a relation chunk
+    resolves in milliseconds where an SQL join costs ~10 µs per relation. The eid strings
+    themselves are not kept (they were 44 of the 76 bytes per entry: 34 MB at 1M eventualities,
+    the map's share of the peak RSS): two eids match only if both hashes do (wrong on a 128-bit
+    collision, ~n²/2¹²⁹, the store's key sets' stance). Our ids (``event_ids``: 20 hex digits)
+    are kept as their 10 bytes and written out as hex again when resolved: 26 bytes per entry
+    instead of 40 (the map is alive at the ingest's peak, while the event nodes are written, and
+    grows with the file: 14 MB less at 1M eventualities). Ids of another form (none from this
+    loader) are kept as strings. Past ``EID_MAP_MAX`` eventualities, or when two eids share a
+    first hash (~n²/2⁶⁵), ids are looked up in SQLite instead: slower, never wrong.
     """
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
-        self._parts: list[tuple[np.ndarray, np.ndarray, pa.Array]] = []
+        self._parts: list[tuple[np.ndarray, np.ndarray, np.ndarray | pa.Array]] = []
         self.size = 0
         self.full = False
+        self._packed: bool | None = None  # ids kept as bytes (hex ids) or as strings; set by the first add
         self._h1 = self._h2 = np.empty(0, np.uint64)
-        self._oids = pa.array([], pa.string())
+        self._oids: np.ndarray | pa.Array = pa.array([], pa.string())
 
     def add(self, eids: pa.Array, oids: pa.Array) -> None:
         keep = pc.is_valid(eids)
@@ -231,23 +269,37 @@ class EidMap:
         if self.full or self.size + len(eids) > EID_MAP_MAX:  # once full, later eids come from SQLite
             self.full = True
             return
-        self._parts.append((*fingerprints(eids), oids))
+        packed = _hex_bytes(oids)
+        if self._packed is None:
+            self._packed = packed is not None
+        if self._packed and packed is None:  # ids of another form after hex ids: later eids from SQLite
+            self.full = True
+            return
+        self._parts.append((*fingerprints(eids), packed if self._packed else oids))
         self.size += len(eids)
 
     def freeze(self) -> None:
         if not self._parts:
             return
-        h1 = np.concatenate([p[0] for p in self._parts])
+        parts, self._parts = self._parts, []
+        h1s, h2s, ids = (list(column) for column in zip(*parts, strict=True))
+        parts = None
+        h1 = np.concatenate(h1s)
+        h1s.clear()
         order = np.argsort(h1, kind="stable")
         self._h1 = h1[order]
         del h1
-        self._h2 = np.concatenate([p[1] for p in self._parts])[order]
-        self._oids = pa.concat_arrays([p[2] for p in self._parts]).take(pa.array(order))
-        self._parts = []
+        self._h2 = np.concatenate(h2s)[order]
+        h2s.clear()
+        if self._packed:
+            self._oids = np.concatenate(ids)[order]
+        else:
+            self._oids = pa.concat_arrays(ids).take(pa.array(order))
+        ids.clear()
 
     @property
     def nbytes(self) -> int:
-        """Memory the frozen map holds (it grows with the file by design: ~40 B per eventuality)."""
+        """Memory the frozen map holds (it grows with the file by design: ~26 B per eventuality)."""
         return self._h1.nbytes + self._h2.nbytes + self._oids.nbytes
 
     def resolve(self, eids: pa.Array) -> pa.Array:
@@ -258,7 +310,8 @@ class EidMap:
             pos = np.minimum(search(self._h1, q1), len(self._h1) - 1)
             hit = (self._h1[pos] == q1) & (self._h2[pos] == q2)
             hit &= pc.is_valid(eids).to_numpy(zero_copy_only=False)
-            out = pc.if_else(pa.array(hit), self._oids.take(pa.array(pos)), out)
+            found = _hex_strings(self._oids[pos]) if self._packed else self._oids.take(pa.array(pos))
+            out = pc.if_else(pa.array(hit), found, out)
         if out.null_count:
             out = self._from_sqlite(eids, out)
         return out

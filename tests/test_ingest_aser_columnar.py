@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+from hashlib import blake2b
 
 import numpy as np
 import pyarrow as pa
@@ -142,6 +143,23 @@ def test_eid_map_resolves_by_fingerprint_and_leaves_unknown_eids_to_sqlite(kg):
         assert got[:4] == ["id120", "id3", None, None]
         words = conn.execute("SELECT words FROM Eventualities WHERE _id = ?", (eids[170],)).fetchone()[0]
         assert got[4] == aser.event_ids(aser.normal_texts([words]))[0].as_py()  # not in the map: read from SQLite
+    finally:
+        conn.close()
+
+
+def test_eid_map_keeps_hex_event_ids_as_bytes_and_gives_the_same_strings_back(kg):
+    conn = sqlite3.connect(kg)
+    try:
+        rows = conn.execute("SELECT _id, words FROM Eventualities ORDER BY rowid LIMIT 150").fetchall()
+        eids = [r[0] for r in rows]
+        ids = [blake2b(f"Event\x1fschema\x1f{w}".encode(), digest_size=10).hexdigest() for _, w in rows]
+        eid_map = aser.EidMap(conn)
+        eid_map.add(pa.array(eids[:100]), pa.array(ids[:100]))
+        eid_map.add(pa.array(eids[100:]), pa.array(ids[100:]))
+        eid_map.freeze()
+        assert eid_map.nbytes == 26 * 150  # two 8-byte hashes and the id's 10 bytes per eventuality
+        got = eid_map.resolve(pa.array([eids[120], None, eids[3], "no such eid", eids[0]])).to_pylist()
+        assert got == [ids[120], None, ids[3], None, ids[0]]
     finally:
         conn.close()
 

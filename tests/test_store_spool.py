@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from eventkg.graphstore import Batch, StoreError, open_store
+from eventkg.graphstore.base import WriteResult
 from eventkg.graphstore.model import event_id
 from eventkg.graphstore.spool import PREFIX, remove_stale
 
@@ -127,9 +128,9 @@ def test_keys_repeated_across_batches_keep_the_session_and_later_rows_win(tmp_pa
             again.add_edge("SYNCHRONOUS", {"src": event_id("e5"), "dst": event_id("e6"), "sources": ["u"], "count": 7.0})
             again.add_edge("SYNCHRONOUS", {"src": event_id("e300"), "dst": event_id("e301"), "sources": ["u"], "count": 1.0})
             store.write_batch(again)
-            held = next(tmp_path.glob(f"{PREFIX}*"))
+            held = store._spool.folder
             assert (held / "SYNCHRONOUS.arrow").exists()  # the first batch's edges are still held, not written
-            assert store._spool.rows["SYNCHRONOUS"] == 299 + 1
+            assert store._spool.rows["SYNCHRONOUS"] == 299 + 2  # a fresh rel table holds its repeats too
         counts = store.counts()
         assert counts["nodes"]["Event"] == 305 and counts["edges"]["SYNCHRONOUS"] == 300
         got = store.get_nodes("Event", [event_id("e7"), event_id("e1")])
@@ -169,7 +170,55 @@ def test_repeated_keys_give_the_same_rows_and_counts_whether_merged_before_the_c
         assert [got[event_id(f"e{i}")].get("frequency") for i in (5, 7, 12)] == [3.0, 4.0, None]
 
 
-def test_slices_read_a_held_table_back_in_order_a_few_batches_at_a_time(tmp_path):
+def _flows(pairs: list[tuple[int, int]], count: float, source: str = "t") -> Batch:
+    b = Batch()
+    for a, z in pairs:
+        b.add_edge("SYNCHRONOUS", {"src": event_id(f"e{a}"), "dst": event_id(f"e{z}"), "sources": [source], "count": count})
+    return b
+
+
+@pytest.mark.parametrize("stored_first", [False, True], ids=["fresh rel table: no key set", "stored edges: key set"])
+def test_edges_repeated_across_batches_count_as_created_once_and_updated_only_when_changed(tmp_path, stored_first):
+    """A fresh rel table is held without a key set and its repeated keys merged when it is COPYed;
+    the write counts stay those of the keyed path: each key created once, a repeat updated only
+    when it changes the edge (e0->e1 gets a new count; e1->e2 comes again as it was)."""
+    with open_store(str(tmp_path / "s.lbug")) as store:
+        store.write_batch(_events(50))
+        store.query("MATCH ()-[e:SYNCHRONOUS]->() DELETE e", write=True)
+        if stored_first:
+            store.write_batch(_flows([(40, 41)], 1.0))  # the table is no longer empty
+        stored = int(stored_first)
+        result = WriteResult()
+        with store.bulk_load():
+            result.add(store.write_batch(_flows([(0, 1), (1, 2), (2, 3)], 2.0)))
+            result.add(store.write_batch(_flows([(0, 1)], 5.0)))  # changes e0->e1
+            result.add(store.write_batch(_flows([(1, 2), (3, 4)], 2.0)))  # e1->e2 as it was; e3->e4 new
+            assert ("SYNCHRONOUS" in store._unkeyed) is not stored_first
+        result.add(store.late_result)
+        assert result.created["SYNCHRONOUS"] == 4 and result.updated["SYNCHRONOUS"] == 1
+        assert store.counts()["edges"]["SYNCHRONOUS"] == stored + 4
+        rows = store.query("MATCH (a:Event)-[e:SYNCHRONOUS]->(b:Event) WHERE a.id IN $ids RETURN a.text AS a, e.count AS c",
+                           {"ids": [event_id("e0"), event_id("e1")]})
+        assert sorted((r["a"], r["c"]) for r in rows) == [("e0", 5.0), ("e1", 2.0)]
+        assert not store._unkeyed
+
+
+def test_a_fresh_rel_table_left_by_a_flush_gets_its_key_set_back_from_the_store(tmp_path):
+    """Once a session has written an unkeyed rel table (here: a read in the middle of the session
+    writes what is held), later batches find its rows again: a repeat is an update, not a second edge."""
+    with open_store(str(tmp_path / "s.lbug")) as store:
+        store.write_batch(_events(10))
+        store.query("MATCH ()-[e:SYNCHRONOUS]->() DELETE e", write=True)
+        with store.bulk_load():
+            store.write_batch(_flows([(0, 1), (1, 2)], 2.0))
+            assert store.counts()["edges"]["SYNCHRONOUS"] == 2  # a read writes what is held
+            result = store.write_batch(_flows([(0, 1), (2, 3)], 3.0))
+        result.add(store.late_result)
+        assert store.counts()["edges"]["SYNCHRONOUS"] == 3
+        assert result.created.get("SYNCHRONOUS", 0) == 1 and result.updated.get("SYNCHRONOUS", 0) == 1
+
+
+def test_slices_read_a_held_table_back_in_order_at_most_n_rows_at_a_time(tmp_path):
     import pyarrow as pa
 
     from eventkg.graphstore.spool import TableSpool
@@ -180,7 +229,7 @@ def test_slices_read_a_held_table_back_in_order_a_few_batches_at_a_time(tmp_path
             held.add("Event", pa.table({"id": [f"e{i}" for i in range(start, start + 10)]}))
         path = held.folder / "Event.arrow"
         parts = [t.column("id").to_pylist() for t in held.slices("Event", 15)]
-        assert [len(p) for p in parts] == [20, 10]  # whole written batches, at least 15 rows each but the last
+        assert [len(p) for p in parts] == [15, 15]  # written batches cut: at most 15 rows each
         assert sum(parts, []) == [f"e{i}" for i in range(30)]
         assert not path.exists() and "Event" not in held.rows
         assert list(held.slices("Event", 15)) == []  # nothing held any more
@@ -265,3 +314,41 @@ def test_a_rerun_upserts_its_waiting_rows_in_parts_with_keyed_lookups(tmp_path, 
         assert counts["nodes"]["Event"] == 130 and counts["edges"]["SYNCHRONOUS"] == 119 + 9
         got = store.get_nodes("Event", [event_id(f"e{i}") for i in (30, 36, 50)])
         assert [got[event_id(f"e{i}")].get("frequency") for i in (30, 36, 50)] == [2.0, 6.0, None]
+
+
+def test_a_node_key_set_read_in_offset_ranges_holds_exactly_the_stored_ids(tmp_path, monkeypatch):
+    """Built a few node offsets at a time (``KEY_SCAN_ROWS``), across the gaps deleted nodes leave."""
+    from eventkg.graphstore import ladybug_store
+    from eventkg.graphstore.keyset import fingerprints
+
+    monkeypatch.setattr(ladybug_store, "KEY_SCAN_ROWS", 7)
+    path = str(tmp_path / "s.lbug")
+    with open_store(path) as store:
+        store.write_batch(_events(50))
+        store.query("MATCH (n:Event) WHERE n.text IN ['e3', 'e20', 'e49'] DETACH DELETE n", write=True)
+    with open_store(path) as store:
+        keys = store._keyset("Event")
+        kept = [event_id(f"e{i}") for i in range(50) if i not in (3, 20, 49)]
+        assert len(keys) == 47 and keys.lookup(*fingerprints(kept))[0].all()
+        assert not keys.lookup(*fingerprints([event_id(f"e{i}") for i in (3, 20, 49)]))[0].any()
+
+
+def test_key_fingerprints_held_beside_a_table_come_back_in_row_order_or_not_at_all(tmp_path):
+    import numpy as np
+    import pyarrow as pa
+
+    from eventkg.graphstore.spool import TableSpool
+
+    held = TableSpool(tmp_path / "s.lbug")
+    try:
+        for start in (0, 3):
+            rows = np.arange(start, start + 3, dtype=np.uint64)
+            held.add("CAUSES", pa.table({"src": ["a"] * 3}), (rows, rows + np.uint64(100)))
+        h1, h2 = held.take_keys("CAUSES", 6)
+        assert h1.tolist() == [0, 1, 2, 3, 4, 5] and h2.tolist() == [100, 101, 102, 103, 104, 105]
+        assert held.take_keys("CAUSES", 6) is None  # read once
+        held.add("BEFORE", pa.table({"src": ["a"] * 2}), (np.zeros(2, np.uint64), np.zeros(2, np.uint64)))
+        held.add("BEFORE", pa.table({"src": ["b"]}))  # an add without them: they no longer cover the table
+        assert held.take_keys("BEFORE", 3) is None
+    finally:
+        held.close()
