@@ -42,7 +42,7 @@ from pathlib import Path
 
 from eventkg import settings as env
 from eventkg.errors import EventKGError
-from eventkg.graphstore import neo4j_cds
+from eventkg.graphstore import huge_pages, neo4j_cds
 from eventkg.graphstore.base import StoreError
 
 POM = Path(__file__).with_name("neo4j-server-pom.xml")
@@ -62,16 +62,6 @@ IMPORT_HEAP = "1g"
 #   vs 16.6 s / 29.7 s with G1, whose write barriers it pays on every record it builds (the spread
 #   under other load is wide: up to 22 s / 36-40 s for both).
 GC_FLAG = "-XX:+UseParallelGC"
-
-# The importer on transparent huge pages, where the kernel offers them (``madvise`` or ``always``):
-# its Java heap through the JVM's flag, and its off-heap arrays and page cache (malloc'd by Neo4j,
-# ~1.8 GB of RSS at ASER 1M/3M) through glibc's ``malloc.hugetlb`` tunable (glibc >= 2.35; older
-# ones ignore it). A 4 KB page fault costs more in a VM, and the importer takes ~600K of them.
-# Measured on 2 cores, 1M events / 4.5M edges, three interleaved pairs: page faults 597K -> 318K,
-# system CPU 8.0/6.5/6.4 s -> 5.8/5.5/5.2 s, wall 24.8/22.0/21.1 s -> 22.4/21.7/17.9 s.
-THP_FLAG = "-XX:+UseTransparentHugePages"
-THP_SETTING = Path("/sys/kernel/mm/transparent_hugepage/enabled")
-MALLOC_THP_TUNABLE = "glibc.malloc.hugetlb=1"
 
 # The module openings and flags the official launcher puts on the JVM (conf/neo4j.conf of
 # the 5.26 distribution, ``server.jvm.additional``), minus the profiling-only ones, with
@@ -252,22 +242,6 @@ def _java_env(home: Path, conf: Path) -> dict[str, str]:
     return dict(os.environ, NEO4J_HOME=str(home), NEO4J_CONF=str(conf))
 
 
-def huge_pages_offered(setting: Path = THP_SETTING) -> bool:
-    """True when the kernel hands out transparent huge pages to a process that asks (see :data:`THP_FLAG`)."""
-    try:
-        return "[never]" not in setting.read_text()
-    except OSError:  # not Linux, or no THP in this kernel
-        return False
-
-
-def _with_malloc_huge_pages(java_env: dict[str, str]) -> dict[str, str]:
-    """``java_env`` with glibc's malloc asking for huge pages, unless its ``GLIBC_TUNABLES`` already chose."""
-    tunables = java_env.get("GLIBC_TUNABLES", "")
-    if "glibc.malloc.hugetlb=" in tunables:
-        return java_env
-    return dict(java_env, GLIBC_TUNABLES=":".join(t for t in (tunables, MALLOC_THP_TUNABLE) if t))
-
-
 def _make_home(home: Path | None) -> tuple[Path, bool]:
     """The server's home (``home``, kept; else a new temp folder, deleted on stop) with its sub-folders."""
     keep = home is not None
@@ -429,12 +403,12 @@ def run_import(
         (conf / "neo4j.conf").write_text("")
     report = home / "logs" / "import.report"
     cds = neo4j_cds.flags(cache_dir(), neo4j_cds.ADMIN, classpath, jvm_flags)
-    huge = huge_pages_offered()
-    thp = [THP_FLAG] if huge else []
+    huge = huge_pages.offered()
+    thp = [huge_pages.JVM_FLAG] if huge else []
     cmd = ["java", f"-Xmx{IMPORT_HEAP}", *JVM_FLAGS, *thp, *cds, *jvm_flags, "-cp", os.pathsep.join(classpath), ADMIN_TOOL]
     cmd += ["database", "import", "full", f"--max-off-heap-memory={env.neo4j_import_memory()}", f"--report-file={report}"]
     cmd += [*args]
-    java_env = _with_malloc_huge_pages(_java_env(home, conf)) if huge else _java_env(home, conf)
+    java_env = huge_pages.with_malloc_huge_pages(_java_env(home, conf)) if huge else _java_env(home, conf)
     proc = subprocess.run(cmd, env=java_env, cwd=import_dir, capture_output=quiet, text=True)
     if proc.returncode != 0:
         out = ((proc.stdout or "") + (proc.stderr or "")).strip().splitlines()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from eventkg.graphstore import Batch, StoreError, open_store
+from eventkg.graphstore import Batch, StoreError, huge_pages, open_store
 from eventkg.graphstore import neo4j_server as server_mod
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 from eventkg.graphstore.neo4j_import import _lanes, admin_arguments, export_neo4j_import, node_header, rel_header
@@ -208,13 +208,12 @@ def test_the_importer_asks_for_huge_pages_only_where_the_kernel_offers_them(tmp_
     path = tmp_path / "enabled"
     if setting is not None:
         path.write_text(setting)
-    assert server_mod.huge_pages_offered(path) is offered
+    assert huge_pages.offered(path) is offered
 
 
 def test_mallocs_huge_pages_join_the_users_glibc_tunables_and_never_override_them():
-    _with_malloc_huge_pages = server_mod._with_malloc_huge_pages
-    assert _with_malloc_huge_pages({})["GLIBC_TUNABLES"] == "glibc.malloc.hugetlb=1"
+    assert huge_pages.with_malloc_huge_pages({})["GLIBC_TUNABLES"] == "glibc.malloc.hugetlb=1"
     mine = {"GLIBC_TUNABLES": "glibc.malloc.arena_max=2"}
-    assert _with_malloc_huge_pages(mine)["GLIBC_TUNABLES"] == "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1"
+    assert huge_pages.with_malloc_huge_pages(mine)["GLIBC_TUNABLES"] == "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1"
     chosen = {"GLIBC_TUNABLES": "glibc.malloc.hugetlb=0"}
-    assert _with_malloc_huge_pages(chosen) == chosen
+    assert huge_pages.with_malloc_huge_pages(chosen) == chosen
