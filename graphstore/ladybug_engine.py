@@ -9,7 +9,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -86,6 +86,21 @@ def count_rows(conn: Any, name: str) -> int:
     """Rows stored in a node or rel table."""
     pattern = f"(n:{name})" if name in NODE_TYPES else f"()-[n:{name}]->()"
     return fetch_tuples(conn, f"MATCH {pattern} RETURN count(*)")[0][0]
+
+
+def max_offset(conn: Any, label: str) -> int:
+    """The highest node offset of ``label`` (-1 when it has no node)."""
+    value = conn.execute(f"MATCH (n:{label}) RETURN max(offset(id(n)))").get_next()[0]
+    return -1 if value is None else int(value)
+
+
+def offset_pages(conn: Any, label: str, match: str, returns: str, *, page: int, var: str = "n") -> Iterator[pa.Table]:
+    """``MATCH match ... RETURN returns`` a page of ``page`` node offsets of ``var`` (a ``label``
+    node) at a time, each page one Arrow table: a big table read in bounded parts, never whole."""
+    for low in range(0, max_offset(conn, label) + 1, page):
+        yield conn.execute(
+            f"MATCH {match} WHERE offset(id({var})) >= {low} AND offset(id({var})) < {low + page} RETURN {returns}"
+        ).get_as_arrow(0)
 
 
 def copy_arrow(conn: Any, table: str, arrow: pa.Table) -> None:

@@ -45,6 +45,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from eventkg.graphstore.base import StoreError
+from eventkg.graphstore.ladybug_engine import max_offset, offset_pages
 from eventkg.graphstore.model import DOUBLE, INT64, NODE_TYPES, REL_TYPES, STRING_LIST
 
 MANIFEST = "import.json"
@@ -89,12 +90,6 @@ def _connection(store: Any):
     return conn
 
 
-def _max_offset(conn, label: str) -> int:
-    res = conn.execute(f"MATCH (n:{label}) RETURN max(offset(id(n)))")
-    value = res.get_next()[0]
-    return -1 if value is None else int(value)
-
-
 def _count(conn, cypher: str) -> int:
     return int(conn.execute(cypher).get_next()[0])
 
@@ -136,11 +131,7 @@ def _node_pages(conn, label: str, base: int) -> Iterator[pa.Table]:
     """Pages of a label's nodes, each with its node number (offset + ``base``) first."""
     cols = ["id", "sources", *NODE_TYPES[label].properties]
     ret = ", ".join([f"offset(id(n)) + {base} AS nid", *(f"n.`{c}` AS `{c}`" for c in cols)])
-    top = _max_offset(conn, label)
-    for lo in range(0, top + 1, PAGE):
-        yield conn.execute(
-            f"MATCH (n:{label}) WHERE offset(id(n)) >= {lo} AND offset(id(n)) < {lo + PAGE} RETURN {ret}"
-        ).get_as_arrow(0)
+    return offset_pages(conn, label, f"(n:{label})", ret, page=PAGE)
 
 
 def _rel_pages(conn, rtype: str, bases: dict[str, int]) -> Iterator[pa.Table]:
@@ -148,12 +139,7 @@ def _rel_pages(conn, rtype: str, bases: dict[str, int]) -> Iterator[pa.Table]:
     rel = REL_TYPES[rtype]
     ends = [f"offset(id(a)) + {bases[rel.source]} AS src", f"offset(id(b)) + {bases[rel.target]} AS dst"]
     ret = ", ".join([*ends, *(f"e.`{c}` AS `{c}`" for c in ["sources", *rel.properties])])
-    top = _max_offset(conn, rel.source)
-    for lo in range(0, top + 1, PAGE):
-        yield conn.execute(
-            f"MATCH (a:{rel.source})-[e:{rtype}]->(b:{rel.target}) "
-            f"WHERE offset(id(a)) >= {lo} AND offset(id(a)) < {lo + PAGE} RETURN {ret}"
-        ).get_as_arrow(0)
+    return offset_pages(conn, rel.source, f"(a:{rel.source})-[e:{rtype}]->(b:{rel.target})", ret, page=PAGE, var="a")
 
 
 def _node_bases(conn) -> dict[str, int]:
@@ -161,7 +147,7 @@ def _node_bases(conn) -> dict[str, int]:
     bases, base = {}, 0
     for label in NODE_TYPES:
         bases[label] = base
-        base += _max_offset(conn, label) + 1
+        base += max_offset(conn, label) + 1
     return bases
 
 
