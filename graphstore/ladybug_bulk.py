@@ -258,10 +258,7 @@ class BulkSession:
         if not self._will_fold(name):
             return held
         late = self._late.take(name).cast(held.schema)
-        keys = ("id",) if name in NODE_TYPES else ("src", "dst")
-        hit = _rows_with_keys(held, late, keys)  # the held first rows of the repeated keys
-        merged = self._merge_late(name, held.filter(hit), late)
-        return pa.concat_tables([held.filter(pc.invert(hit)), merged])
+        return self._merge_into(name, held, late)
 
     def _merge_repeats(self, name: str, held: pa.Table) -> pa.Table:
         """The held rows of an unkeyed rel table (:meth:`_holds_unkeyed`) with each repeated key
@@ -276,9 +273,14 @@ class BulkSession:
         late = held.filter(pa.array(later))
         rest = held.filter(pa.array(~later))
         self.late_result.created[name] = self.late_result.created.get(name, 0) - late.num_rows
-        hit = _rows_with_keys(rest, late, ("src", "dst"))
-        merged = self._merge_late(name, rest.filter(hit), late)
-        return pa.concat_tables([rest.filter(pc.invert(hit)), merged])
+        return self._merge_into(name, rest, late)
+
+    def _merge_into(self, name: str, held: pa.Table, late: pa.Table) -> pa.Table:
+        """``held`` (one row per key) with the rows ``late`` of some of its keys merged in (:meth:`_merge_late`)."""
+        keys = ("id",) if name in NODE_TYPES else ("src", "dst")
+        hit = _rows_with_keys(held, late, keys)  # the held first rows of the repeated keys
+        merged = self._merge_late(name, held.filter(hit), late)
+        return pa.concat_tables([held.filter(pc.invert(hit)), merged])
 
     def _merge_late(self, name: str, first: pa.Table, late: pa.Table) -> pa.Table:
         """The held rows ``first`` of repeated keys merged with their waiting rows ``late`` (later
@@ -326,11 +328,8 @@ class BulkSession:
         Why: at ASER 1M/3M the upsert of 965K events and half the edges, all equal, took 12.4 of
         the re-run's 24.7 s (keyed lookups, reading stored edges, comparing).
         """
-        now = self._digest_now(name)
-        if now is None:
-            return False
-        expected = now - self._copied.get(name, EMPTY)
-        if not 0 < expected.rows <= rows or count_rows(self._conn, name) != now.rows:
+        expected = self._stored_before_session(name)
+        if expected is None or not 0 < expected.rows <= rows:
             return False
         kind = NODE_TYPES.get(name) or REL_TYPES[name]
         keys = ("id",) if name in NODE_TYPES else ("src", "dst")
@@ -342,6 +341,14 @@ class BulkSession:
             if waiting.rows > expected.rows:
                 return False
         return waiting == expected
+
+    def _stored_before_session(self, name: str) -> TableDigest | None:
+        """The digest of the rows ``name`` held before this session's COPYs, or None when unknown
+        (no digest, or the engine's row count is not the digest's: a write the digest missed)."""
+        now = self._digest_now(name)
+        if now is None or count_rows(self._conn, name) != now.rows:
+            return None
+        return now - self._copied.get(name, EMPTY)
 
     def _write_waiting_by_keys(self, name: str, path: Path) -> bool:
         """The waiting rows of a table routed by digest (:meth:`_routed_by_digest`) that are not
@@ -356,8 +363,7 @@ class BulkSession:
         table, (h1, h2) = dedupe(table, keys, kind.properties)
         present, unsure = keyset.lookup(h1, h2)
         new = ~(present | unsure)
-        now = self._digest_now(name)
-        stored = None if now is None or count_rows(self._conn, name) != now.rows else now - self._copied.get(name, EMPTY)
+        stored = self._stored_before_session(name)
         known = table.filter(pa.array(~new))
         if new.any():
             self._copy_held(name, table.filter(pa.array(new)))
