@@ -26,11 +26,6 @@ def fingerprints(values) -> tuple[np.ndarray, np.ndarray]:
     return string_hashes(values, _SEEDS)
 
 
-def fingerprint(values) -> np.ndarray:
-    """The first of :func:`fingerprints` alone (half the work, for callers that compare the strings)."""
-    return string_hashes(values, _SEEDS[:1])[0]
-
-
 def edge_fingerprints(src, dst) -> tuple[np.ndarray, np.ndarray]:
     """Fingerprints of (src, dst) pairs, from the fingerprints of each side."""
     s1, s2 = fingerprints(src)
