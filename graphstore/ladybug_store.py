@@ -91,6 +91,9 @@ REOPEN_ROWS = 1_000_000  # rows written between reopenings of the database (see 
 # tables, 3.3M edges, +206 MB), so a fixed count keeps it flat in graph size (was: tables per
 # checkpoint from the node count, 13 of 15 at 1M/3M)
 REL_PENDING_EDGES = 1_000_000
+# checkpoint right after a COPY into a rel table that already held edges (see _flush_spool);
+# False gives the earlier rule (the edge budget only), for bench/second_source_bench.py to compare
+CHECKPOINT_APPENDS = True
 # a key set built by scanning this many stored keys (a re-run builds one per stored table) is
 # followed by a checkpoint and a reopening: the scan leaves the table's pages and its result in the
 # engine (ASER 1M/3M re-run, bench/rerun_rss_trace.py: peak 973 MB without, 893 MB released after
@@ -250,6 +253,14 @@ class LadybugStore(BulkSession, GraphStore):
         COPY each (see ``eventkg.graphstore.spool``), checkpointed once ``REL_PENDING_EDGES`` edges
         wait for it. After each checkpoint the database is reopened and freed memory handed back
         (:meth:`_checkpoint_and_release`), so each COPY starts from the same floor.
+
+        A COPY into a rel table that already held edges is checkpointed at once: it keeps engine
+        memory for every CSR node group its edges touch, up to ~135 B per node of the source
+        label, until the next checkpoint, however few its edges (ladybug 0.22; 1,000 edges into a
+        table over 1M events +129-138 MB, over 300K events +32-46 MB; ``bench/second_source_bench.py``).
+        Counting such tables by their edges let 17 of them pile up: ASER 330K/1M into a store
+        holding the 1M/3M graph peaked at 2,147 MB that way and at 1,124 MB this way, in the same
+        time (34.1 / 33.7 s; the checkpoints rewrite the same tables either way).
         """
         if not self._spool and not self._late:
             return
@@ -266,8 +277,12 @@ class LadybugStore(BulkSession, GraphStore):
                 if pending and pending + rows > REL_PENDING_EDGES:
                     self._checkpoint_and_release()
                     pending = 0
+                appends = CHECKPOINT_APPENDS and name not in self._unkeyed and count_rows(self._conn, name) > 0
                 self._write_held_edges(name)
                 pending += rows
+                if appends:  # checkpointed at once (see the docstring)
+                    self._checkpoint_and_release()
+                    pending = 0
             if pending:
                 self._checkpoint_and_release()
             self._apply_late(names or [*NODE_TYPES, *REL_TYPES])

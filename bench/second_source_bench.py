@@ -1,0 +1,185 @@
+"""A second ASER file into a store that holds a graph already: wall time, CPU and peak RSS.
+
+    .venv/bin/python bench/second_source_bench.py --workdir /tmp/eventkg-bench
+    .venv/bin/python bench/second_source_bench.py --base 1000000 --second 330000 --engine-nodes 300000,1000000
+
+A user adds ASER files (or parts of one) to one store, so most held rel tables append to stored
+ones. Both files come from ``eventkg.ingest.aser_shape`` (as in ``bench/ingest_bench.py``, whose
+cached files are reused from the same ``--workdir``); the base store, ingested with
+``--map-events``, is made once and copied for each mode. Each mode runs in a child process of its
+own (peak RSS from ``wait4``):
+
+* ``fresh``              — the second file into an empty store (the baseline);
+* ``onto``               — into a copy of the base store, its digests kept (stored rel tables
+  route every row by digest; new keys COPYed after a key scan);
+* ``onto-no-digests``    — the same without the digests file (an older or copied store: rows held
+  by key, held tables COPYed onto the stored ones);
+* ``*-before``           — the same with ``ladybug_store.CHECKPOINT_APPENDS`` off (the earlier
+  rule: checkpoint only every ``REL_PENDING_EDGES`` edges);
+* ``engine-append``      — the engine alone (``--engine-nodes``): N events and six rel tables of
+  300K edges, checkpointed, then 1,000 new edges COPYed into each table without a checkpoint;
+  prints the RSS each COPY keeps (it grows with N, not with the edges: why each such COPY is
+  checkpointed at once).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.ingest_bench import cpu_seconds, fresh, generated_kg  # noqa: E402
+
+MODES = ("fresh", "onto", "onto-before", "onto-no-digests", "onto-no-digests-before")
+
+
+def child(mode: str, kg: str, store_path: str) -> None:
+    """Runs inside the measured process; prints one JSON line."""
+    from eventkg.graphstore import ladybug_store, open_store
+    from eventkg.ingest import aser
+
+    ladybug_store._import_ladybug()
+    if mode.endswith("-before"):
+        ladybug_store.CHECKPOINT_APPENDS = False
+    start, cpu = time.perf_counter(), cpu_seconds()
+    with open_store(store_path) as store:
+        report = aser.load(store, kg, map_events=True)
+        counts = store.counts()
+    print(json.dumps({"mode": mode, "rows": report.rows, "seconds": time.perf_counter() - start,
+                      "cpu": cpu_seconds() - cpu, "counts": counts}))
+
+
+def engine_append(nodes: int) -> None:
+    """The RSS that COPYs of 1,000 edges into non-empty rel tables keep until a checkpoint."""
+    import numpy as np
+    import pyarrow as pa
+
+    from eventkg.graphstore import ladybug_bulk, open_store
+    from eventkg.graphstore.ladybug_engine import copy_arrow, release_free_memory
+    from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
+
+    folder = Path(os.environ["EVENTKG_BENCH_TMP"])
+    store = open_store(str(fresh(folder / "engine-append.lbug")))
+    store._set_buffer_pool(ladybug_bulk.BULK_BUFFER_POOL_BYTES)
+    ids = pa.array([f"{i:020x}" for i in range(nodes)])
+    rows = {"id": ids, "sources": pa.array([["aser"]] * nodes, pa.list_(pa.string())), "text": ids}
+    for prop in NODE_TYPES["Event"].properties:
+        rows.setdefault(prop, pa.nulls(nodes, pa.float64() if prop == "frequency" else
+                                       pa.int64() if prop == "cluster" else pa.string()))
+    copy_arrow(store._conn, "Event", pa.table(rows))
+    rng = np.random.default_rng(7)
+
+    def edges(k: int) -> pa.Table:
+        ends = pa.array(rng.integers(0, nodes, 2 * k))
+        return pa.table({"src": ids.take(ends[:k]), "dst": ids.take(ends[k:]),
+                         "sources": pa.array([["aser"]] * k, pa.list_(pa.string())), "count": pa.array(np.ones(k))})
+
+    tables = [t for t, rel in REL_TYPES.items() if rel.source == rel.target == "Event" and "count" in rel.properties][:6]
+    for name in tables:
+        copy_arrow(store._conn, name, edges(300_000))
+    store._checkpoint_and_release()
+    kept = []
+    for name in tables:
+        before = _rss_mb()
+        copy_arrow(store._conn, name, edges(1_000))
+        release_free_memory()
+        kept.append(_rss_mb() - before)
+    start = time.perf_counter()
+    store._checkpoint_and_release()
+    print(json.dumps({"nodes": nodes, "kept_mb": kept, "checkpoint_s": time.perf_counter() - start}))
+    store.close()
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize() / 2**20
+
+
+def measure(args: list[str]) -> dict:
+    proc = subprocess.Popen([sys.executable, __file__, *args], stdout=subprocess.PIPE, cwd=ROOT,
+                            env={**os.environ, "EVENTKG_BENCH_TMP": os.environ.get("EVENTKG_BENCH_TMP", "")})
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{args[:2]} failed")
+    result = json.loads(out.decode().strip().splitlines()[-1])
+    result["peak_rss_mb"] = usage.ru_maxrss / 1024
+    return result
+
+
+def base_store(work: Path, kg: Path) -> Path:
+    """The base file ingested with --map-events, made once (with its digests file)."""
+    store = work / f"onto_base_{kg.stem}.lbug"
+    if not (work / (store.name + ".done")).exists():
+        fresh(store)
+        print(f"# ingesting the base store {store.name} ...", flush=True)
+        measure(["--child", "fresh", str(kg), str(store)])
+        (work / (store.name + ".done")).touch()
+    return store
+
+
+def copy_of(base: Path, to: Path, digests: bool) -> Path:
+    fresh(to)
+    shutil.copyfile(base, to)
+    if digests:
+        shutil.copyfile(f"{base}.digests", f"{to}.digests")
+    return to
+
+
+def edges_total(counts: dict) -> int:
+    return sum(counts["edges"].values())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--base", type=int, default=1_000_000, help="eventualities of the base file (3x relations)")
+    parser.add_argument("--second", type=int, default=330_000, help="eventualities of the second file (3x relations)")
+    parser.add_argument("--modes", default=",".join(MODES), help=f"any of {', '.join(MODES)}")
+    parser.add_argument("--engine-nodes", default="300000,1000000", help="node counts for engine-append ('' skips it)")
+    parser.add_argument("--workdir", default="/tmp/eventkg-bench", help="files kept and reused here")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--engine-child", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(*args.child)
+        return
+    if args.engine_child:
+        engine_append(args.engine_child)
+        return
+    work = Path(args.workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    os.environ["EVENTKG_BENCH_TMP"] = str(work)
+    for nodes in [int(n) for n in args.engine_nodes.split(",") if n]:
+        r = measure(["--engine-child", str(nodes)])
+        print(f"engine-append {nodes:>10,} events: RSS kept per COPY of 1,000 edges "
+              f"{', '.join(f'{k:+.0f}' for k in r['kept_mb'])} MB; checkpoint {r['checkpoint_s']:.2f} s", flush=True)
+    base = base_store(work, generated_kg(work, args.base, 3 * args.base, args.seed))
+    second = generated_kg(work, args.second, 3 * args.second, args.seed)
+    results = {}
+    for mode in args.modes.split(","):
+        store = work / "onto_run.lbug"
+        if mode == "fresh":
+            fresh(store)
+        else:
+            copy_of(base, store, digests="no-digests" not in mode)
+        results[mode] = r = measure(["--child", mode, str(second), str(store)])
+        ratio = r["seconds"] / results["fresh"]["seconds"] if "fresh" in results else float("nan")
+        print(f"{mode:>24} {r['seconds']:6.1f} s {ratio:5.2f}x fresh  CPU {r['cpu']:6.1f} s  "
+              f"RSS {r['peak_rss_mb']:6.0f} MB  edges after {edges_total(r['counts']):,}", flush=True)
+    onto = {m: json.dumps(r["counts"], sort_keys=True) for m, r in results.items() if m != "fresh"}
+    if len(set(onto.values())) > 1:
+        raise SystemExit(f"the modes onto the base store end with different graphs: {onto}")
+
+
+if __name__ == "__main__":
+    main()
