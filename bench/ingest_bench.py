@@ -3,6 +3,7 @@
     .venv/bin/python bench/ingest_bench.py                       # 1M eventualities / 3M relations
     .venv/bin/python bench/ingest_bench.py --sizes 330000,1000000 # RSS flat in graph size?
     .venv/bin/python bench/ingest_bench.py --sizes 1000000x6000000 --modes scan,ingest
+    .venv/bin/python bench/ingest_bench.py --sizes 330000,1000000 --modes scan,ingest,ingest-map --repeat 3
 
 The file comes from ``eventkg.ingest.aser_shape`` (the shape of a file the ASER toolkit writes:
 repeated texts spread over the file, 1-3 senses per relation, full ``info`` JSON); a size
@@ -44,6 +45,7 @@ import resource
 import shutil
 import signal
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -317,6 +319,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--workdir", default=None, help="where to put the files (kept, and a generated KG.db reused)")
     parser.add_argument("--batch-size", type=int, default=None, help="rows per store write (default: the loader's)")
     parser.add_argument("--seed", type=int, default=7, help="generator seed")
+    parser.add_argument(
+        "--repeat", type=int, default=1,
+        help="rounds of every mode per size; with more than one, a table of each mode's medians follows (ratios "
+             "taken within each round) and the flatness uses the medians: this machine's noise moves one run by 20%%",
+    )
     parser.add_argument("--child", nargs=3, metavar=("MODE", "KG", "STORE"), help=argparse.SUPPRESS)
     return parser.parse_args()
 
@@ -369,8 +376,9 @@ def measure_mode(mode: str, kg: Path, store: Path, batch_size: int | None, clean
 
 
 def report_line(size: str, mode: str, r: dict, base: float | None, note: str) -> tuple[str, str]:
-    """(the progress line printed at once, the markdown table row) of one measured mode."""
-    ratio = f"{r['seconds'] / base:.2f}" if base else "-"
+    """(the progress line printed at once, the markdown table row) of one measured mode (its
+    ratio to ``base`` seconds, or the ``ratio`` it carries: a median of rounds)."""
+    ratio = f"{r['seconds'] / base:.2f}" if base else f"{r['ratio']:.2f}" if r.get("ratio") else "-"
     graph = _graph(r.get("counts"))
     if "server_peak_rss_mb" in r:
         note += f"; server peak RSS {r['server_peak_rss_mb']:,.0f} MB"
@@ -434,6 +442,34 @@ def rss_flatness_rows(by_size: list[tuple[str, dict[str, dict]]]) -> list[str]:
     ]
 
 
+def median_results(rounds: list[dict[str, dict]]) -> dict[str, dict]:
+    """Each mode's median wall time, CPU, peak RSS and ratio to the scan of its own round, over ``rounds``."""
+    out = {}
+    for mode in rounds[0]:
+        runs = [r[mode] for r in rounds if mode in r]
+        med = {k: statistics.median(r[k] for r in runs) for k in ("seconds", "cpu", "peak_rss_mb")}
+        med["by_design_mb"] = statistics.median(r.get("by_design_mb", 0) for r in runs)
+        if mode == "scan":
+            med["ratio"] = 1.0
+        elif all("scan" in r for r in rounds):
+            med["ratio"] = statistics.median(r[mode]["seconds"] / r["scan"]["seconds"] for r in rounds if mode in r)
+        out[mode] = {**runs[0], **med}
+    return out
+
+
+def median_rows(size: str, rounds: list[dict[str, dict]]) -> tuple[dict[str, dict], list[str]]:
+    """The medians of ``rounds`` (:func:`median_results`) and their table rows, printed as they are made."""
+    med = median_results(rounds)
+    rows = []
+    for mode, r in med.items():
+        spread = [x[mode]["seconds"] for x in rounds if mode in x]
+        line, row = report_line(f"{size} (median of {len(rounds)})", mode, r, None,
+                                f"wall {min(spread):.1f}-{max(spread):.1f} s")
+        print(line, flush=True)
+        rows.append(row)
+    return med, rows
+
+
 def bench_size(work: Path, n_ev: int, n_rel: int, modes: list[str], args: argparse.Namespace,
                results: dict[str, dict] | None = None) -> list[str]:
     """Run every mode on one size (progress lines printed as they come); returns the table rows
@@ -480,8 +516,15 @@ def main() -> None:
             print(f"# skipped {', '.join(skipped)}: {why}")
         by_size = []
         for n_ev, n_rel in parse_sizes(args.sizes, args.scale):
-            by_size.append((f"{n_ev:,} / {n_rel:,}", {}))
-            table += bench_size(work, n_ev, n_rel, modes, args, by_size[-1][1])
+            rounds: list[dict[str, dict]] = []
+            for _ in range(max(1, args.repeat)):
+                rounds.append({})
+                table += bench_size(work, n_ev, n_rel, modes, args, rounds[-1])
+            result = rounds[0]
+            if len(rounds) > 1:
+                result, rows = median_rows(f"{n_ev:,} / {n_rel:,}", rounds)
+                table += rows
+            by_size.append((f"{n_ev:,} / {n_rel:,}", result))
         table += rss_flatness_rows(by_size)
         print()
         print("\n".join(table))
