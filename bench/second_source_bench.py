@@ -19,7 +19,9 @@ own (peak RSS from ``wait4``):
 * ``engine-append``      — the engine alone (``--engine-nodes``): N events and six rel tables of
   300K edges, checkpointed, then 1,000 new edges COPYed into each table without a checkpoint;
   prints the RSS each COPY keeps (it grows with N, not with the edges: why each such COPY is
-  checkpointed at once).
+  checkpointed at once); then 25K random events rewritten in one transaction, and two and one
+  node groups per checkpointed transaction (``ladybug_upsert.update_by_node_groups``): time
+  and peak RSS over the start.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.ingest_bench import cpu_seconds, fresh, generated_kg  # noqa: E402
 
+UPDATED_EVENTS = 25_000  # about what ASER 330K/1M changes of the 1M/3M graph's events (repeated texts)
 MODES = ("fresh", "onto", "onto-before", "onto-no-digests", "onto-no-digests-before")
 
 
@@ -95,8 +98,47 @@ def engine_append(nodes: int) -> None:
         kept.append(_rss_mb() - before)
     start = time.perf_counter()
     store._checkpoint_and_release()
-    print(json.dumps({"nodes": nodes, "kept_mb": kept, "checkpoint_s": time.perf_counter() - start}))
+    out = {"nodes": nodes, "kept_mb": kept, "checkpoint_s": time.perf_counter() - start}
+    out["update"] = {groups: engine_update(store, ids, groups) for groups in (0, 2, 1)}
+    print(json.dumps(out))
     store.close()
+
+
+def engine_update(store, ids, groups: int) -> tuple[float, float]:
+    """(seconds, peak RSS over the start in MB) of rewriting 25K random stored events: in one
+    transaction (``groups`` 0) or ``groups`` node groups per checkpointed transaction."""
+    import threading
+
+    import numpy as np
+    import pyarrow as pa
+
+    from eventkg.graphstore import ladybug_upsert as lu
+
+    pick = np.random.default_rng(groups).choice(len(ids), UPDATED_EVENTS, replace=False)
+    cols = ["id", "sources", "text", "frequency"]
+    rows = [dict(r, frequency=float(groups + 2)) for r in
+            lu.existing_ids(store._conn, "Event", ids.take(pa.array(pick)).to_pylist(), cols, chunk=20_000).to_pylist()]
+    peak, done = [0.0], threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            peak[0] = max(peak[0], _rss_mb())
+            time.sleep(0.01)
+
+    base = _rss_mb()
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    start = time.perf_counter()
+    if groups:
+        lu.UPDATE_NODE_GROUPS = groups
+        lu.update_by_node_groups(lambda: store._conn, "Event", rows, store._in_checkpointed_transaction)
+    else:
+        store._in_transaction(lambda: lu.update_rows(store._conn, "Event", rows))
+        store._checkpoint_and_release()
+    seconds = time.perf_counter() - start
+    done.set()
+    sampler.join()
+    return seconds, peak[0] - base
 
 
 def _rss_mb() -> float:
@@ -163,6 +205,9 @@ def main() -> None:
         r = measure(["--engine-child", str(nodes)])
         print(f"engine-append {nodes:>10,} events: RSS kept per COPY of 1,000 edges "
               f"{', '.join(f'{k:+.0f}' for k in r['kept_mb'])} MB; checkpoint {r['checkpoint_s']:.2f} s", flush=True)
+        print(f"engine-update {nodes:>10,} events, {UPDATED_EVENTS:,} changed: " + "; ".join(
+            f"{'one transaction' if g == '0' else f'{g} node group(s) per transaction'} {sec:.2f} s, peak {mb:+.0f} MB"
+            for g, (sec, mb) in r["update"].items()), flush=True)
     base = base_store(work, generated_kg(work, args.base, 3 * args.base, args.seed))
     second = generated_kg(work, args.second, 3 * args.second, args.seed)
     results = {}
@@ -173,8 +218,8 @@ def main() -> None:
         else:
             copy_of(base, store, digests="no-digests" not in mode)
         results[mode] = r = measure(["--child", mode, str(second), str(store)])
-        ratio = r["seconds"] / results["fresh"]["seconds"] if "fresh" in results else float("nan")
-        print(f"{mode:>24} {r['seconds']:6.1f} s {ratio:5.2f}x fresh  CPU {r['cpu']:6.1f} s  "
+        ratio = f"{r['seconds'] / results['fresh']['seconds']:5.2f}x fresh" if "fresh" in results else ""
+        print(f"{mode:>24} {r['seconds']:6.1f} s {ratio}  CPU {r['cpu']:6.1f} s  "
               f"RSS {r['peak_rss_mb']:6.0f} MB  edges after {edges_total(r['counts']):,}", flush=True)
     onto = {m: json.dumps(r["counts"], sort_keys=True) for m, r in results.items() if m != "fresh"}
     if len(set(onto.values())) > 1:

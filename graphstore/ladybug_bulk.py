@@ -27,7 +27,7 @@ and ``checkpoint``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -41,6 +41,7 @@ from eventkg.graphstore.base import StoreError, WriteResult
 from eventkg.graphstore.digest import EMPTY, TableDigest, table_digest
 from eventkg.graphstore.keyset import KeySet, edge_fingerprints, fingerprints
 from eventkg.graphstore.ladybug_engine import count_rows, release_free_memory, rollback
+from eventkg.graphstore.ladybug_upsert import update_by_node_groups
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 from eventkg.graphstore.spool import TableSpool, read_partitions
 from eventkg.graphstore.tables import changed_rows, dedupe, key_column
@@ -399,16 +400,14 @@ class BulkSession:
             self._pending[name] = before
 
     def _upsert_late(self, name: str, table: pa.Table, fps: Fingerprints) -> int:
-        """Upsert deduplicated waiting rows in one transaction, counting what it did; returns the
-        rows written (created + updated)."""
-        self._conn.execute("BEGIN TRANSACTION")
-        try:
-            created, updated, new_fps = self._upsert(name, table, fps)
-        except BaseException:
-            rollback(self._conn)
-            raise
-        self._conn.execute("COMMIT")
-        self._stamp()
+        """Upsert deduplicated waiting rows, counting what it did; returns the rows written
+        (created + updated). New rows go in one transaction; changed stored nodes after it, a
+        few node groups per transaction (:func:`~eventkg.graphstore.ladybug_upsert.update_by_node_groups`)."""
+        deferred: list[dict[str, Any]] = []
+        defer = (lambda _conn, _name, rows: deferred.extend(rows)) if name in NODE_TYPES else None
+        created, updated, new_fps = self._in_transaction(lambda: self._upsert(name, table, fps, defer))
+        if deferred:
+            update_by_node_groups(lambda: self._conn, name, deferred, self._in_checkpointed_transaction)
         self._add_keys(name, *new_fps)
         for counts, n in ((self.late_result.created, created), (self.late_result.updated, updated)):
             counts[name] = counts.get(name, 0) + n
@@ -417,6 +416,23 @@ class BulkSession:
         if self._unflushed_rows >= EARLY_CHECKPOINT_ROWS:
             self.checkpoint()
         return created + updated
+
+    def _in_transaction(self, work: Callable[[], Any]) -> Any:
+        """``work()`` in one transaction (rolled back if it raises), the database file stamped after."""
+        self._conn.execute("BEGIN TRANSACTION")
+        try:
+            out = work()
+        except BaseException:
+            rollback(self._conn)
+            raise
+        self._conn.execute("COMMIT")
+        self._stamp()
+        return out
+
+    def _in_checkpointed_transaction(self, work: Callable[[], Any]) -> None:
+        """``work()`` in a transaction of its own, then a checkpoint that hands its memory back."""
+        self._in_transaction(work)
+        self._checkpoint_and_release()
 
 
 def _first_key_hash(keys: tuple[str, ...], batch: pa.RecordBatch) -> np.ndarray:

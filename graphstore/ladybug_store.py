@@ -99,7 +99,7 @@ CHECKPOINT_APPENDS = True
 # engine (ASER 1M/3M re-run, bench/rerun_rss_trace.py: peak 973 MB without, 893 MB released after
 # all of a batch's scans, 854 MB after each scan, with the digest check's heap freed too)
 SCAN_RELEASE_KEYS = 100_000
-KEY_SCAN_ROWS = 200_000  # node offsets read per query when a node table's key set is built (see _scan_node_keys)
+KEY_SCAN_ROWS = 200_000  # node offsets read per query when a key set is built by a scan (see _scan_keys)
 
 
 Fingerprints = tuple[np.ndarray, np.ndarray]
@@ -241,9 +241,9 @@ class LadybugStore(BulkSession, GraphStore):
         present, unsure = known.lookup(*fps[name])
         return None if (present | unsure).any() else name
 
-    def _upsert(self, name: str, table: pa.Table, fps: Fingerprints) -> tuple[int, int, Fingerprints]:
+    def _upsert(self, name: str, table: pa.Table, fps: Fingerprints, update: Any = None) -> tuple[int, int, Fingerprints]:
         """COPY the rows not stored yet, update the changed ones (see ``ladybug_upsert.upsert``)."""
-        return upsert(self._conn, name, table, fps, self._keysets.get(name), chunk=LOOKUP_CHUNK)
+        return upsert(self._conn, name, table, fps, self._keysets.get(name), chunk=LOOKUP_CHUNK, update=update)
 
     def _flush_spool(self, names: Sequence[str] | None = None) -> None:
         """Write the held tables (``names``, default all; nodes first), keeping the engine's memory
@@ -456,15 +456,7 @@ class LadybugStore(BulkSession, GraphStore):
         if held + total <= self._keyset_max:
             keys = KeySet()
             if total:
-                if name in NODE_TYPES:
-                    self._scan_node_keys(name, keys)
-                else:
-                    rel = REL_TYPES[name]
-                    got = self._conn.execute(
-                        f"MATCH (a:{rel.source})-[e:{name}]->(b:{rel.target}) RETURN a.id, b.id"
-                    ).get_as_arrow()
-                    keys.add(*edge_fingerprints(got.column(0), got.column(1)))
-                    got = None
+                self._scan_keys(name, keys)
             if total >= SCAN_RELEASE_KEYS and not self._engine_failed:
                 # the scan left the table's pages and its result in the engine: hand them back
                 # before the next scan or write (called before any transaction opens)
@@ -472,15 +464,26 @@ class LadybugStore(BulkSession, GraphStore):
         self._keysets[name] = keys
         return keys
 
-    def _scan_node_keys(self, name: str, keys: KeySet) -> None:
-        """Add the ids of a node table to ``keys``, read ``KEY_SCAN_ROWS`` node offsets at a time.
+    def _scan_keys(self, name: str, keys: KeySet) -> None:
+        """Add the keys of a table to ``keys``, read ``KEY_SCAN_ROWS`` node offsets (of a rel
+        table's source nodes) at a time.
 
         Why in ranges: one ``RETURN n.id`` of ASER's 965K events held the engine's result, its
         Arrow copy and the hashing's temporaries at once, +178 MB over the open database (a
-        re-run's peak at 1M/3M); by ranges of 200K, +83 MB, in the same 0.17 s.
+        re-run's peak at 1M/3M); by ranges of 200K, +83 MB, in the same 0.17 s. A rel table's
+        keys likewise (ASER 1M/3M with --map-events: CO_OCCURRENCE's 1.14M edges +342-347 MB
+        and 1.1-1.3 s at once, +143-144 MB and 1.3-1.5 s by ranges; a second file onto the graph
+        scans every stored rel table it adds to).
         """
-        for page in offset_pages(self._conn, name, f"(n:{name})", "n.id", page=KEY_SCAN_ROWS):
-            keys.add(*fingerprints(page.column(0)))
+        if name in NODE_TYPES:
+            for page in offset_pages(self._conn, name, f"(n:{name})", "n.id", page=KEY_SCAN_ROWS):
+                keys.add(*fingerprints(page.column(0)))
+                page = None
+            return
+        rel = REL_TYPES[name]
+        pattern = f"(a:{rel.source})-[e:{name}]->(b:{rel.target})"
+        for page in offset_pages(self._conn, rel.source, pattern, "a.id, b.id", page=KEY_SCAN_ROWS, var="a"):
+            keys.add(*edge_fingerprints(page.column(0), page.column(1)))
             page = None
 
     def _add_keys(self, name: str, h1: np.ndarray, h2: np.ndarray) -> None:

@@ -36,6 +36,8 @@ from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 from eventkg.graphstore.tables import changed_rows, conform_table, dedupe, row_schema, rows_table
 from eventkg.graphstore.tables import key_column as _edge_key
 
+NODE_GROUP_ROWS = 131_072  # ladybug 0.22 keeps a node table in groups of 2^17 rows, by node offset
+UPDATE_NODE_GROUPS = 2  # node groups one deferred update transaction may touch (see update_by_node_groups)
 LOAD_UPDATE_ROWS = 64  # changed nodes from which one LOAD FROM beats a statement per row
 FEW_SOURCES = 150  # edge lookups by up to this many sources go one keyed query each
 SCAN_RATIO = 8  # scan a rel table's keys when it holds fewer than SCAN_RATIO x batch rows
@@ -69,12 +71,15 @@ def typed_tables(
 
 
 def upsert(
-    conn: Any, name: str, table: pa.Table, fps: Fingerprints, known: KeySet | None, *, chunk: int
+    conn: Any, name: str, table: pa.Table, fps: Fingerprints, known: KeySet | None, *, chunk: int,
+    update: Callable[[Any, str, list[dict[str, Any]]], None] | None = None,
 ) -> tuple[int, int, Fingerprints]:
     """COPY the rows not stored yet; update the stored ones the batch changes.
 
-    ``known`` is the table's key set (None: every key may be stored). Returns (created,
-    updated, fingerprints of the created keys).
+    ``known`` is the table's key set (None: every key may be stored). ``update(conn, name,
+    rows)`` rewrites the changed rows (default :func:`update_rows`, in the caller's
+    transaction; a bulk session defers node updates, see :func:`update_by_node_groups`).
+    Returns (created, updated, fingerprints of the created keys).
     """
     is_node = name in NODE_TYPES
     keys = ("id",) if is_node else ("src", "dst")
@@ -99,7 +104,7 @@ def upsert(
             skey = stored.column("id") if is_node else _edge_key(stored)
             is_new = ~pc.is_in(key, value_set=skey).to_numpy(zero_copy_only=False)
             changed = changed_rows(table.filter(pa.array(~is_new)), stored, keys)
-            update_rows(conn, name, changed)
+            (update or update_rows)(conn, name, changed)
             updated = len(changed)
     new = table if is_new.all() else table.filter(pa.array(is_new))
     if new.num_rows:
@@ -132,6 +137,41 @@ def update_rows(conn: Any, name: str, rows: list[dict[str, Any]]) -> None:
         keys = ["src", "dst"]
     for row in rows:
         conn.execute(stmt, {f"r_{c}": row.get(c) for c in [*keys, "sources", *props]})
+
+
+def node_offsets(conn: Any, label: str, ids: list[str], *, chunk: int = 100_000) -> dict[str, int]:
+    """Each stored node's offset in its table (keyed lookups): its node group is offset // ``NODE_GROUP_ROWS``."""
+    found: dict[str, int] = {}
+    for i in range(0, len(ids), chunk):
+        part = conn.execute(f"UNWIND $ids AS i MATCH (n:{label} {{id: i}}) RETURN n.id, offset(id(n))",
+                            {"ids": ids[i : i + chunk]}).get_as_arrow()
+        found.update(zip(part.column(0).to_pylist(), part.column(1).to_pylist(), strict=True))
+    return found
+
+
+def update_by_node_groups(connection: Callable[[], Any], name: str, rows: list[dict[str, Any]],
+                          transaction: Callable[[Callable[[], None]], None]) -> int:
+    """Rewrite changed stored nodes ``UPDATE_NODE_GROUPS`` node groups at a time, in order of
+    offset, each part by ``transaction(work)`` (runs ``work`` in a transaction of its own, then
+    checkpoints, which may reopen the database: ``connection()`` is the open one). Returns the parts.
+
+    Why: an update keeps engine memory for every node group it touches until the next
+    checkpoint, so changed rows spread over a big table cost memory in proportion to the table
+    (ladybug 0.22, ``bench/second_source_bench.py``'s engine-update: 25K random events of 1M
+    rewritten in one transaction +153 MB, 1.09 s; two groups at a time +57 MB, 1.24 s; one at a
+    time +38 MB, 1.44 s; of 300K at once +63 MB). ASER 330K/1M onto a store holding the 1M/3M
+    graph rewrites 25K events; with this and the paged rel key scans (``LadybugStore._scan_keys``)
+    its peak went from 1,106-1,127 MB to 1,008-1,013 MB (two interleaved rounds; 32.5-38.5 s
+    before, 35.3-38.7 s after).
+    """
+    offsets = node_offsets(connection(), name, [r["id"] for r in rows])
+    span = NODE_GROUP_ROWS * UPDATE_NODE_GROUPS
+    parts: dict[int, list[dict[str, Any]]] = {}
+    for row in rows:
+        parts.setdefault(offsets.get(row["id"], 0) // span, []).append(row)
+    for key in sorted(parts):
+        transaction(lambda part=parts[key]: update_rows(connection(), name, part))
+    return len(parts)
 
 
 def check_endpoints(

@@ -316,10 +316,11 @@ def test_a_rerun_upserts_its_waiting_rows_in_parts_with_keyed_lookups(tmp_path, 
         assert [got[event_id(f"e{i}")].get("frequency") for i in (30, 36, 50)] == [2.0, 6.0, None]
 
 
-def test_a_node_key_set_read_in_offset_ranges_holds_exactly_the_stored_ids(tmp_path, monkeypatch):
-    """Built a few node offsets at a time (``KEY_SCAN_ROWS``), across the gaps deleted nodes leave."""
+def test_key_sets_read_in_offset_ranges_hold_exactly_the_stored_keys(tmp_path, monkeypatch):
+    """Built a few node offsets (of a rel table's sources) at a time (``KEY_SCAN_ROWS``), across
+    the gaps deleted nodes leave."""
     from eventkg.graphstore import ladybug_store
-    from eventkg.graphstore.keyset import fingerprints
+    from eventkg.graphstore.keyset import edge_fingerprints, fingerprints
 
     monkeypatch.setattr(ladybug_store, "KEY_SCAN_ROWS", 7)
     path = str(tmp_path / "s.lbug")
@@ -331,6 +332,16 @@ def test_a_node_key_set_read_in_offset_ranges_holds_exactly_the_stored_ids(tmp_p
         kept = [event_id(f"e{i}") for i in range(50) if i not in (3, 20, 49)]
         assert len(keys) == 47 and keys.lookup(*fingerprints(kept))[0].all()
         assert not keys.lookup(*fingerprints([event_id(f"e{i}") for i in (3, 20, 49)]))[0].any()
+        edges = store._keyset("SYNCHRONOUS")
+        pairs = [(i, i + 1) for i in range(49)]
+        kept = [p for p in pairs if not {3, 20, 49} & set(p)]
+        gone = [p for p in pairs if p not in kept]
+
+        def ends(ps):
+            return edge_fingerprints([event_id(f"e{a}") for a, _ in ps], [event_id(f"e{b}") for _, b in ps])
+
+        assert len(edges) == len(kept) == 44 and edges.lookup(*ends(kept))[0].all()
+        assert not edges.lookup(*ends(gone))[0].any()
 
 
 def test_key_fingerprints_held_beside_a_table_come_back_in_row_order_or_not_at_all(tmp_path):
@@ -389,3 +400,37 @@ def test_a_copy_into_a_rel_table_that_held_edges_is_checkpointed_before_the_next
         assert log[log.index(name) + 1] == "checkpoint"
     fresh = [log[log.index(name) + 1] for name in ("BEFORE", "PRECEDENCE") if log.index(name) + 1 < len(log)]
     assert fresh.count("checkpoint") <= 1  # fresh tables share the edge budget (only the last may end it)
+
+
+def test_changed_stored_nodes_are_rewritten_a_few_node_groups_per_transaction(tmp_path, monkeypatch):
+    """A session's waiting rows that change stored nodes are rewritten in offset order, at most
+    UPDATE_NODE_GROUPS node groups per transaction, each checkpointed: one update over the
+    whole table keeps engine memory in proportion to the table until its checkpoint."""
+    from eventkg.graphstore import ladybug_upsert
+
+    monkeypatch.setattr(ladybug_upsert, "NODE_GROUP_ROWS", 10)  # so 100 events span ten groups
+    monkeypatch.setattr(ladybug_upsert, "UPDATE_NODE_GROUPS", 2)  # 20 offsets per transaction
+    path = str(tmp_path / "s.lbug")
+    with open_store(path) as store, store.bulk_load():
+        store.write_batch(_events(100))  # one COPY: e<i> is the node at offset i
+    changed = list(range(3, 100, 7))  # 14 events, in five of the 20-offset parts
+    again = _events(100)
+    for row in again.nodes["Event"]:
+        if int(row["text"][1:]) in changed:
+            row["frequency"] = 7.0
+    parts: list[list[int]] = []
+    update = ladybug_upsert.update_rows
+
+    def recorded(conn, name, rows):
+        parts.append(sorted(int(r["text"][1:]) for r in rows))
+        update(conn, name, rows)
+
+    monkeypatch.setattr(ladybug_upsert, "update_rows", recorded)
+    with open_store(path) as store:
+        with store.bulk_load():
+            store.write_batch(again)
+        assert store.late_result.updated.get("Event") == len(changed)
+        stored = store.get_nodes("Event", [event_id(f"e{i}") for i in range(100)])
+    assert sorted(i for part in parts for i in part) == changed
+    assert [sorted({i // 20 for i in part}) for part in parts] == [[0], [1], [2], [3], [4]]
+    assert [i for i in range(100) if stored[event_id(f"e{i}")].get("frequency") == 7.0] == changed
