@@ -255,12 +255,13 @@ class LadybugStore(BulkSession, GraphStore):
         (:meth:`_checkpoint_and_release`), so each COPY starts from the same floor.
 
         A COPY into a rel table that already held edges is checkpointed at once: it keeps engine
-        memory for every CSR node group its edges touch, up to ~135 B per node of the source
-        label, until the next checkpoint, however few its edges (ladybug 0.22; 1,000 edges into a
-        table over 1M events +129-138 MB, over 300K events +32-46 MB; ``bench/second_source_bench.py``).
-        Counting such tables by their edges let 17 of them pile up: ASER 330K/1M into a store
-        holding the 1M/3M graph peaked at 2,147 MB that way and at 1,124 MB this way, in the same
-        time (34.1 / 33.7 s; the checkpoints rewrite the same tables either way).
+        memory in proportion to the nodes the table joins, ~135 B per node, until the next
+        checkpoint, however few its edges and wherever they are (ladybug 0.22; 1,000 edges into a
+        table over 1M events +127-146 MB, over 300K events +40-58 MB, sources within 2,048 nodes
+        still +119-134 MB; ``bench/second_source_bench.py``). Counting such tables by their edges
+        let 17 of them pile up: ASER 330K/1M into a store holding the 1M/3M graph peaked at
+        2,094-2,112 MB that way and at 1,106-1,130 MB this way, in the same time (32.4-33.3 s
+        against 32.5-34.1 s; the checkpoints rewrite the same tables either way).
         """
         if not self._spool and not self._late:
             return
