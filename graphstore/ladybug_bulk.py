@@ -376,27 +376,33 @@ class BulkSession:
         if stored is not None and table_digest(known) == stored:  # the stored rows again: nothing to write
             self.late_skipped[name] = self.late_skipped.get(name, 0) + known.num_rows
             return True
-        before = self._digest_now(name)
-        self._forget_digests([name])
-        if not self._upsert_late(name, known, (h1[~new], h2[~new])) and before is not None:
-            self._pending[name] = before  # nothing written: the table is as it was
+        self._keeping_digest_if_unchanged(name, lambda: self._upsert_late(name, known, (h1[~new], h2[~new])))
         return True
 
     def _upsert_late_file(self, name: str, path: Path, rows: int) -> None:
         """Upsert a table's waiting rows (its held file) in parts; a table left unchanged keeps its digest."""
         kind = NODE_TYPES.get(name) or REL_TYPES[name]
         keys = ("id",) if name in NODE_TYPES else ("src", "dst")
+
+        def upsert_parts() -> int:
+            changed = 0
+            # node tables in parts (found by keyed lookups, see SCAN_MAX_NODES); a rel table's
+            # stored edges are found by one scan of it per part, so it stays whole
+            parts = -(-rows // LATE_UPSERT_ROWS) if name in NODE_TYPES else 1
+            for table in read_partitions(path, parts, partial(_first_key_hash, keys)):
+                table, fps = dedupe(table, keys, kind.properties)
+                changed += self._upsert_late(name, table, fps)
+                table = None
+            return changed
+
+        self._keeping_digest_if_unchanged(name, upsert_parts)
+
+    def _keeping_digest_if_unchanged(self, name: str, upserts: Callable[[], int]) -> None:
+        """Run ``upserts`` (returns the rows it wrote) with the digest of ``name`` dropped first; when
+        it wrote nothing the table is as it was, so its digest (if known) is kept again."""
         before = self._digest_now(name)
         self._forget_digests([name])
-        changed = 0
-        # node tables in parts (found by keyed lookups, see SCAN_MAX_NODES); a rel table's
-        # stored edges are found by one scan of it per part, so it stays whole
-        parts = -(-rows // LATE_UPSERT_ROWS) if name in NODE_TYPES else 1
-        for table in read_partitions(path, parts, partial(_first_key_hash, keys)):
-            table, fps = dedupe(table, keys, kind.properties)
-            changed += self._upsert_late(name, table, fps)
-            table = None
-        if not changed and before is not None:  # nothing written: the table is as it was
+        if not upserts() and before is not None:
             self._pending[name] = before
 
     def _upsert_late(self, name: str, table: pa.Table, fps: Fingerprints) -> int:

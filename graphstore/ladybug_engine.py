@@ -94,9 +94,15 @@ def max_offset(conn: Any, label: str) -> int:
     return -1 if value is None else int(value)
 
 
-def offset_pages(conn: Any, label: str, match: str, returns: str, *, page: int, var: str = "n") -> Iterator[pa.Table]:
-    """``MATCH match ... RETURN returns`` a page of ``page`` node offsets of ``var`` (a ``label``
-    node) at a time, each page one Arrow table: a big table read in bounded parts, never whole."""
+def table_pages(conn: Any, name: str, returns: str, *, page: int) -> Iterator[pa.Table]:
+    """``RETURN returns`` over a node table (its node bound to ``n``) or a rel table (``(a)-[e]->(b)``),
+    ``page`` node offsets (of ``n``, or of the sources ``a``) at a time, each page one Arrow table:
+    a big table read in bounded parts, never whole."""
+    if name in NODE_TYPES:
+        label, match, var = name, f"(n:{name})", "n"
+    else:
+        rel = REL_TYPES[name]
+        label, match, var = rel.source, f"(a:{rel.source})-[e:{name}]->(b:{rel.target})", "a"
     for low in range(0, max_offset(conn, label) + 1, page):
         yield conn.execute(
             f"MATCH {match} WHERE offset(id({var})) >= {low} AND offset(id({var})) < {low + page} RETURN {returns}"

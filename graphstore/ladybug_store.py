@@ -57,22 +57,22 @@ from eventkg.graphstore import ladybug_reads as reads
 from eventkg.graphstore.base import Batch, GraphStore, StoreError, WriteRefused, WriteResult, validate_batch
 from eventkg.graphstore.digest import EMPTY, TableDigest, digest_beside
 from eventkg.graphstore.digest_book import DigestBook
-from eventkg.graphstore.keyset import KeySet, edge_fingerprints, fingerprints
+from eventkg.graphstore.keyset import KeySet
 from eventkg.graphstore.ladybug_bulk import EARLY_CHECKPOINT_ROWS, BulkSession
 from eventkg.graphstore.ladybug_engine import (
     check_store_path,
     copy_arrow,
     count_rows,
-    offset_pages,
     release_free_memory,
     rollback,
     schema_statements,
     short_error,
+    table_pages,
 )
 from eventkg.graphstore.ladybug_upsert import check_endpoints, typed_tables, upsert
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 from eventkg.graphstore.spool import TableSpool
-from eventkg.graphstore.tables import decoded, encode_sources
+from eventkg.graphstore.tables import decoded, encode_sources, key_fingerprints
 
 __all__ = ["LadybugStore", "encode_sources", "decoded", "schema_statements"]
 
@@ -476,15 +476,9 @@ class LadybugStore(BulkSession, GraphStore):
         and 1.1-1.3 s at once, +143-144 MB and 1.3-1.5 s by ranges; a second file onto the graph
         scans every stored rel table it adds to).
         """
-        if name in NODE_TYPES:
-            for page in offset_pages(self._conn, name, f"(n:{name})", "n.id", page=KEY_SCAN_ROWS):
-                keys.add(*fingerprints(page.column(0)))
-                page = None
-            return
-        rel = REL_TYPES[name]
-        pattern = f"(a:{rel.source})-[e:{name}]->(b:{rel.target})"
-        for page in offset_pages(self._conn, rel.source, pattern, "a.id, b.id", page=KEY_SCAN_ROWS, var="a"):
-            keys.add(*edge_fingerprints(page.column(0), page.column(1)))
+        returns = "n.id AS id" if name in NODE_TYPES else "a.id AS src, b.id AS dst"
+        for page in table_pages(self._conn, name, returns, page=KEY_SCAN_ROWS):
+            keys.add(*key_fingerprints(page))
             page = None
 
     def _add_keys(self, name: str, h1: np.ndarray, h2: np.ndarray) -> None:

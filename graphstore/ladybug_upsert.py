@@ -150,10 +150,10 @@ def node_offsets(conn: Any, label: str, ids: list[str], *, chunk: int = 100_000)
 
 
 def update_by_node_groups(connection: Callable[[], Any], name: str, rows: list[dict[str, Any]],
-                          transaction: Callable[[Callable[[], None]], None]) -> int:
+                          transaction: Callable[[Callable[[], None]], None]) -> None:
     """Rewrite changed stored nodes ``UPDATE_NODE_GROUPS`` node groups at a time, in order of
     offset, each part by ``transaction(work)`` (runs ``work`` in a transaction of its own, then
-    checkpoints, which may reopen the database: ``connection()`` is the open one). Returns the parts.
+    checkpoints, which may reopen the database: ``connection()`` is the open one).
 
     Why: an update keeps engine memory for every node group it touches until the next
     checkpoint, so changed rows spread over a big table cost memory in proportion to the table
@@ -171,7 +171,6 @@ def update_by_node_groups(connection: Callable[[], Any], name: str, rows: list[d
         parts.setdefault(offsets.get(row["id"], 0) // span, []).append(row)
     for key in sorted(parts):
         transaction(lambda part=parts[key]: update_rows(connection(), name, part))
-    return len(parts)
 
 
 def check_endpoints(

@@ -45,7 +45,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from eventkg.graphstore.base import StoreError
-from eventkg.graphstore.ladybug_engine import max_offset, offset_pages
+from eventkg.graphstore.ladybug_engine import max_offset, table_pages
 from eventkg.graphstore.model import DOUBLE, INT64, NODE_TYPES, REL_TYPES, STRING_LIST
 
 MANIFEST = "import.json"
@@ -131,7 +131,7 @@ def _node_pages(conn, label: str, base: int) -> Iterator[pa.Table]:
     """Pages of a label's nodes, each with its node number (offset + ``base``) first."""
     cols = ["id", "sources", *NODE_TYPES[label].properties]
     ret = ", ".join([f"offset(id(n)) + {base} AS nid", *(f"n.`{c}` AS `{c}`" for c in cols)])
-    return offset_pages(conn, label, f"(n:{label})", ret, page=PAGE)
+    return table_pages(conn, label, ret, page=PAGE)
 
 
 def _rel_pages(conn, rtype: str, bases: dict[str, int]) -> Iterator[pa.Table]:
@@ -139,7 +139,7 @@ def _rel_pages(conn, rtype: str, bases: dict[str, int]) -> Iterator[pa.Table]:
     rel = REL_TYPES[rtype]
     ends = [f"offset(id(a)) + {bases[rel.source]} AS src", f"offset(id(b)) + {bases[rel.target]} AS dst"]
     ret = ", ".join([*ends, *(f"e.`{c}` AS `{c}`" for c in ["sources", *rel.properties])])
-    return offset_pages(conn, rel.source, f"(a:{rel.source})-[e:{rtype}]->(b:{rel.target})", ret, page=PAGE, var="a")
+    return table_pages(conn, rtype, ret, page=PAGE)
 
 
 def _node_bases(conn) -> dict[str, int]:
