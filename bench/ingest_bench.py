@@ -242,23 +242,30 @@ def engine_floor(kg: str, store_path: str) -> tuple[float, float, dict]:
     return seconds, cpu, counts
 
 
-def measure(mode: str, kg: Path, store: Path, batch_size: int | None, may_die: bool = False) -> dict:
-    extra = ["--batch-size", str(batch_size)] if batch_size else []
+def run_child(script: str, args: list[str]) -> tuple[int, float, str, float]:
+    """Run ``script args`` in a Python child: (exit code, wall seconds, stdout, peak RSS in MB from ``wait4``)."""
     start = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, __file__, "--child", mode, str(kg), str(store), *extra], stdout=subprocess.PIPE, cwd=ROOT
-    )
+    proc = subprocess.Popen([sys.executable, script, *args], stdout=subprocess.PIPE, cwd=ROOT)
     stdout = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
-    code = os.waitstatus_to_exitcode(status)
-    wall = time.perf_counter() - start
+    return os.waitstatus_to_exitcode(status), time.perf_counter() - start, stdout.decode(), usage.ru_maxrss / 1024
+
+
+def child_result(stdout: str, peak_mb: float) -> dict:
+    """The JSON line a child printed last, with its peak RSS (unless it measured its own)."""
+    result = json.loads(stdout.strip().splitlines()[-1])
+    result["peak_rss_mb"] = result.get("peak_rss_mb") or peak_mb
+    return result
+
+
+def measure(mode: str, kg: Path, store: Path, batch_size: int | None, may_die: bool = False) -> dict:
+    extra = ["--batch-size", str(batch_size)] if batch_size else []
+    code, wall, stdout, peak = run_child(__file__, ["--child", mode, str(kg), str(store), *extra])
     if may_die:
-        return {"exit": code, "seconds": wall, "peak_rss_mb": usage.ru_maxrss / 1024}
+        return {"exit": code, "seconds": wall, "peak_rss_mb": peak}
     if code != 0:
         raise SystemExit(f"{mode} child failed with exit code {code}")
-    result = json.loads(stdout.decode().strip().splitlines()[-1])
-    result["peak_rss_mb"] = result.get("peak_rss_mb") or usage.ru_maxrss / 1024
-    return result
+    return child_result(stdout, peak)
 
 
 def _graph(counts: dict | None) -> str:

@@ -31,7 +31,6 @@ import json
 import os
 import resource
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -39,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.ingest_bench import cpu_seconds, fresh, generated_kg  # noqa: E402
+from bench.ingest_bench import child_result, cpu_seconds, fresh, generated_kg, run_child  # noqa: E402
 
 UPDATED_EVENTS = 25_000  # about what ASER 330K/1M changes of the 1M/3M graph's events (repeated texts)
 MODES = ("fresh", "onto", "onto-before", "onto-no-digests", "onto-no-digests-before")
@@ -69,15 +68,15 @@ def engine_append(nodes: int) -> None:
     from eventkg.graphstore import ladybug_bulk, open_store
     from eventkg.graphstore.ladybug_engine import copy_arrow, release_free_memory
     from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
+    from eventkg.graphstore.tables import row_schema
 
     folder = Path(os.environ["EVENTKG_BENCH_TMP"])
     store = open_store(str(fresh(folder / "engine-append.lbug")))
     store._set_buffer_pool(ladybug_bulk.BULK_BUFFER_POOL_BYTES)
     ids = pa.array([f"{i:020x}" for i in range(nodes)])
     rows = {"id": ids, "sources": pa.array([["aser"]] * nodes, pa.list_(pa.string())), "text": ids}
-    for prop in NODE_TYPES["Event"].properties:
-        rows.setdefault(prop, pa.nulls(nodes, pa.float64() if prop == "frequency" else
-                                       pa.int64() if prop == "cluster" else pa.string()))
+    for field in row_schema(("id",), NODE_TYPES["Event"].properties):  # the other properties null, typed
+        rows.setdefault(field.name, pa.nulls(nodes, field.type))
     copy_arrow(store._conn, "Event", pa.table(rows))
     rng = np.random.default_rng(7)
 
@@ -114,7 +113,7 @@ def engine_update(store, ids, groups: int) -> tuple[float, float]:
 
     from eventkg.graphstore import ladybug_upsert as lu
 
-    pick = np.random.default_rng(groups).choice(len(ids), UPDATED_EVENTS, replace=False)
+    pick = np.random.default_rng(groups).choice(len(ids), min(UPDATED_EVENTS, len(ids)), replace=False)
     cols = ["id", "sources", "text", "frequency"]
     rows = [dict(r, frequency=float(groups + 2)) for r in
             lu.existing_ids(store._conn, "Event", ids.take(pa.array(pick)).to_pylist(), cols, chunk=20_000).to_pylist()]
@@ -147,15 +146,10 @@ def _rss_mb() -> float:
 
 
 def measure(args: list[str]) -> dict:
-    proc = subprocess.Popen([sys.executable, __file__, *args], stdout=subprocess.PIPE, cwd=ROOT,
-                            env={**os.environ, "EVENTKG_BENCH_TMP": os.environ.get("EVENTKG_BENCH_TMP", "")})
-    out = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{args[:2]} failed")
-    result = json.loads(out.decode().strip().splitlines()[-1])
-    result["peak_rss_mb"] = usage.ru_maxrss / 1024
-    return result
+    code, _, stdout, peak = run_child(__file__, args)
+    if code != 0:
+        raise SystemExit(f"{args[:2]} failed with exit code {code}")
+    return child_result(stdout, peak)
 
 
 def base_store(work: Path, kg: Path) -> Path:
@@ -205,7 +199,7 @@ def main() -> None:
         r = measure(["--engine-child", str(nodes)])
         print(f"engine-append {nodes:>10,} events: RSS kept per COPY of 1,000 edges "
               f"{', '.join(f'{k:+.0f}' for k in r['kept_mb'])} MB; checkpoint {r['checkpoint_s']:.2f} s", flush=True)
-        print(f"engine-update {nodes:>10,} events, {UPDATED_EVENTS:,} changed: " + "; ".join(
+        print(f"engine-update {nodes:>10,} events, {min(UPDATED_EVENTS, nodes):,} changed: " + "; ".join(
             f"{'one transaction' if g == '0' else f'{g} node group(s) per transaction'} {sec:.2f} s, peak {mb:+.0f} MB"
             for g, (sec, mb) in r["update"].items()), flush=True)
     base = base_store(work, generated_kg(work, args.base, 3 * args.base, args.seed))
