@@ -280,7 +280,7 @@ class NegativeSampler:
             n, d = len(vi), int(vi.manifest["dim"])
             n_clusters = min(self.clusters or 2, max(1, n))
             take = np.random.default_rng(1234).choice(n, size=min(n, n_clusters * 256), replace=False)
-            sample = np.stack([vi.index.reconstruct(int(p)) for p in np.sort(take)])
+            sample = vi.row_vectors(np.sort(take))
             import faiss
 
             km = faiss.Kmeans(d, n_clusters, niter=20, seed=1234, verbose=False)

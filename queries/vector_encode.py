@@ -5,13 +5,16 @@ about half an hour). Texts (ordered by id) are encoded in chunks of the plan's `
 each chunk's vectors are saved as they finish in a work folder with the plan (model,
 fingerprint, chunk size). Asked again for the same plan, :func:`encode_chunks` reuses the saved
 chunks and gives the same vectors: chunk boundaries and contents depend only on the sorted ids.
-Before the first text is encoded, ``notice`` hears how many texts will be embedded and an ETA
+Nothing holds all the vectors in memory: :func:`encode_chunk_files` returns a reader of the saved
+chunks (:class:`ChunkRows`), which :mod:`eventkg.queries.vector_store` merges into the model's
+vectors file block by block. Before the first text is encoded, ``notice`` hears how many texts will be embedded and an ETA
 measured on a probe batch (builds of at least :data:`NOTICE_MIN` texts); ``progress`` hears
 ``(done, total)`` after every chunk (first with what a resumed build already had).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import time
@@ -49,20 +52,58 @@ def _reset_unless_same_plan(work: Path, plan: dict[str, Any]) -> None:
         plan_file.write_text(json.dumps(plan, indent=2))
 
 
-def _saved_chunks(files: list[Path], starts: list[int], n: int, plan: dict[str, Any]) -> dict[int, np.ndarray]:
+def fingerprint_ids(ids: Any) -> dict[str, Any]:
+    """Count + BLAKE2 hash of ids in the given order (str or bytes)."""
+    h = hashlib.blake2b(digest_size=16)
+    values = [i.decode() if isinstance(i, bytes) else str(i) for i in (ids.tolist() if hasattr(ids, "tolist") else ids)]
+    if values:
+        h.update(("\n".join(values) + "\n").encode())
+    return {"count": len(values), "hash": h.hexdigest()}
+
+
+def _slice(texts: Any, a: int, b: int) -> list[str]:
+    """``texts[a:b]`` as a list (``texts`` a list or a pyarrow array)."""
+    part = texts[a:b]
+    return part.to_pylist() if hasattr(part, "to_pylist") else list(part)
+
+
+def _take(texts: Any, positions: range) -> list[str]:
+    if hasattr(texts, "to_pylist"):
+        import pyarrow as pa
+
+        return texts.take(pa.array(list(positions), pa.int64())).to_pylist()
+    return [texts[i] for i in positions]
+
+
+class ChunkRows:
+    """The rows of an encoding's saved chunks, read memory-mapped by row range."""
+
+    def __init__(self, files: list[Path], chunk: int, n: int, dim: int) -> None:
+        self.files, self.chunk, self.n, self.dim = files, chunk, n, dim
+
+    def rows(self, a: int, b: int) -> np.ndarray:
+        parts = []
+        for i in range(a // self.chunk, (b - 1) // self.chunk + 1 if b > a else a // self.chunk):
+            base = i * self.chunk
+            arr = np.load(self.files[i], mmap_mode="r", allow_pickle=False)
+            parts.append(np.asarray(arr[max(a, base) - base : min(b, base + len(arr)) - base]))
+        return np.concatenate(parts) if parts else np.zeros((0, self.dim), dtype=np.float32)
+
+
+def _saved_chunks(files: list[Path], starts: list[int], n: int, plan: dict[str, Any]) -> set[int]:
     """The chunks already saved whole (right shape and dtype), by chunk number."""
-    have: dict[int, np.ndarray] = {}
+    have: set[int] = set()
     for i, (start, f) in enumerate(zip(starts, files, strict=True)):
         try:
-            got = np.load(f, allow_pickle=False)
+            got = np.load(f, mmap_mode="r", allow_pickle=False)
         except (OSError, ValueError):
             continue
         if got.shape == (min(plan["chunk"], n - start), plan["dim"]) and got.dtype == np.float32:
-            have[i] = got
+            have.add(i)
     return have
 
 
-def _announce(texts: list[str], done: int, work: Path, chunk: int, embedder: Embedder, what: str, notice: Notice) -> None:
+def _announce(texts: Any, done: int, work: Path, chunk: int, embedder: Embedder, what: str, notice: Notice) -> None:
     """Tell ``notice`` what a resumed build has, and the ETA of the rest measured on a probe batch."""
     n = len(texts)
     todo = n - done
@@ -70,7 +111,7 @@ def _announce(texts: list[str], done: int, work: Path, chunk: int, embedder: Emb
         notice(f"resuming the vector index of {what}: {done:,} of {n:,} already embedded in {work}")
     if todo < NOTICE_MIN:
         return
-    sample = texts[:: max(1, n // PROBE)][:PROBE]
+    sample = _take(texts, range(0, n, max(1, n // PROBE))[:PROBE])
     embedder.encode(sample[:8])  # loads the model and warms up: not part of the rate
     t0 = time.perf_counter()
     embedder.encode(sample)
@@ -82,8 +123,41 @@ def _announce(texts: list[str], done: int, work: Path, chunk: int, embedder: Emb
     )
 
 
+def encode_chunk_files(
+    texts: Any,
+    work: Path,
+    plan: dict[str, Any],
+    embedder: Embedder,
+    what: str,
+    progress: Progress | None,
+    notice: Notice | None,
+) -> ChunkRows:
+    """Encode ``texts`` (a list or pyarrow array) chunk by chunk into files in ``work``; chunks
+    already there for the same plan are kept. Holds one chunk in memory at a time."""
+    n, chunk = len(texts), plan["chunk"]
+    _reset_unless_same_plan(work, plan)
+    starts = list(range(0, n, chunk))
+    files = [work / f"chunk-{i:06d}.npy" for i in range(len(starts))]
+    have = _saved_chunks(files, starts, n, plan)
+    done = sum(min(chunk, n - starts[i]) for i in have)
+    if notice:
+        _announce(texts, done, work, chunk, embedder, what, notice)
+    if progress:
+        progress(done, n)
+    for i, (start, f) in enumerate(zip(starts, files, strict=True)):
+        if i in have:
+            continue
+        stop = min(n, start + chunk)
+        vecs = embedder.encode(_slice(texts, start, stop))
+        atomic_write(work, f, lambda tmp, v=vecs: save_npy(tmp, v))
+        done += stop - start
+        if progress:
+            progress(done, n)
+    return ChunkRows(files, chunk, n, plan["dim"])
+
+
 def encode_chunks(
-    texts: list[str],
+    texts: Any,
     work: Path,
     plan: dict[str, Any],
     embedder: Embedder,
@@ -91,28 +165,6 @@ def encode_chunks(
     progress: Progress | None,
     notice: Notice | None,
 ) -> np.ndarray:
-    """Vectors of ``texts`` in order, encoded chunk by chunk; chunks already in ``work`` are reused."""
-    n, chunk = len(texts), plan["chunk"]
-    _reset_unless_same_plan(work, plan)
-    starts = list(range(0, n, chunk))
-    files = [work / f"chunk-{i:06d}.npy" for i in range(len(starts))]
-    have = _saved_chunks(files, starts, n, plan)
-    done = sum(len(v) for v in have.values())
-    if notice:
-        _announce(texts, done, work, chunk, embedder, what, notice)
-    vectors = np.empty((n, plan["dim"]), dtype=np.float32)
-    if progress:
-        progress(done, n)
-    for i, (start, f) in enumerate(zip(starts, files, strict=True)):
-        stop = min(n, start + chunk)
-        if i in have:
-            vectors[start:stop] = have.pop(i)
-            continue
-        vecs = embedder.encode(texts[start:stop])
-        atomic_write(work, f, lambda tmp, v=vecs: save_npy(tmp, v))
-        vectors[start:stop] = vecs
-        done += stop - start
-        if progress:
-            progress(done, n)
-    return vectors
-
+    """Vectors of ``texts`` in order, in memory (:func:`encode_chunk_files`, then read back)."""
+    rows = encode_chunk_files(texts, work, plan, embedder, what, progress, notice)
+    return rows.rows(0, len(texts)) if len(texts) else np.zeros((0, plan["dim"]), dtype=np.float32)

@@ -212,7 +212,7 @@ def calibrate(
 
 
 def _calibrate_held_out(
-    index: faiss.Index,
+    index: Any,
     set_param: Callable[[int], None],
     start: int,
     most: int,
@@ -221,11 +221,16 @@ def _calibrate_held_out(
     target: float,
     k: int,
     margin: int,
+    truth: np.ndarray | None = None,
 ) -> tuple[int, float]:
+    """Held-out calibration; ``truth`` (the exact top k+1 of each picked row, itself included)
+    is computed from ``vectors`` when not given."""
     import faiss
 
-    base = vectors[picked]
-    _, truth = faiss.knn(base, vectors, k + 1, metric=faiss.METRIC_INNER_PRODUCT)
+    base = vectors[picked] if truth is None else None
+    if truth is None:
+        _, truth = faiss.knn(base, vectors, k + 1, metric=faiss.METRIC_INNER_PRODUCT)
+    base = base if base is not None else np.ascontiguousarray(vectors[picked])
 
     def drop_self(rows: np.ndarray) -> np.ndarray:
         return np.stack([np.array([p for p in row if p != me][:k] + [-1] * k)[:k] for row, me in zip(rows, picked, strict=True)])

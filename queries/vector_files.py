@@ -2,8 +2,10 @@
 
 One folder per store: ``X.faiss/`` beside a LadybugDB file ``X``, else a folder of the shared
 cache (``$EVENTKG_CACHE/indexes/<url without credentials>-<hash>/``) of which at most
-:data:`MAX_CACHED_STORES` are kept, least recently used removed. Inside, per level, the index
-(``<level>.faiss``), its event ids (``<level>.ids.npy``) and the manifest (``<level>.json``).
+:data:`MAX_CACHED_STORES` are kept, least recently used removed. Inside, the model's vectors file
+(:mod:`eventkg.queries.vector_store`) and per level a manifest (``<level>.json``) naming its FAISS
+file (``index-<kind>-<fingerprint>.faiss``; none for ``flat``, built from the vectors file when
+opened). Levels with the same events share one file.
 Every file is written through a temp file and a rename, the manifest last, so a reader never
 sees a half-written index as valid.
 """
@@ -25,12 +27,12 @@ import numpy as np
 from eventkg import settings
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.open import NEO4J_SCHEMES
-from eventkg.queries.vector_faiss import IndexError_, set_search_params
+from eventkg.queries.vector_faiss import IndexError_
 
 if TYPE_CHECKING:
     import faiss
 
-FORMAT = 1  # manifest format; an index of another format is rebuilt
+FORMAT = 2  # level manifest format; format 1 indexes are read for their vectors (vector_store.harvest_old), then rebuilt
 MAX_CACHED_STORES = 8
 
 
@@ -63,27 +65,33 @@ def manifest_path(folder: Path, stem: str) -> Path:
     return folder / f"{stem}.json"
 
 
-def read_index(folder: Path, stem: str, model: str, fp: dict[str, Any]) -> tuple[faiss.Index, np.ndarray, dict] | None:
-    """The persisted index, its ids and manifest (search parameters set) when the manifest matches
-    ``model`` and the fingerprint ``fp``, else None."""
+def read_manifest(folder: Path, stem: str) -> dict[str, Any] | None:
+    try:
+        found = json.loads(manifest_path(folder, stem).read_text())
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def level_manifests(folder: Path) -> dict[str, dict[str, Any]]:
+    """Every readable level manifest in ``folder`` (any format), by level stem."""
+    out = {}
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        if not path.stem.startswith("vectors-"):
+            found = read_manifest(folder, path.stem)
+            if found is not None:
+                out[path.stem] = found
+    return out
+
+
+def read_level_index(folder: Path, manifest: dict[str, Any]) -> faiss.Index | None:
+    """The FAISS file a level manifest names (None when unreadable)."""
     import faiss
 
     try:
-        manifest = json.loads(manifest_path(folder, stem).read_text())
-    except (OSError, ValueError):
+        return faiss.read_index(str(folder / manifest["file"]))
+    except (OSError, RuntimeError, ValueError, KeyError):
         return None
-    if manifest.get("format") != FORMAT or manifest.get("model") != model or manifest.get("fingerprint") != fp:
-        return None
-    try:
-        index = faiss.read_index(str(folder / f"{stem}.faiss"))
-        ids = np.load(folder / f"{stem}.ids.npy", allow_pickle=False)
-    except (OSError, RuntimeError, ValueError):
-        return None
-    if index.ntotal != len(ids):
-        return None
-    set_search_params(index, manifest)
-    os.utime(folder)  # marks recent use for the shared cache's LRU bound
-    return index, ids, manifest
 
 
 def save_npy(tmp: str, arr: np.ndarray) -> None:
@@ -118,8 +126,9 @@ def atomic_write(folder: Path, target: Path, write: Callable[[str], None]) -> No
             os.unlink(tmp)
 
 
-def write_index(folder: Path, stem: str, index: faiss.Index, ids: np.ndarray, manifest: dict[str, Any]) -> None:
-    """Write atomically (temp file + rename in the same folder); the manifest goes last."""
+def write_level(folder: Path, stem: str, index: Any, manifest: dict[str, Any]) -> None:
+    """Write a level's index file (when ``index`` is not None; named by ``manifest["file"]``) and
+    its manifest, atomically, the manifest last; files no manifest names any more are removed."""
     import faiss
 
     try:
@@ -131,9 +140,18 @@ def write_index(folder: Path, stem: str, index: faiss.Index, ids: np.ndarray, ma
     for leftover in folder.glob(".tmp-*"):
         leftover.unlink(missing_ok=True)
     try:
-        atomic_write(folder, folder / f"{stem}.faiss", lambda tmp: faiss.write_index(index, tmp))
-        atomic_write(folder, folder / f"{stem}.ids.npy", lambda tmp: save_npy(tmp, ids))
+        if index is not None:
+            atomic_write(folder, folder / manifest["file"], lambda tmp: faiss.write_index(index, tmp))
         atomic_write(folder, manifest_path(folder, stem), lambda tmp: Path(tmp).write_text(json.dumps(manifest, indent=2)))
     except OSError as exc:
         raise IndexError_(f"cannot write vector index in {folder}: {exc.strerror}") from exc
+    (folder / f"{stem}.ids.npy").unlink(missing_ok=True)  # format 1 kept its ids beside the index
+    prune_index_files(folder)
 
+
+def prune_index_files(folder: Path) -> None:
+    """Remove ``*.faiss`` files no manifest names (a format-1 manifest names ``<level>.faiss``)."""
+    named = {m.get("file") if m.get("format") != 1 else f"{stem}.faiss" for stem, m in level_manifests(folder).items()}
+    for path in folder.glob("*.faiss"):
+        if path.name not in named:
+            path.unlink(missing_ok=True)

@@ -65,20 +65,21 @@ fingerprint and the in-process reuse. Building and calibrating a FAISS index is 
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import EVENT_LEVELS
-from eventkg.queries import columnar, vector_faiss
+from eventkg.queries import columnar, vector_faiss, vector_large
 from eventkg.queries.embeddings import Embedder
-from eventkg.queries.vector_encode import NOTICE_MIN, PROBE, Notice, Progress, encode_chunks
+from eventkg.queries.vector_encode import NOTICE_MIN, PROBE, Notice, Progress
 from eventkg.queries.vector_faiss import (
     ENV_INDEX,
     HNSW_M,
@@ -98,15 +99,16 @@ from eventkg.queries.vector_files import (
     FORMAT,
     MAX_CACHED_STORES,
     index_dir,
-    read_index,
-    write_index,
+    level_manifests,
+    read_level_index,
+    read_manifest,
+    write_level,
 )
-
-if TYPE_CHECKING:  # faiss is imported where it is used: `eventkg stats` must not load it (measured: ~70 ms, +15 MB RSS)
-    import faiss
+from eventkg.queries.vector_large import LARGE_INDEX, build_large, open_large
+from eventkg.queries.vector_store import SharedVectors, as_id_bytes, ensure_vectors, open_vectors, rows_in, vectors_stem
 
 __all__ = [  # the API, and names other modules import from here
-    "ENCODE_CHUNK", "ENV_INDEX", "FORMAT", "HNSW_M", "INDEX_KINDS", "IVF_THRESHOLD", "LEVELS", "MAX_CACHED_STORES",
+    "ENCODE_CHUNK", "ENV_INDEX", "FORMAT", "HNSW_M", "INDEX_KINDS", "IVF_THRESHOLD", "LARGE_INDEX", "LEVELS", "MAX_CACHED_STORES",
     "NOTICE_MIN", "PROBE", "REFINE_FACTOR", "TARGET_RECALL", "IndexError_", "Notice", "Progress", "VectorIndex",
     "build_faiss", "calibrate", "calibrate_nprobe", "clear_index", "event_count", "fingerprint", "forget_loaded",
     "index_dir", "index_kind", "open_index", "recall_at_k",
@@ -160,37 +162,49 @@ def _fingerprint_of(ids: Any) -> dict[str, Any]:
 
 @dataclass
 class VectorIndex:
-    """Event ids with their vectors in a FAISS index; ``built`` says whether this open encoded."""
+    """A level's event ids (sorted, bytes) and a FAISS index over their rows of the model's
+    shared vectors file; ``built`` says whether this open built the level index."""
 
-    index: faiss.Index
+    index: Any
     ids: np.ndarray
     manifest: dict[str, Any]
     embedder: Embedder
     built: bool = False
-    _pos: dict[str, int] | None = field(default=None, repr=False)
+    shared: SharedVectors | None = field(default=None, repr=False)
+    rows: np.ndarray | None = field(default=None, repr=False)
+    encoded: int = 0  # texts this open encoded into the shared vectors file
 
     def __len__(self) -> int:
         return len(self.ids)
 
-    @property
-    def positions(self) -> dict[str, int]:
-        if self._pos is None:
-            self._pos = {str(i): p for p, i in enumerate(self.ids)}
-        return self._pos
+    def position(self, event_id: str) -> int:
+        """The event's position in the level (-1 when not indexed)."""
+        return int(rows_in(self.ids, np.array([event_id.encode()]))[0]) if len(self.ids) else -1
 
     def __contains__(self, event_id: object) -> bool:
-        return event_id in self.positions
+        return isinstance(event_id, str) and self.position(event_id) >= 0
+
+    def row_vectors(self, positions: np.ndarray) -> np.ndarray:
+        """The vectors of level positions, read from the shared vectors file."""
+        if self.shared is None or self.rows is None:
+            return np.stack([self.index.reconstruct(int(p)) for p in positions]) if len(positions) else np.zeros((0, 0))
+        return np.array(self.shared.vecs[self.rows[np.asarray(positions, dtype=np.int64)]], dtype=np.float32)
 
     def vector(self, event_id: str) -> np.ndarray:
         """The stored vector of an indexed event."""
-        pos = self.positions.get(event_id)
-        if pos is None:
+        pos = self.position(event_id)
+        if pos < 0:
             raise IndexError_(f"event {event_id} is not in the vector index ({self.manifest.get('level') or 'all'})")
-        return self.index.reconstruct(pos)
+        return self.row_vectors(np.array([pos]))[0]
 
     def vectors(self, event_ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Vectors of those ids that are indexed."""
-        return {i: self.index.reconstruct(self.positions[i]) for i in event_ids if i in self.positions}
+        if not event_ids or not len(self.ids):
+            return {}
+        pos = rows_in(self.ids, np.array([i.encode() for i in event_ids]))
+        found = [(i, p) for i, p in zip(event_ids, pos, strict=True) if p >= 0]
+        vecs = self.row_vectors(np.array([p for _, p in found], dtype=np.int64))
+        return {i: v for (i, _), v in zip(found, vecs, strict=True)}
 
     def search(self, queries: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
         """For each query vector, up to ``k`` (event id, cosine similarity), best first."""
@@ -210,7 +224,7 @@ class VectorIndex:
         else:
             scores, pos = self.index.search(q, k)
         return [
-            [(str(self.ids[p]), float(s)) for s, p in zip(srow, prow, strict=True) if p >= 0]
+            [(self.ids[p].decode(), float(s)) for s, p in zip(srow, prow, strict=True) if p >= 0]
             for srow, prow in zip(scores, pos, strict=True)
         ]
 
@@ -258,22 +272,57 @@ def open_index(
             return vi
     table = _sorted_texts(store, level)
     fp = _fingerprint_of(table.column("id"))
-    vi = None if rebuild else _load(folder, stem, embedder, fp)
+    ids = as_id_bytes(table.column("id"))
+    vi = None if rebuild else _load(folder, stem, embedder, fp, ids)
     if vi is None:
-        vi = _build(table, folder, stem, level, embedder, fp, progress, notice, index_kind, rebuild)
-    _LOADED[key] = (replace(vi, built=False), count)  # later opens report a reuse
+        vi = _build(table, ids, folder, stem, level, embedder, fp, progress, notice, index_kind, rebuild)
+    _LOADED[key] = (replace(vi, built=False, encoded=0), count)  # later opens report a reuse
     return vi
 
 
+def _load(folder: Path, stem: str, embedder: Embedder, fp: dict[str, Any], ids: np.ndarray) -> VectorIndex | None:
+    """The persisted level index when its manifest matches the model and fingerprint and the
+    shared vectors file holds every event of it, else None."""
+    manifest = read_manifest(folder, stem)
+    if not manifest or manifest.get("format") != FORMAT or manifest.get("model") != embedder.name:
+        return None
+    if manifest.get("fingerprint") != fp:
+        return None
+    shared = open_vectors(folder, embedder.name)
+    if shared is None:
+        return None
+    rows = shared.rows_of(ids)
+    if (rows < 0).any():
+        return None
+    index = _level_faiss(folder, manifest, shared, rows)
+    if index is None:
+        return None
+    os.utime(folder)  # marks recent use for the shared cache's LRU bound
+    return VectorIndex(index, ids, manifest, embedder, built=False, shared=shared, rows=rows)
 
-def _load(folder: Path, stem: str, embedder: Embedder, fp: dict[str, Any]) -> VectorIndex | None:
-    """The persisted index when its manifest matches the model and fingerprint, else None."""
-    found = read_index(folder, stem, embedder.name, fp)
-    return None if found is None else VectorIndex(*found, embedder, built=False)
+
+def _level_faiss(folder: Path, manifest: dict[str, Any], shared: SharedVectors, rows: np.ndarray) -> Any:
+    """The level's FAISS index: the flat one made from the vectors file, others read from theirs."""
+    import faiss
+
+    params = manifest["params"]
+    if params["kind"] == "flat":
+        flat = faiss.IndexFlatIP(int(manifest["dim"]))
+        for a in range(0, len(rows), 65_536):
+            flat.add(np.ascontiguousarray(shared.vecs[rows[a : a + 65_536]]))
+        return flat
+    index = read_level_index(folder, manifest)
+    if index is None or index.ntotal != len(rows):
+        return None
+    if params.get("refine") == "mmap":
+        return open_large(index, shared.vecs, rows, params)
+    set_search_params(index, manifest)
+    return index
 
 
 def _build(
     table: Any,
+    ids: np.ndarray,
     folder: Path,
     stem: str,
     level: str | None,
@@ -284,45 +333,70 @@ def _build(
     kind: str | None,
     rebuild: bool,
 ) -> VectorIndex:
+    """Long: ensure the shared vectors, then the level's FAISS index from them (or another level's)."""
     kind = index_kind(kind)
-    ids = table.column("id").to_numpy(zero_copy_only=False).astype(str) if table.num_rows else np.zeros(0, dtype="<U20")
-    texts = table.column("text").to_pylist()
-    dim = embedder.dim
-    work = folder / f"{stem}.build"
+    what = f"{len(ids):,} {level or 'all'} events"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise IndexError_(f"cannot create index folder {folder}: {exc.strerror}") from exc
     if rebuild:
-        shutil.rmtree(work, ignore_errors=True)
-    plan = {"format": FORMAT, "model": embedder.name, "dim": int(dim), "fingerprint": fp, "chunk": ENCODE_CHUNK}
-    what = f"{len(texts):,} {level or 'all'} events"
+        drop_vectors(folder, embedder.name)
     t0 = time.perf_counter()
-    if texts:
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise IndexError_(f"cannot create index folder {folder}: {exc.strerror}") from exc
-        vectors = encode_chunks(texts, work, plan, embedder, what, progress, notice)
-    else:
-        vectors = np.zeros((0, dim), dtype=np.float32)
+    shared, encoded = ensure_vectors(folder, embedder, ids, table.column("text"), complete=level is None, what=what,
+                                     chunk=ENCODE_CHUNK, progress=progress, notice=notice)
     encode_s = time.perf_counter() - t0
-    if notice and len(texts) >= vector_faiss.IVF_THRESHOLD:
-        notice(f"building the {kind} FAISS index over {what}")
-    index, params = build_faiss(vectors, kind=kind)
-    manifest = {
-        "format": FORMAT,
-        "model": embedder.name,
-        "dim": int(dim),
-        "level": level,
-        "fingerprint": fp,
-        "params": params,
-        "size": len(ids),
-        "encode_seconds": round(encode_s, 3),
-        "device": embedder.device,
-        "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-    }
-    write_index(folder, stem, index, ids, manifest)
-    shutil.rmtree(work, ignore_errors=True)
-    set_search_params(index, manifest)
-    return VectorIndex(index, ids, manifest, embedder, built=True)
+    rows = shared.rows_of(ids)
+    manifest = _same_events(folder, stem, embedder.name, fp, kind)
+    index = None if manifest is None else _level_faiss(folder, manifest, shared, rows)
+    if index is None:
+        if notice and len(ids) >= IVF_THRESHOLD:
+            notice(f"building the {kind} FAISS index over {what} (from the stored vectors: nothing re-encoded)")
+        index, params = build_level_index(shared.vecs, rows, kind)
+        file = None if params["kind"] == "flat" else f"index-{params['kind']}-{fp['hash'][:16]}.faiss"
+        manifest = {"format": FORMAT, "model": embedder.name, "dim": int(shared.vecs.shape[1]), "fingerprint": fp,
+                    "params": params, "size": len(ids), "file": file, "vectors": vectors_stem(embedder.name)}
+        to_write = None if file is None else getattr(index, "ivf", index)
+    else:
+        to_write = None  # the file is there already
+    manifest = {**manifest, "level": level, "encode_seconds": round(encode_s, 3), "encoded": encoded,
+                "device": embedder.device if encoded else manifest.get("device", "cpu"),
+                "built_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    write_level(folder, stem, to_write, manifest)
+    if manifest["params"]["kind"] == "flat":
+        index = _level_faiss(folder, manifest, shared, rows)
+    return VectorIndex(index, ids, manifest, embedder, built=True, shared=shared, rows=rows, encoded=encoded)
 
+
+def _same_events(folder: Path, stem: str, model: str, fp: dict[str, Any], kind: str) -> dict[str, Any] | None:
+    """Another level's manifest over the very same events (same model, kind asked): its file is shared."""
+    for other, manifest in level_manifests(folder).items():
+        if other == stem or manifest.get("format") != FORMAT or manifest.get("model") != model:
+            continue
+        if manifest.get("fingerprint") == fp and kind in ("auto", manifest["params"]["kind"]):
+            return manifest
+    return None
+
+
+def build_level_index(vecs: np.ndarray, rows: np.ndarray, kind: str) -> tuple[Any, dict]:
+    """The FAISS index of ``kind`` over ``vecs[rows]``: flat below :data:`IVF_THRESHOLD` under
+    ``auto``, the compressed :mod:`~eventkg.queries.vector_large` kind from :data:`LARGE_INDEX`
+    vectors (``auto`` or ``ivfpq``), else :func:`~eventkg.queries.vector_faiss.build_faiss`."""
+    n = len(rows)
+    if kind == "flat" or (kind == "auto" and n < vector_faiss.IVF_THRESHOLD) or n == 0:
+        return None, {"kind": "flat"}
+    if kind in ("auto", "ivfpq") and n >= vector_large.LARGE_INDEX:
+        return build_large(vecs, rows)
+    index, params = build_faiss(np.ascontiguousarray(vecs[rows]), kind=kind)
+    return (None if params["kind"] == "flat" else index), params
+
+
+def drop_vectors(folder: Path, model: str) -> None:
+    """Remove the model's vectors file and any encoding in progress (a ``rebuild``)."""
+    stem = vectors_stem(model)
+    for suffix in (".json", ".npy", ".ids.npy"):
+        (folder / f"{stem}{suffix}").unlink(missing_ok=True)
+    shutil.rmtree(folder / f"{stem}.build", ignore_errors=True)
 
 
 def clear_index(store: GraphStore) -> Path | None:

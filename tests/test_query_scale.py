@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from eventkg.graphstore.base import Batch
 from eventkg.graphstore.model import event_id
-from eventkg.queries import adjacency, columnar, vector_encode
+from eventkg.queries import adjacency, columnar, vector_encode, vector_store
 from eventkg.queries import vector_index as vx
 from eventkg.queries.embeddings import Embedder
 from eventkg.queries.negatives import NegativesError, require_event_relations
@@ -54,7 +54,8 @@ def test_interrupted_build_resumes_and_equals_the_uninterrupted_one(world, monke
     with pytest.raises(Stop):
         vx.open_index(world, level="schema", progress=stop_after_first_chunk)
     assert calls == [(0, n), (8, n)]
-    saved = sorted((folder / "schema.build").glob("chunk-*.npy"))
+    work = folder / f"{vector_store.vectors_stem(Embedder().name)}.build"  # the model's shared vectors, in progress
+    saved = sorted(work.glob("chunk-*.npy"))
     assert [p.name for p in saved] == ["chunk-000000.npy"]
     assert not (folder / "schema.json").exists()  # no index yet, nothing half-valid
 
@@ -68,7 +69,7 @@ def test_interrupted_build_resumes_and_equals_the_uninterrupted_one(world, monke
     assert resumed.built and emb.encoded == (n - 8) + 8 + probe  # (+ 8 warm-up) the saved chunk was not encoded again
     assert resumed_progress[0] == (8, n) and resumed_progress[-1] == (n, n)
     assert any(f"resuming the vector index of {n} schema events: 8 of {n}" in m for m in notes)
-    assert not (folder / "schema.build").exists()  # work files removed once the index is written
+    assert not work.exists()  # work files removed once the vectors are merged
 
     # the uninterrupted build into another folder gives the same index
     vx.forget_loaded()
