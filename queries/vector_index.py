@@ -8,10 +8,17 @@ Where it lives (one folder per store, named, bounded, removable):
   ``/<url without credentials>-<hash>/``; at most ``MAX_CACHED_STORES`` such
   folders are kept (least recently used ones are removed).
 
-Inside, one index per event level (``schema``, ``instance`` or ``all``): ``<level>.faiss``,
-``<level>.ids.npy`` and ``<level>.json`` (the manifest: model, dim, index kind and
-parameters, and the fingerprint of the Event nodes it covers). Building with another
-model replaces the level's index, so a folder never holds more than three.
+Inside, the model's vectors (:mod:`eventkg.queries.vector_store`): one memory-mapped float32
+file ``vectors-<model hash>.npy`` holding every event embedded so far once, rows keyed by sorted
+event id. Each event is encoded once per model, whatever asks: a level (``schema``, ``instance``
+or ``all``) is a selection of those rows, and its index is built from them without encoding
+anything; only events the file lacks are encoded (so ``negatives`` at ``schema`` and then
+``retrieve`` at ``all`` encode the instance events alone, and a graph that grows encodes its new
+events alone). Per level, ``<level>.json`` (the manifest: model, dim, index kind and parameters,
+the fingerprint of the level's events) names its FAISS file ``index-<kind>-<fingerprint>.faiss``;
+a ``flat`` level has none (it is made from the vectors file when opened, a copy of its rows),
+and levels over the same events share one file. A format-1 folder (an older eventkg: one index
+with its own vectors per level) gives its vectors to the new file instead of being re-encoded.
 
 Fingerprint: the count of the level's Event nodes and a BLAKE2 hash of their sorted ids.
 An Event id is a hash of its normalised text and level, so the ids determine the texts:
@@ -29,7 +36,7 @@ Index kind (a setting: ``index_kind``, else ``$EVENTKG_INDEX``, else ``auto``):
   smallest power of two reaching recall@10 ``TARGET_RECALL``;
 - ``ivfpq``: ``IVF<4√n>,PQ<d/2>x4fs,Refine(SQfp16)``: 4-bit product-quantised codes scanned
   with SIMD ("fast scan"), the best ``k_factor``·k re-ranked with the vectors kept in float16
-  (which ``vector()`` also reads; half the bytes of float32, and the re-ranking reads them
+  (``vector()`` reads the float32 vectors file; half the bytes of float32, and the re-ranking reads them
   at random, so it runs 2x faster: 20K vs 9.6K queries/s at recall@10 0.99 on 300K vectors,
   2 cores, k_factor 8); ``nprobe`` calibrated to recall 0.96 on indexed
   vectors searched leave-one-out (no doubling), ``k_factor`` doubled from
@@ -40,26 +47,32 @@ Index kind (a setting: ``index_kind``, else ``$EVENTKG_INDEX``, else ``auto``):
   recall@10 >= 0.95 in bench/query_bench_retrieval.py (1M clustered vectors, 2 cores:
   13K queries/s at recall@10 0.958, exact search 76/s); where its calibration stays under
   the target recall (vectors with no structure), ``flat`` instead, recorded in the params.
+- from ``LARGE_INDEX`` (250K) vectors on, ``auto`` and ``ivfpq`` build the compressed kind of
+  :mod:`eventkg.queries.vector_large` instead: IVF + 4-bit PQ codes only (d/8 bytes a vector:
+  480 MB for 10M events at dim 384), re-ranked from the memory-mapped float32 rows, so memory
+  does not hold a copy of the vectors (the in-memory float16 refine would be 7.7 GB at 10M).
 
 The parameters go in the manifest and are set again on load. Vectors are unit length,
 so inner product = cosine similarity.
 
 Building (the slow part is the encoder: ~500 texts/s on 2 CPU cores, so a million events
-take about half an hour): texts are read in columns (:mod:`eventkg.queries.columnar`), ordered by
-id, and encoded in chunks of :data:`ENCODE_CHUNK`; each chunk's vectors are saved as
-they finish in ``<level>.build/`` with a plan naming model, fingerprint and chunk size.
-A build that is interrupted (Ctrl-C, a crash, a killed job) resumes from the saved
-chunks when the same index is asked for again, and gives the same index: chunk
-boundaries and contents depend only on the sorted ids. ``notice`` hears, before the
-first text is encoded, how many events will be embedded and an ETA measured on a probe
-batch (builds of at least ``NOTICE_MIN`` texts); ``progress`` hears ``(done, total)`` after
-every chunk (first with what a resumed build already had).
+take about half an hour; ``device="auto"`` uses CUDA where torch sees it): texts are read in
+columns (:mod:`eventkg.queries.columnar`), ordered by id, and the missing ones encoded in chunks of
+:data:`ENCODE_CHUNK`, each saved as it finishes in ``vectors-<model hash>.build/`` with a plan
+naming model, the fingerprint of the texts to encode and chunk size. A build that is interrupted
+(Ctrl-C, a crash, a killed job) resumes from the saved chunks when asked again, and gives the
+same vectors. ``notice`` hears, before the first text is encoded, how many events will be
+embedded, on which device, and an ETA measured on a probe batch (builds of at least
+``NOTICE_MIN`` texts); ``progress`` hears ``(done, total)`` after every chunk (first with what a
+resumed build already had). The chunks are then merged into the vectors file in one streaming
+pass; no step holds all the vectors in memory.
 
 This module holds the API (:class:`VectorIndex`, :func:`open_index`, :func:`clear_index`), the
 fingerprint and the in-process reuse. Building and calibrating a FAISS index is in
-:mod:`eventkg.queries.vector_faiss`, the chunked resumable encoding in
-:mod:`eventkg.queries.vector_encode`, folders, manifests and atomic writes in
-:mod:`eventkg.queries.vector_files`.
+:mod:`eventkg.queries.vector_faiss` (the compressed big-level kind in
+:mod:`eventkg.queries.vector_large`), the chunked resumable encoding in
+:mod:`eventkg.queries.vector_encode`, the shared vectors file in :mod:`eventkg.queries.vector_store`,
+folders, manifests and atomic writes in :mod:`eventkg.queries.vector_files`.
 """
 
 from __future__ import annotations
