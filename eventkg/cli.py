@@ -122,10 +122,10 @@ def cypher(
     """
     params = parse_params(param or [])
     if saved:
-        from eventkg.graphstore.saved_queries import get_saved_query
+        from eventkg.cmd_browser import saved_cmd
 
-        saved_query = get_saved_query(saved, backend=state(ctx).store_url)
-        query, params = saved_query.cypher, saved_query.with_params(params)
+        saved_cmd(ctx, saved, param, as_json)  # the saved query's limit, ids and cut message
+        return
     if not query:
         raise StoreError("give a QUERY or --saved NAME")
     with state(ctx).open(read_only=not write) as store:

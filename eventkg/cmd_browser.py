@@ -25,6 +25,7 @@ from eventkg.output import parse_params, print_rows
 
 STYLE_FILE = QUERIES_FILE.with_name("browser_style.grass")
 console = Console()
+err_console = Console(stderr=True)
 browser_app = typer.Typer(help="Neo4j Browser helpers (see docs/browser.md).\n\nExample:  eventkg browser style > eventkg.grass", no_args_is_help=True)
 
 _DECL = re.compile(r"\s*([\w-]+)\s*:\s*(\"[^\"]*\"|[^;]*);?")
@@ -58,8 +59,12 @@ def saved_cmd(
     param: Annotated[list[str] | None, typer.Option("--param", "-p", help="Override a parameter: NAME=VALUE.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of row objects.")] = False,
     show: Annotated[bool, typer.Option("--show", help="Print the :params line and Cypher for Neo4j Browser.")] = False,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most this many rows (per part), strongest first; the default is the query's.")] = None,
 ) -> None:
     """List the shipped exploration queries, or run one (defaults fit the project's samples).
+
+    Each query returns at most --limit rows (per part: causes and effects, each hop), strongest
+    or most frequent first, and says on stderr when it cut.
 
     Example:  eventkg --store neo4j://localhost:7687 saved paths-between -p head=cram -p "tail=fail exam"
     """
@@ -75,12 +80,16 @@ def saved_cmd(
         console.print(table)
         return
     overrides = parse_params(param or [])
+    if limit is not None:
+        overrides["limit"] = limit
     if show:
         print(get_saved_query(name, backend="neo4j").browser_text(overrides))
         return
     with state(ctx).open(read_only=True) as store:
-        rows = run_saved_query(store, name, overrides, graph=as_json)
-    print_rows(console, rows, as_json, hide=(GRAPH_COLUMN,))
+        result = run_saved_query(store, name, overrides, graph=as_json)
+    print_rows(console, result.rows, as_json, hide=(GRAPH_COLUMN,))
+    if result.cut:
+        err_console.print(result.cut_message(), highlight=False, soft_wrap=True)
 
 
 @browser_app.command("style")

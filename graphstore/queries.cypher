@@ -13,31 +13,81 @@
 // column is a plain value, the same on both backends.
 
 // name: causes-and-effects
-// description: An event's causes and effects up to two CAUSES hops out, with the event between them.
-// params: event=learn
-MATCH p = (c:Event)-[:CAUSES*1..2]->(e:Event {text: $event})
+// description: An event's strongest causes and effects, one and two CAUSES hops out (by weight, a 2-hop path by its weaker edge), with the event between them.
+// params: event=learn, limit=50
+// limit-per: role, hops
+// The second hop starts from the $limit strongest first hops only, so a hub stays cheap.
+MATCH p = (c:Event)-[r:CAUSES]->(e:Event {text: $event})
 WHERE c <> e
-RETURN 'cause' AS role, length(p) AS hops, c.text AS event, [n IN nodes(p)[1..-1] | n.text] AS via, p AS graph
-ORDER BY hops, event
+WITH c, p, coalesce(r.weight, 0.0) AS weight
+RETURN 'cause' AS role, 1 AS hops, c.text AS event, [] AS via, weight, [p] AS graph
+ORDER BY weight DESC, event LIMIT $limit
 UNION ALL
-MATCH p = (e:Event {text: $event})-[:CAUSES*1..2]->(x:Event)
+MATCH p1 = (c1:Event)-[r1:CAUSES]->(e:Event {text: $event})
+WHERE c1 <> e
+WITH e, c1, p1, coalesce(r1.weight, 0.0) AS w1
+ORDER BY w1 DESC, c1.text LIMIT $limit
+MATCH p2 = (c:Event)-[r2:CAUSES]->(c1)
+WHERE c <> e AND c <> c1
+WITH c, c1, p1, p2, w1, coalesce(r2.weight, 0.0) AS w2
+RETURN 'cause' AS role, 2 AS hops, c.text AS event, [c1.text] AS via, CASE WHEN w2 < w1 THEN w2 ELSE w1 END AS weight,
+       [p2, p1] AS graph
+ORDER BY weight DESC, event, c1.text LIMIT $limit
+UNION ALL
+MATCH p = (e:Event {text: $event})-[r:CAUSES]->(x:Event)
 WHERE x <> e
-RETURN 'effect' AS role, length(p) AS hops, x.text AS event, [n IN nodes(p)[1..-1] | n.text] AS via, p AS graph
-ORDER BY hops, event
-// ladybug:
-MATCH p = (c:Event)-[:CAUSES*1..2]->(e:Event {text: $event})
-WHERE size(list_distinct(properties(nodes(p), 'id'))) = length(p) + 1
-RETURN 'cause' AS role, length(p) AS hops, c.text AS event, list_slice(properties(nodes(p), 'text'), 2, length(p)) AS via
-ORDER BY hops, event
+WITH x, p, coalesce(r.weight, 0.0) AS weight
+RETURN 'effect' AS role, 1 AS hops, x.text AS event, [] AS via, weight, [p] AS graph
+ORDER BY weight DESC, event LIMIT $limit
 UNION ALL
-MATCH p = (e:Event {text: $event})-[:CAUSES*1..2]->(x:Event)
-WHERE size(list_distinct(properties(nodes(p), 'id'))) = length(p) + 1
-RETURN 'effect' AS role, length(p) AS hops, x.text AS event, list_slice(properties(nodes(p), 'text'), 2, length(p)) AS via
-ORDER BY hops, event
+MATCH p1 = (e:Event {text: $event})-[r1:CAUSES]->(x1:Event)
+WHERE x1 <> e
+WITH e, x1, p1, coalesce(r1.weight, 0.0) AS w1
+ORDER BY w1 DESC, x1.text LIMIT $limit
+MATCH p2 = (x1)-[r2:CAUSES]->(x:Event)
+WHERE x <> e AND x <> x1
+WITH x, x1, p1, p2, w1, coalesce(r2.weight, 0.0) AS w2
+RETURN 'effect' AS role, 2 AS hops, x.text AS event, [x1.text] AS via, CASE WHEN w2 < w1 THEN w2 ELSE w1 END AS weight,
+       [p1, p2] AS graph
+ORDER BY weight DESC, event, x1.text LIMIT $limit
+// ladybug:
+// (OPTIONAL MATCH for the second hop: a plain MATCH after the LIMIT is planned as a hash join over every CAUSES edge)
+MATCH (c:Event)-[r:CAUSES]->(e:Event {id: $event_id})
+WHERE c.id <> e.id
+WITH c, coalesce(r.weight, 0.0) AS weight
+RETURN 'cause' AS role, 1 AS hops, c.text AS event, CAST([] AS STRING[]) AS via, weight
+ORDER BY weight DESC, event LIMIT $limit
+UNION ALL
+MATCH (c1:Event)-[r1:CAUSES]->(e:Event {id: $event_id})
+WHERE c1.id <> e.id
+WITH e, c1, coalesce(r1.weight, 0.0) AS w1
+ORDER BY w1 DESC, c1.text LIMIT $limit
+OPTIONAL MATCH (c:Event)-[r2:CAUSES]->(c1)
+WITH e, c1, c, w1, coalesce(r2.weight, 0.0) AS w2
+WHERE c IS NOT NULL AND c.id <> e.id AND c.id <> c1.id
+RETURN 'cause' AS role, 2 AS hops, c.text AS event, [c1.text] AS via, CASE WHEN w2 < w1 THEN w2 ELSE w1 END AS weight
+ORDER BY weight DESC, event, c1.text LIMIT $limit
+UNION ALL
+MATCH (e:Event {id: $event_id})-[r:CAUSES]->(x:Event)
+WHERE x.id <> e.id
+WITH x, coalesce(r.weight, 0.0) AS weight
+RETURN 'effect' AS role, 1 AS hops, x.text AS event, CAST([] AS STRING[]) AS via, weight
+ORDER BY weight DESC, event LIMIT $limit
+UNION ALL
+MATCH (e:Event {id: $event_id})-[r1:CAUSES]->(x1:Event)
+WHERE x1.id <> e.id
+WITH e, x1, coalesce(r1.weight, 0.0) AS w1
+ORDER BY w1 DESC, x1.text LIMIT $limit
+OPTIONAL MATCH (x1)-[r2:CAUSES]->(x:Event)
+WITH e, x1, x, w1, coalesce(r2.weight, 0.0) AS w2
+WHERE x IS NOT NULL AND x.id <> e.id AND x.id <> x1.id
+RETURN 'effect' AS role, 2 AS hops, x.text AS event, [x1.text] AS via, CASE WHEN w2 < w1 THEN w2 ELSE w1 END AS weight
+ORDER BY weight DESC, event, x1.text LIMIT $limit
 
 // name: ev2-question-schema
 // description: The schema graph of an EV² instance-level question: its instance events, their types, and the event relations among those types.
-// params: qid=1-2, task=CEC
+// params: qid=1-2, task=CEC, limit=100
+// One question's few events and types: bounded by construction, the limit is applied to the rows it returns.
 MATCH p = (q:Question {qid: $qid, task: $task, level: 'instance'})-[:ASKS|HAS_CHOICE|HAS_CONTEXT]->(i:Event)-[:HAS_TYPE]->(t:Event)
 RETURN i.text AS head, 'HAS_TYPE' AS relation, t.text AS tail, collect(p) AS graph
 UNION
@@ -59,34 +109,36 @@ WHERE b.id IN types
 RETURN DISTINCT a.text AS head, label(r) AS relation, b.text AS tail
 
 // name: abstractions
-// description: All AbsPyramid abstractions of an event, by relation (noun/verb/event entailment), valid ones first, with their Concept.
-// params: event=PersonX study for exam
+// description: The AbsPyramid abstractions of an event, by relation (noun/verb/event entailment), valid ones first, with their Concept.
+// params: event=PersonX study for exam, limit=50
+// limit-per: relation
 MATCH p = (e:Event {text: $event})-[r:NOUN_ENTAIL|VERB_ENTAIL|EVENT_ENTAIL]->(t:Event)
 OPTIONAL MATCH q = (e)-[:ABSTRACTS_TO {relation: type(r)}]->(:Concept {name: r.concept})
 RETURN type(r) AS relation, r.instance AS instance, r.concept AS concept, r.label = 1 AS valid, t.text AS abstraction,
        [x IN [p, q] WHERE x IS NOT NULL] AS graph
-ORDER BY relation, valid DESC, concept
+ORDER BY relation, valid DESC, concept, abstraction
 // ladybug:
-MATCH (e:Event {text: $event})-[r:NOUN_ENTAIL|VERB_ENTAIL|EVENT_ENTAIL]->(t:Event)
+MATCH (e:Event {id: $event_id})-[r:NOUN_ENTAIL|VERB_ENTAIL|EVENT_ENTAIL]->(t:Event)
 RETURN label(r) AS relation, r.instance AS instance, r.concept AS concept, r.label = 1 AS valid, t.text AS abstraction
-ORDER BY relation, valid DESC, concept
+ORDER BY relation, valid DESC, concept, abstraction
 
 // name: aser-neighbourhood
 // description: The ASER discourse neighbourhood of an eventuality (both directions), strongest relations first by count.
-// params: event=i study for exam
+// params: event=i study for exam, limit=50
 MATCH p = (e:Event {text: $event})-[r:PRECEDENCE|SUCCESSION|SYNCHRONOUS|REASON|RESULT|CONDITION|CONTRAST|CONCESSION|CONJUNCTION|INSTANTIATION|RESTATEMENT|CHOSEN_ALTERNATIVE|ALTERNATIVE|EXCEPTION|CO_OCCURRENCE]-(x:Event)
 RETURN type(r) AS relation, CASE WHEN startNode(r) = e THEN 'out' ELSE 'in' END AS direction, x.text AS neighbour,
-       r.count AS count, p AS graph
-ORDER BY count DESC, relation, direction, neighbour
+       coalesce(r.count, 0.0) AS count, p AS graph
+ORDER BY count DESC, relation, direction, neighbour LIMIT $limit
 // ladybug:
-MATCH (e:Event {text: $event})-[r:PRECEDENCE|SUCCESSION|SYNCHRONOUS|REASON|RESULT|CONDITION|CONTRAST|CONCESSION|CONJUNCTION|INSTANTIATION|RESTATEMENT|CHOSEN_ALTERNATIVE|ALTERNATIVE|EXCEPTION|CO_OCCURRENCE]-(x:Event)
+MATCH (e:Event {id: $event_id})-[r:PRECEDENCE|SUCCESSION|SYNCHRONOUS|REASON|RESULT|CONDITION|CONTRAST|CONCESSION|CONJUNCTION|INSTANTIATION|RESTATEMENT|CHOSEN_ALTERNATIVE|ALTERNATIVE|EXCEPTION|CO_OCCURRENCE]-(x:Event)
 RETURN label(r) AS relation, CASE WHEN struct_extract(r, '_src') = id(e) THEN 'out' ELSE 'in' END AS direction,
-       x.text AS neighbour, r.count AS count
-ORDER BY count DESC, relation, direction, neighbour
+       x.text AS neighbour, coalesce(r.count, 0.0) AS count
+ORDER BY count DESC, relation, direction, neighbour LIMIT $limit
 
 // name: clomo-argument
 // description: A CLoMo item: the argument with Premise1, its counterfactual Argument' with Premise2, and the logical relation asked.
-// params: item=train_9001
+// params: item=train_9001, limit=50
+// One item: bounded by construction, the limit is applied to the rows it returns.
 MATCH pa = (p1:Premise)-[r1:NECESSARY_ASSUMPTION|SUFFICIENT_ASSUMPTION|STRENGTHENS|WEAKENS]->(a:Argument {id_string: $item, state: 1})
 MATCH pc = (p2:Premise)-[r2:NECESSARY_ASSUMPTION|SUFFICIENT_ASSUMPTION|STRENGTHENS|WEAKENS]->(cf:Argument)-[:COUNTERFACTUAL_OF]->(a)
 RETURN a.id_string AS item, a.split AS split, type(r1) AS relation, a.text AS argument, p1.text AS premise1,
@@ -100,8 +152,8 @@ RETURN a.id_string AS item, a.split AS split, label(r1) AS relation, a.text AS a
 ORDER BY split
 
 // name: paths-between
-// description: Event-relation paths (up to 4 steps, either direction) between two events, with the relation Table 1 of EV² induces for each path.
-// params: head=cram, tail=fail exam
+// description: Event-relation paths (up to 4 steps, either direction) between two events, shortest first, with the relation Table 1 of EV² induces for each path.
+// params: head=cram, tail=fail exam, limit=50
 // Table 1 is encoded below as regular expressions over the step names, tried in table
 // order (queries/induce.py is the reference and the tests compare the two); one step
 // induces itself; `induced` is null when no rule matches.
@@ -127,9 +179,9 @@ RETURN length(p) AS hops, [n IN nodes(p) | n.text] AS events, relations,
          WHEN seq =~ '(IsResult,)*(IsSubevent,)+(IsResult,)*' THEN 'IsResult'
        END AS induced,
        p AS graph
-ORDER BY hops, events, relations
+ORDER BY hops, events, relations LIMIT $limit
 // ladybug:
-MATCH p = (a:Event {text: $head})-[:CAUSES|BEFORE|HAS_SUBEVENT*1..4]-(b:Event {text: $tail})
+MATCH p = (a:Event {id: $head_id})-[:CAUSES|BEFORE|HAS_SUBEVENT*1..4]-(b:Event {id: $tail_id})
 WITH length(p) AS hops, nodes(p) AS ns, rels(p) AS rs
 WHERE size(list_distinct(properties(ns, 'id'))) = size(ns)
 WITH hops, ns, list_transform(range(1, size(rs)), i ->
@@ -151,10 +203,11 @@ RETURN hops, properties(ns, 'text') AS events, relations,
          WHEN regexp_full_match(seq, '(After,)*(IsSubevent,)+(After,)*') THEN 'After'
          WHEN regexp_full_match(seq, '(IsResult,)*(IsSubevent,)+(IsResult,)*') THEN 'IsResult'
        END AS induced
-ORDER BY hops, list_to_string('|', events), list_to_string(',', relations)
+ORDER BY hops, list_to_string('|', events), list_to_string(',', relations) LIMIT $limit
 
 // name: data-model
 // description: The stored data model as Browser draws it: every label with the relationship types joining them, and their indexes.
+// params: limit=50
 // neo4j-only: db.schema.visualization() is a Neo4j procedure; on LadybugDB, `eventkg stats` lists labels and types
 CALL db.schema.visualization() YIELD nodes, relationships
 RETURN [n IN nodes | labels(n)[0]] AS labels, size(relationships) AS relationship_types, nodes + relationships AS graph

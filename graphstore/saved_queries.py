@@ -6,7 +6,8 @@ valid Cypher with the metadata in comment headers::
 
     // name: causes-and-effects
     // description: An event's causes and effects up to two CAUSES hops out.
-    // params: event=learn
+    // params: event=learn, limit=50
+    // limit-per: role, hops
     MATCH ...                      <- Neo4j Cypher (Browser, neo4j:// stores)
     // ladybug:
     MATCH ...                      <- LadybugDB variant, where the dialects differ
@@ -15,9 +16,22 @@ A query without a ``// ladybug:`` block runs as is on both backends; ``// neo4j-
 REASON`` marks one that cannot run on LadybugDB. Parameter defaults come from the project's
 samples, so every query runs on ``ingest/samples`` without arguments.
 
+**Limits.** Every query takes ``limit``: at most that many rows (strongest or most frequent
+first), in each part named by ``// limit-per:`` (the columns whose values split the result
+into independently limited parts, e.g. causes and effects) or in all. :func:`run_saved_query`
+asks for ``limit + 1`` rows per part and keeps ``limit``: :attr:`SavedResult.cut` says which
+parts had more, so a caller can say "showing 50 of more".
+
+**Anchors.** LadybugDB has no index on ``Event.text`` (a lookup by text scans every Event), so
+its variants start from the ``id`` primary key: a ``$event_id`` in a LadybugDB variant is filled
+with the id of the Event whose text is the ``event`` parameter (schema level first, as
+``eventkg paths`` looks events up; any ``$NAME_id`` for a text parameter ``NAME``).
+
 >>> q = get_saved_query("causes-and-effects", backend="ladybug")
 >>> q.params
-{'event': 'learn'}
+{'event': 'learn', 'limit': 50}
+>>> q.limit_per
+('role', 'hops')
 >>> "label(" in get_saved_query("aser-neighbourhood", backend="ladybug").cypher
 True
 """
@@ -33,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from eventkg.graphstore.base import GraphStore, StoreError
+from eventkg.graphstore.model import EVENT_LEVELS, event_id
 
 QUERIES_FILE = Path(__file__).with_name("queries.cypher")
 BACKENDS = ("neo4j", "ladybug")
@@ -40,7 +55,8 @@ NEO4J_SCHEMES = ("neo4j://", "neo4j+s://", "neo4j+ssc://", "bolt://", "bolt+s://
 #: Column the Neo4j variants fill with paths for Browser's graph view (absent on LadybugDB).
 GRAPH_COLUMN = "graph"
 
-_HEADER = re.compile(r"^//\s*(name|description|params|neo4j-only)\s*:\s*(.*?)\s*$")
+_HEADER = re.compile(r"^//\s*(name|description|params|neo4j-only|limit-per)\s*:\s*(.*?)\s*$")
+_ID_PARAM = re.compile(r"\$([A-Za-z_]\w*)_id\b")
 _LADYBUG = re.compile(r"^//\s*ladybug\s*:\s*$")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _PARAM = re.compile(r"\s*([A-Za-z_]\w*)\s*=\s*(.*?)\s*(?=,\s*[A-Za-z_]\w*\s*=|$)")
@@ -60,6 +76,7 @@ class SavedQuery:
     neo4j: str
     ladybug: str | None = None
     neo4j_only: str | None = None  # the reason, when it cannot run on LadybugDB
+    limit_per: tuple[str, ...] = ()  # columns whose values split the rows into separately limited parts
     line: int = 0
     backend: str = "neo4j"
     source: Path = field(default=QUERIES_FILE, compare=False)
@@ -121,16 +138,8 @@ def parse_queries(text: str, source: Path | str = QUERIES_FILE) -> dict[str, Sav
     def finish() -> None:
         if block is None:
             return
-        where = f"{source}:{block['line']}"
         neo, lady = "\n".join(block["neo4j"]).strip(), "\n".join(block["ladybug"]).strip()
-        if not block.get("description"):
-            raise SavedQueryError(f"{where}: saved query {block['name']!r} has no '// description:' line")
-        if not _has_cypher(neo):
-            raise SavedQueryError(f"{where}: saved query {block['name']!r} has no Cypher")
-        if block["in_ladybug"] and not _has_cypher(lady):
-            raise SavedQueryError(f"{where}: saved query {block['name']!r} has an empty '// ladybug:' block")
-        if block["in_ladybug"] and block.get("neo4j-only"):
-            raise SavedQueryError(f"{where}: saved query {block['name']!r} is neo4j-only but has a ladybug variant")
+        _check_block(block, f"{source}:{block['line']}", neo, lady)
         queries[block["name"]] = SavedQuery(
             name=block["name"],
             description=block["description"],
@@ -138,6 +147,7 @@ def parse_queries(text: str, source: Path | str = QUERIES_FILE) -> dict[str, Sav
             neo4j=neo,
             ladybug=lady or None,
             neo4j_only=block.get("neo4j-only"),
+            limit_per=tuple(c.strip() for c in block.get("limit-per", "").split(",") if c.strip()),
             line=block["line"],
             source=source,
         )
@@ -171,6 +181,20 @@ def parse_queries(text: str, source: Path | str = QUERIES_FILE) -> dict[str, Sav
         block["ladybug" if block["in_ladybug"] else "neo4j"].append(line)
     finish()
     return queries
+
+
+def _check_block(block: dict[str, Any], where: str, neo: str, lady: str) -> None:
+    """A one-line error naming file and line for a block that cannot be a saved query."""
+    if not block.get("description"):
+        raise SavedQueryError(f"{where}: saved query {block['name']!r} has no '// description:' line")
+    if not _has_cypher(neo):
+        raise SavedQueryError(f"{where}: saved query {block['name']!r} has no Cypher")
+    if block["in_ladybug"] and not _has_cypher(lady):
+        raise SavedQueryError(f"{where}: saved query {block['name']!r} has an empty '// ladybug:' block")
+    if block.get("limit-per") and "limit" not in block.get("params", {}):
+        raise SavedQueryError(f"{where}: saved query {block['name']!r} has '// limit-per:' but no limit parameter")
+    if block["in_ladybug"] and block.get("neo4j-only"):
+        raise SavedQueryError(f"{where}: saved query {block['name']!r} is neo4j-only but has a ladybug variant")
 
 
 def _has_cypher(text: str) -> bool:
@@ -228,15 +252,80 @@ def get_saved_query(name: str, backend: str | GraphStore | None = None) -> Saved
     return query
 
 
+@dataclass(frozen=True)
+class SavedResult:
+    """The rows of a saved query, at most ``limit`` per part, and which parts had more.
+
+    ``cut`` holds the key (the ``limit_per`` column values) of each part that was cut; ``()``
+    is the key of a query limited as a whole.
+    """
+
+    rows: list[dict[str, Any]]
+    limit: int | None = None
+    cut: tuple[tuple[Any, ...], ...] = ()
+    limit_per: tuple[str, ...] = ()
+
+    def cut_message(self) -> str:
+        """One line for a person, or ``""`` when nothing was cut."""
+        if not self.cut:
+            return ""
+        if self.limit_per:
+            parts = "; ".join(", ".join(f"{c}={v}" for c, v in zip(self.limit_per, key, strict=True)) for key in self.cut)
+            return f"showing {self.limit} rows per part where there were more ({parts}); raise --limit"
+        return f"showing {self.limit} of more rows; raise --limit"
+
+
 def run_saved_query(
     store: GraphStore, name: str, params: Mapping[str, Any] | None = None, *, graph: bool = True
-) -> list[dict[str, Any]]:
+) -> SavedResult:
     """Run a saved query on ``store`` with its defaults updated by ``params``.
 
-    ``graph=False`` drops the Browser-only ``graph`` column, so rows compare across backends.
+    ``limit + 1`` rows are asked for (per ``limit_per`` part) and ``limit`` kept, so the result
+    says whether more existed. ``graph=False`` drops the Browser-only ``graph`` column, so rows
+    compare across backends.
     """
     query = get_saved_query(name, backend=store)
-    rows = store.query(query.cypher, query.with_params(params))
+    values = query.with_params(params)
+    limit = _limit(query, values)
+    if limit is not None:
+        values["limit"] = limit + 1
+    values.update(_anchor_ids(store, query, values))
+    rows = store.query(query.cypher, values)
     if not graph:
         rows = [{k: v for k, v in row.items() if k != GRAPH_COLUMN} for row in rows]
-    return rows
+    if limit is None:
+        return SavedResult(rows)
+    kept: list[dict[str, Any]] = []
+    seen: dict[tuple[Any, ...], int] = {}
+    cut: list[tuple[Any, ...]] = []
+    for row in rows:
+        key = tuple(row.get(c) for c in query.limit_per)
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] <= limit:
+            kept.append(row)
+        elif seen[key] == limit + 1:
+            cut.append(key)
+    return SavedResult(kept, limit, tuple(cut), query.limit_per)
+
+
+def _limit(query: SavedQuery, values: Mapping[str, Any]) -> int | None:
+    if "limit" not in query.params:
+        return None
+    raw = values["limit"]
+    whole = isinstance(raw, int) and not isinstance(raw, bool) or isinstance(raw, str) and raw.strip().isdigit()
+    if not whole or int(raw) < 1:
+        raise SavedQueryError(f"saved query {query.name!r}: limit must be a whole number >= 1, not {raw!r}")
+    return int(raw)
+
+
+def _anchor_ids(store: GraphStore, query: SavedQuery, values: Mapping[str, Any]) -> dict[str, str]:
+    """``NAME_id`` for each ``$NAME_id`` of the Cypher: the id of the Event with text ``values[NAME]``
+    (schema level first; the schema id when there is none, which matches nothing)."""
+    out: dict[str, str] = {}
+    for name in dict.fromkeys(_ID_PARAM.findall(query.cypher)):
+        if name not in values:
+            raise SavedQueryError(f"saved query {query.name!r} uses ${name}_id but has no parameter {name}")
+        ids = [event_id(str(values[name]), level) for level in EVENT_LEVELS]
+        found = store.get_nodes("Event", ids, props=False)
+        out[f"{name}_id"] = next((i for i in ids if i in found), ids[0])
+    return out

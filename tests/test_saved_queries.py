@@ -237,8 +237,10 @@ def test_saved_query_on_samples(name: str, backend: str, sample_store: GraphStor
         with pytest.raises(SavedQueryError, match="runs on Neo4j only: .+"):
             run_saved_query(sample_store, name)
         return
-    rows = run_saved_query(sample_store, name)  # the defaults: no parameters given
+    result = run_saved_query(sample_store, name)  # the defaults: no parameters given
+    rows = result.rows
     assert rows, f"{name} returned nothing on the samples"
+    assert not result.cut and result.limit == query.params["limit"]  # the samples fit the defaults
     if backend == "neo4j":  # Browser draws the paths of the graph column
         assert all(row.pop(GRAPH_COLUMN) for row in rows)
     else:
@@ -254,7 +256,7 @@ def test_saved_query_on_samples(name: str, backend: str, sample_store: GraphStor
 )
 def test_paths_between_encodes_table_1(head: str, tail: str, backend: str, sample_store: GraphStore) -> None:
     """The Cypher CASE over regular expressions agrees with queries.induce on every path."""
-    rows = run_saved_query(sample_store, "paths-between", {"head": head, "tail": tail}, graph=False)
+    rows = run_saved_query(sample_store, "paths-between", {"head": head, "tail": tail}, graph=False).rows
     assert rows
     for row in rows:
         assert row["induced"] == induce(row["relations"]), row
@@ -269,9 +271,127 @@ def test_table_1_rules_all_reached_on_the_samples(backend: str, sample_store: Gr
     seen = set()
     for a, b in pairs:
         for head, tail in ((a, b), (b, a)):
-            rows = run_saved_query(sample_store, "paths-between", {"head": head, "tail": tail}, graph=False)
+            rows = run_saved_query(sample_store, "paths-between", {"head": head, "tail": tail}, graph=False).rows
             seen |= {r["induced"] for r in rows}
     assert {"Causes", "IsResult", "Before", "After", "HasSubevent", "IsSubevent", None} <= seen
+
+
+# --- limits: a small graph written here, the expected rows worked out by hand ---------------
+
+# CAUSES edges (src, dst, weight); a 2-hop path weighs its weaker edge, an edge without a weight 0.
+LIMIT_CAUSES = [
+    ("c1", "h", 4), ("c2", "h", 3), ("c3", "h", 2), ("c4", "h", 1),
+    ("d1", "c1", 10), ("d2", "c1", 1), ("d3", "c2", 6), ("d4", "c4", 9),
+    ("h", "c3", 7), ("h", "x1", 5), ("h", "x2", None), ("h", "x3", 2),
+    ("x1", "y1", 3), ("x3", "y1", 8),
+]
+# ASER edges of "a" (src, type, dst, count)
+LIMIT_ASER = [("a", "CO_OCCURRENCE", "b", 5), ("a", "REASON", "c", 3), ("d", "RESULT", "a", 7),
+              ("a", "PRECEDENCE", "e", 3), ("f", "CONJUNCTION", "a", 1)]
+
+
+def write_limit_graph(store: GraphStore) -> None:
+    from eventkg.graphstore.base import Batch
+    from eventkg.graphstore.model import event_id
+
+    b = Batch()
+    texts = {t for s, d, _ in LIMIT_CAUSES for t in (s, d)} | {t for s, _, d, _ in LIMIT_ASER for t in (s, d)}
+    for t in sorted(texts):
+        b.add_node("Event", {"id": event_id(t), "text": t, "level": "schema", "sources": ["t"]})
+    for s, d, w in LIMIT_CAUSES:
+        b.add_edge("CAUSES", {"src": event_id(s), "dst": event_id(d), "weight": w, "sources": ["t"]})
+    for s, rtype, d, n in LIMIT_ASER:
+        b.add_edge(rtype, {"src": event_id(s), "dst": event_id(d), "count": float(n), "sources": ["t"]})
+    store.write_batch(b)
+
+
+CAUSES_OF_H = {  # every row, in order, worked out from LIMIT_CAUSES
+    ("cause", 1): [("c1", [], 4), ("c2", [], 3), ("c3", [], 2), ("c4", [], 1)],
+    # c3's only cause is h itself (excluded); d4 -> c4 -> h weighs min(9, 1) = 1, tied with d2 (d2 first)
+    ("cause", 2): [("d1", ["c1"], 4), ("d3", ["c2"], 3), ("d2", ["c1"], 1), ("d4", ["c4"], 1)],
+    ("effect", 1): [("c3", [], 7), ("x1", [], 5), ("x3", [], 2), ("x2", [], 0)],
+    ("effect", 2): [("y1", ["x1"], 3), ("y1", ["x3"], 2)],  # c3 -> h comes back to h
+}
+
+
+def _parts(rows: list[dict]) -> dict[tuple, list[tuple]]:
+    out: dict[tuple, list[tuple]] = {}
+    for r in rows:
+        out.setdefault((r["role"], r["hops"]), []).append((r["event"], r["via"], r["weight"]))
+    return out
+
+
+def test_causes_and_effects_limit_cuts_and_says_so(backend: str, store: GraphStore) -> None:
+    write_limit_graph(store)
+    full = run_saved_query(store, "causes-and-effects", {"event": "h", "limit": 4}, graph=False)
+    assert _parts(full.rows) == CAUSES_OF_H and full.cut == ()  # exactly 4 in a part is not a cut
+    cut = run_saved_query(store, "causes-and-effects", {"event": "h", "limit": 2}, graph=False)
+    # the second hop starts from the 3 strongest first hops (limit + 1): c4, and so d4, is not reached
+    assert _parts(cut.rows) == {
+        ("cause", 1): [("c1", [], 4), ("c2", [], 3)],
+        ("cause", 2): [("d1", ["c1"], 4), ("d3", ["c2"], 3)],
+        ("effect", 1): [("c3", [], 7), ("x1", [], 5)],
+        ("effect", 2): [("y1", ["x1"], 3), ("y1", ["x3"], 2)],
+    }
+    assert cut.cut == (("cause", 1), ("cause", 2), ("effect", 1)) and cut.limit == 2
+    assert cut.cut_message() == (
+        "showing 2 rows per part where there were more (role=cause, hops=1; role=cause, hops=2; role=effect, hops=1); raise --limit"
+    )
+
+
+def test_aser_neighbourhood_limit(backend: str, store: GraphStore) -> None:
+    write_limit_graph(store)
+    expected = [("RESULT", "in", "d", 7), ("CO_OCCURRENCE", "out", "b", 5), ("PRECEDENCE", "out", "e", 3),
+                ("REASON", "out", "c", 3), ("CONJUNCTION", "in", "f", 1)]
+    key = lambda r: (r["relation"], r["direction"], r["neighbour"], r["count"])  # noqa: E731
+    full = run_saved_query(store, "aser-neighbourhood", {"event": "a", "limit": 5})
+    assert [key(r) for r in full.rows] == expected and not full.cut
+    three = run_saved_query(store, "aser-neighbourhood", {"event": "a", "limit": 3})
+    assert [key(r) for r in three.rows] == expected[:3] and three.cut == ((),)
+    assert three.cut_message() == "showing 3 of more rows; raise --limit"
+
+
+def test_paths_between_limit_shortest_first(backend: str, store: GraphStore) -> None:
+    write_limit_graph(store)
+    # c3 to x1: through h over either c3 edge (h -> c3 walked back, or c3 -> h), then on to x1
+    # directly (2 steps) or by x3 and y1 (4 steps); sorted by steps, events, relations
+    expected = [
+        (2, ["c3", "h", "x1"], ["Causes", "Causes"]),
+        (2, ["c3", "h", "x1"], ["IsResult", "Causes"]),
+        (4, ["c3", "h", "x3", "y1", "x1"], ["Causes", "Causes", "Causes", "IsResult"]),
+        (4, ["c3", "h", "x3", "y1", "x1"], ["IsResult", "Causes", "Causes", "IsResult"]),
+    ]
+    params = {"head": "c3", "tail": "x1"}
+    full = run_saved_query(store, "paths-between", {**params, "limit": 4}, graph=False)
+    assert [(r["hops"], r["events"], r["relations"]) for r in full.rows] == expected and not full.cut
+    one = run_saved_query(store, "paths-between", {**params, "limit": 1}, graph=False)
+    assert [(r["hops"], r["events"], r["relations"]) for r in one.rows] == expected[:1] and one.cut
+
+
+def test_cli_saved_limit_says_when_it_cut(tmp_path: Path) -> None:
+    url = str(tmp_path / "limit.lbug")
+    with open_store(url) as s:
+        write_limit_graph(s)
+    result = runner.invoke(app, ["--store", url, "saved", "aser-neighbourhood", "-p", "event=a", "--limit", "2", "--json"])
+    assert result.exit_code == 0, result.output
+    assert [r["neighbour"] for r in json.loads(result.stdout)] == ["d", "b"]
+    assert "showing 2 of more rows; raise --limit" in result.stderr
+    same = runner.invoke(app, ["--store", url, "cypher", "--saved", "aser-neighbourhood", "-p", "event=a", "-p", "limit=2", "--json"])
+    assert same.exit_code == 0 and json.loads(same.stdout) == json.loads(result.stdout)
+    whole = runner.invoke(app, ["--store", url, "saved", "aser-neighbourhood", "-p", "event=a", "--json"])
+    assert len(json.loads(whole.stdout)) == 5 and "showing" not in whole.stderr
+
+
+@pytest.mark.parametrize("bad", [0, -1, "x", 1.5, True])
+def test_limit_must_be_a_whole_number(bad: object, tmp_path: Path) -> None:
+    with open_store(str(tmp_path / "s.lbug")) as s, pytest.raises(SavedQueryError, match="limit must be a whole number"):
+        run_saved_query(s, "aser-neighbourhood", {"limit": bad})
+
+
+def test_every_shipped_query_takes_a_limit() -> None:
+    for q in load_saved_queries().values():
+        assert isinstance(q.params.get("limit"), int) and 10 <= q.params["limit"] <= 100, q.name
+        assert set(q.limit_per) <= {"role", "hops", "relation"}, q.name
 
 
 # --- the file format -----------------------------------------------------------------------
@@ -369,7 +489,9 @@ def test_cli_saved_runs_with_defaults_and_lists(abs_store: str) -> None:
     listing = runner.invoke(app, ["saved"])
     assert listing.exit_code == 0 and "paths-between" in listing.output and "neo4j only" in listing.output
     shown = runner.invoke(app, ["saved", "causes-and-effects", "--show", "-p", "event=pass exam"])
-    assert shown.exit_code == 0 and shown.output.startswith(':params {event: "pass exam"}')
+    assert shown.exit_code == 0 and shown.output.startswith(':params {event: "pass exam", limit: 50}')
+    shown = runner.invoke(app, ["saved", "causes-and-effects", "--show", "--limit", "20"])
+    assert shown.output.startswith(':params {event: "learn", limit: 20}')
 
 
 def test_cli_saved_errors_are_one_line(abs_store: str) -> None:
