@@ -2,19 +2,33 @@
 
 Files: ``zero_<split>.json``, ``few_<split>.json``, ``cot_<split>.json`` — each a JSON list of
 ``{instruction, input, output, qtype, id_string, input_info: {P, O, Om, Q}}``. The three
-prompt settings repeat the same items, so an item is ingested once per (id_string, split);
-the split comes from the file name (``zero_test.json`` -> ``test``).
+prompt settings repeat the same items; the split comes from the file name (``zero_test.json``
+-> ``test``). The release's ``data/type_picked/`` (``zero_ona_test.json``: the test items of one
+relation, ``o`` + ``na``/``sa``/``s``/``w``) and ``data/type_excluded/`` (``zero_xna_train.json``:
+the train items of the three other relations) hold subsets of the same items for the paper's
+per-type experiments: their items are not new items, each is recorded as belonging to the
+subset (``ona_test``...) and ``eventkg eval clomo --split ona_test`` selects them.
 
-Each item becomes:
+One item per ``id_string`` (unique across the release's splits). Each item becomes:
 
 * ``Argument`` (state 1, text = ``P``) and ``Argument'`` (an ``Argument`` with state 2,
   text = ``output``), both with ``qtype`` = the relation name (``model.CLOMO_RELATIONS``
   from ``qtype`` 0..3), ``id_string`` and ``split``; ``COUNTERFACTUAL_OF`` Argument' -> Argument;
+  the subsets the item belongs to are in ``sources`` as ``clomo:<subset>`` (the data model
+  declares no property for them: ``sources`` is the node's provenance, unioned on merge);
 * ``Statement`` nodes (id from the text, so a statement the modification left unchanged is
   one node in both arguments) with ``PART_OF`` (``order`` = the StatementN number);
 * ``Premise`` nodes from ``O`` (Premise1) and ``Om`` (Premise2) with their ``Premise1:`` /
   ``Premise2:`` prefixes removed; the logical relation Premise1 -> Argument (``state`` 1)
   and Premise2 -> Argument' (``state`` 2).
+
+Every item of every file is checked (types included), also when an earlier file held it: an
+``id_string`` read again with other content (split, qtype, P, O, Om, output) is refused naming
+both places; the same item again is counted (``IngestReport.repeated``). A file that cannot be
+read as a JSON list (cut, empty, NUL bytes, not UTF-8) is one reject with ``--on-error skip``.
+A folder must hold the three prompt settings of each split it has, and the splits of the
+release (train, dev, test), of a dev+test sample or of a test-only one; ``partial=True``
+(``--partial``) ingests what is there and the report names what was left out.
 
 The question stem ``Q`` and the prompt text are not stored (no declared property holds them).
 """
@@ -27,7 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from eventkg.graphstore.model import CLOMO_RELATIONS
-from eventkg.ingest.errors import BadRowError, RowError
+from eventkg.ingest.checks import Keys, missing_parts
+from eventkg.ingest.errors import BadRowError, IngestError, RowError
 from eventkg.ingest.nodes import edge_row, node_row
 from eventkg.ingest.pipeline import (
     DEFAULT_BATCH_SIZE,
@@ -38,10 +53,17 @@ from eventkg.ingest.pipeline import (
     read_json_document,
     resolve_files,
     run,
+    whole_file_reject,
 )
 
 SOURCE = "clomo"
 FILE_NAME = re.compile(r"^(?P<prompt>zero|few|cot)_(?P<split>\w+)$", re.IGNORECASE)
+# a subset file of the release: o(nly) / x (excluded) + na|sa|s|w, then the split
+SUBSET = re.compile(r"^[ox](?:na|sa|s|w)_(?P<split>train|dev|test)$", re.IGNORECASE)
+PROMPTS = ("zero", "few", "cot")
+SPLITS = ("train", "dev", "test")
+TEXT_FIELDS = ("instruction", "input", "output", "id_string")  # strings when present
+INFO_FIELDS = ("P", "O", "Om", "Q")
 STATEMENT = re.compile(r"Statement\s*(\d+)\s*:\s*")
 PREMISE = {1: re.compile(r"^\s*Premise\s*1\s*:\s*", re.IGNORECASE), 2: re.compile(r"^\s*Premise\s*2\s*:\s*", re.IGNORECASE)}
 
@@ -50,13 +72,36 @@ def _accept(p: Path) -> bool:
     return p.suffix == ".json" and bool(FILE_NAME.match(p.stem))
 
 
-def find_files(path: str | Path) -> list[Path]:
-    return resolve_files(path, "CLoMo", _accept, "zero_<split>.json, few_<split>.json, cot_<split>.json")
+def find_files(path: str | Path, partial: bool = False) -> tuple[list[Path], list[str]]:
+    """The CLoMo files at ``path`` (main files first, then subset files) and the parts a folder
+    lacks (an error unless ``partial``)."""
+    files = resolve_files(path, "CLoMo", _accept, "zero_<split>.json, few_<split>.json, cot_<split>.json")
+    files.sort(key=lambda f: (subset_of(f) is not None, str(f)))
+    main = [f for f in files if subset_of(f) is None]
+    splits = [s for s in SPLITS if any(split_of(f) == s for f in main)]
+    splits += sorted({split_of(f) for f in main} - set(SPLITS))
+    wanted = list(SPLITS[SPLITS.index(splits[0]):]) if splits and splits[0] in SPLITS else splits
+    wanted += [s for s in splits if s not in wanted]
+    required = [f"{prompt}_{s}.json" for s in wanted for prompt in PROMPTS]
+    hint = f" (its splits {', '.join(wanted)} in each prompt setting {', '.join(PROMPTS)})" if wanted else ""
+    return files, missing_parts(path, "CLoMo", required or [f"{p}_test.json" for p in PROMPTS], main,
+                                partial=partial, hint=hint)
 
 
 def split_of(path: Path) -> str:
+    """The split an item of ``path`` belongs to: ``zero_test.json``, ``zero_ona_test.json`` -> ``test``."""
     m = FILE_NAME.match(path.stem)
-    return m["split"].lower() if m else path.stem
+    if not m:
+        return path.stem
+    sub = SUBSET.match(m["split"])
+    return (sub["split"] if sub else m["split"]).lower()
+
+
+def subset_of(path: Path) -> str | None:
+    """The release subset a file holds (``ona_test`` for ``type_picked/zero_ona_test.json``), or None."""
+    m = FILE_NAME.match(path.stem)
+    sub = SUBSET.match(m["split"]) if m else None
+    return sub[0].lower() if sub else None
 
 
 def statements(text: str) -> list[tuple[int, str]]:
@@ -72,23 +117,45 @@ def statements(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def item_row(obj: Any, split: str) -> Row:
-    """One CLoMo item -> typed rows; raises RowError with the reason when invalid."""
+def _checked_item(obj: Any) -> tuple[dict[str, Any], str]:
+    """(input_info, relation name) of an item whose fields are there and of their types."""
     if not isinstance(obj, dict):
         raise RowError("expected a JSON object")
     missing = [f for f in ("id_string", "qtype", "output", "input_info") if obj.get(f) in (None, "")]
     info = obj.get("input_info")
     if isinstance(info, dict):
-        missing += [f"input_info.{f}" for f in ("P", "O", "Om") if not isinstance(info.get(f), str) or not info[f].strip()]
+        missing += [f"input_info.{f}" for f in ("P", "O", "Om") if info.get(f) in (None, "")]
     elif "input_info" not in missing:
-        raise RowError("'input_info' is not an object")
+        raise RowError(f"'input_info' is not an object (got {type(info).__name__})")
     if missing:
         raise RowError(f"missing field {', '.join(repr(m) for m in missing)}")
+    wrong = [(f, obj[f]) for f in TEXT_FIELDS if obj.get(f) is not None and not isinstance(obj[f], str)]
+    wrong += [(f"input_info.{f}", info[f]) for f in INFO_FIELDS if info.get(f) is not None and not isinstance(info[f], str)]
+    if wrong:
+        raise RowError(", ".join(f"{f!r} must be a string (got {type(v).__name__})" for f, v in wrong))
+    blank = [f"input_info.{f}" for f in ("P", "O", "Om") if not info[f].strip()]
+    if blank:
+        raise RowError(f"missing field {', '.join(repr(m) for m in blank)}")
     qtype = obj["qtype"]
     if not isinstance(qtype, int) or isinstance(qtype, bool) or not 0 <= qtype < len(CLOMO_RELATIONS):
         raise RowError(f"unknown relation qtype {qtype!r}; expected 0..3 ({', '.join(CLOMO_RELATIONS)})")
-    rel = CLOMO_RELATIONS[qtype]
-    ids = str(obj["id_string"])
+    return info, CLOMO_RELATIONS[qtype]
+
+
+def item_content(obj: dict[str, Any], split: str) -> tuple[Any, ...]:
+    """What one item stores: the same in the three prompt settings and in the subset files."""
+    info = obj["input_info"]
+    return (split, obj["qtype"], info["P"], info["O"], info["Om"], obj["output"])
+
+
+def item_row(obj: Any, split: str, subsets: tuple[str, ...] = ()) -> Row:
+    """One CLoMo item -> typed rows; raises RowError with the reason when invalid.
+
+    ``subsets`` (``ona_test``...) are recorded on both arguments as ``sources`` ``clomo:<subset>``.
+    """
+    info, rel = _checked_item(obj)
+    ids = obj["id_string"]
+    sources = [SOURCE, *(f"{SOURCE}:{s}" for s in sorted(subsets))]
     nodes: list[tuple[str, dict[str, Any]]] = []
     edges: list[tuple[str, dict[str, Any]]] = []
     args = {}
@@ -98,6 +165,7 @@ def item_row(obj: Any, split: str) -> Row:
             raise RowError(f"{'input_info.P' if state == 1 else 'output'} holds no statements")
         arg = node_row("Argument", f"{SOURCE}|{split}|{ids}|{state}", SOURCE,
                        text=text.strip(), qtype=rel, id_string=ids, split=split, state=state)
+        arg["sources"] = sources
         nodes.append(("Argument", arg))
         args[state] = arg["id"]
         for order, body in parts:
@@ -115,28 +183,63 @@ def item_row(obj: Any, split: str) -> Row:
     return Row(nodes, edges)
 
 
-def iter_rows(files: list[Path]) -> Iterator[Row | Reject]:
-    seen: set[tuple[str, str]] = set()
-    for path in files:
+def _file_items(path: Path) -> Iterator[tuple[str, Any] | Reject]:
+    """(place, item) per item of one file; a file that is not a JSON list is one Reject."""
+    try:
         data = read_json_document(path)
         if not isinstance(data, list):
-            raise BadRowError(str(path), None, "expected a JSON list of CLoMo items")
-        if not data:
-            yield Reject(str(path), 0, "empty file: no items")
-        split = split_of(path)
-        for i, obj in enumerate(data):
-            key = (str(obj.get("id_string")), split) if isinstance(obj, dict) else None
-            if key is not None and key in seen and obj.get("id_string") is not None:
-                yield Row([], [])  # the same item in another prompt setting
+            raise BadRowError(str(path), None, f"expected a JSON list of CLoMo items (got a {type(data).__name__})")
+    except IngestError as exc:
+        yield whole_file_reject(exc)
+        return
+    if not data:
+        yield Reject(str(path), 0, "empty file: no items")
+    for i, obj in enumerate(data):
+        yield f"item {i}", obj
+
+
+def _subset_members(files: list[Path]) -> dict[str, dict[str, tuple[Any, ...]]]:
+    """id_string -> {subset: item content} of the subset files' well-formed items, read before the
+    items are yielded so that each item's row carries its subsets (bad items are left to the main pass)."""
+    out: dict[str, dict[str, tuple[Any, ...]]] = {}
+    for path in files:
+        subset = subset_of(path)
+        if subset is None:
+            continue
+        for got in _file_items(path):
+            if isinstance(got, Reject):
                 continue
             try:
-                row = item_row(obj, split)
-            except RowError as exc:
-                yield Reject(str(path), f"item {i}", str(exc), obj)
+                _checked_item(got[1])
+            except RowError:
                 continue
-            if key is not None:
-                seen.add(key)
-            yield row
+            out.setdefault(got[1]["id_string"], {})[subset] = item_content(got[1], split_of(path))
+    return out
+
+
+def iter_rows(files: list[Path], keys: Keys | None = None) -> Iterator[Row | Reject]:
+    """Every item of every file checked, in file order: one row per ``id_string`` (with the subsets
+    it belongs to), an empty row for each identical repeat, a Reject for each bad item."""
+    keys = keys if keys is not None else Keys()
+    members = _subset_members(files)
+    for path in files:
+        split = split_of(path)
+        for got in _file_items(path):
+            if isinstance(got, Reject):
+                yield got
+                continue
+            place, obj = got
+            try:
+                item_row(obj, split)  # every item checked, wherever it is
+                content = item_content(obj, split)
+                if keys.check(("id_string", obj["id_string"]), content, str(path), place):
+                    keys.repeated += 1
+                    yield Row([], [])  # the same item again (another prompt setting, a subset file)
+                    continue
+                subsets = tuple(s for s, c in members.get(obj["id_string"], {}).items() if c == content)
+                yield item_row(obj, split, subsets)
+            except RowError as exc:
+                yield Reject(str(path), place, str(exc), obj)
 
 
 def load(
@@ -148,8 +251,13 @@ def load(
     limit: int | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
     progress: Progress | None = None,
+    partial: bool = False,
 ) -> IngestReport:
-    """Ingest CLoMo files at ``path`` (file or folder) into ``store``."""
-    files = find_files(path)
-    return run(store, SOURCE, files, iter_rows(files), on_error=on_error, rejects=rejects, limit=limit,
-               batch_size=batch_size, progress=progress)
+    """Ingest CLoMo files at ``path`` (file or folder) into ``store``; with ``partial`` a folder
+    lacking parts is ingested all the same and ``report.left_out`` names them."""
+    files, left_out = find_files(path, partial)
+    keys = Keys()
+    report = run(store, SOURCE, files, iter_rows(files, keys), on_error=on_error, rejects=rejects, limit=limit,
+                 batch_size=batch_size, progress=progress)
+    report.repeated, report.left_out = keys.repeated, left_out
+    return report

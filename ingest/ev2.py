@@ -18,10 +18,20 @@ What each question row becomes
 * A ``Question`` node (origin ``imported``; ``payload`` = the row as JSON for lossless
   export; ``context_tpl`` as JSON; ``answer`` = ``e1`` for CEC, ``rel`` for CRR) with
   ``ASKS`` (role e0/e1), ``HAS_CHOICE`` (CEC; order, correct) and ``HAS_CONTEXT`` (order of
-  first appearance in the context triples). Its id is unique per (task, level, id, rel, CRR
-  family): in the release a CRR id repeats with the same family, once with the gold relation
-  and once as a Vague pair with another ``e1``.
+  first appearance in the context triples). Its key is (task, level, id, rel, CRR family), and
+  ``e1`` too for a Vague row: in the release a CRR id repeats with the same family, once with
+  the gold relation and once as a Vague pair with another ``e1``; the two are two questions.
 * ``clustering.json``: cluster ``i`` sets ``Event.cluster = i`` on its event types.
+
+Repeats, types, missing files
+-----------------------------
+A question key read twice in one ingest with other content is refused, naming both lines
+(``--on-error skip``: the later row is a reject); the same row twice is stored once and counted
+(``IngestReport.repeated``). So is an event-type name in two clusters. Every field has its type
+checked when the row is read (``question`` a string, ``context_tpl`` a list of triples...). A
+folder must hold all five files (:data:`PARTS`); ``partial=True`` (``--partial``) ingests what
+is there and the report names what was left out. A ``clustering.json`` that cannot be read is
+one reject in skip mode, the question files still land.
 
 Instances without text
 ----------------------
@@ -64,7 +74,8 @@ from pathlib import Path
 from typing import Any
 
 from eventkg.graphstore.model import EVENT_RELATIONS, FAMILIES, VAGUE, normalise_text, stable_id
-from eventkg.ingest.errors import BadRowError, RowError
+from eventkg.ingest.checks import Keys, missing_parts
+from eventkg.ingest.errors import BadRowError, IngestError, RowError
 from eventkg.ingest.nodes import edge_row, event_relation_edge, event_row, node_row
 from eventkg.ingest.pipeline import (
     DEFAULT_BATCH_SIZE,
@@ -76,12 +87,15 @@ from eventkg.ingest.pipeline import (
     read_json_document,
     resolve_files,
     run,
+    whole_file_reject,
 )
 
 SOURCE = "ev2"
 FILE_NAME = re.compile(r"^(?P<level>[SI])_(?P<task>CEC|CRR)", re.IGNORECASE)
 CRR_CHOICES = {(a, b, VAGUE) for a, b in FAMILIES.values()}
-EXPECTED = "S_CEC.jsonl, S_CRR.jsonl, I_CEC.jsonl, I_CRR.jsonl, clustering.json"
+PARTS = ("S_CEC.jsonl", "S_CRR.jsonl", "I_CEC.jsonl", "I_CRR.jsonl", "clustering.json")
+EXPECTED = ", ".join(PARTS)
+OPTIONAL_TEXT = ("question", "context")  # strings when present (null allowed)
 WITHOUT_TEXT = "instances_without_text"  # IngestReport.extra key
 VERBALISED = {
     "causes": "Causes",
@@ -98,9 +112,11 @@ def _accept(p: Path) -> bool:
     return p.suffix == ".jsonl" or (p.suffix == ".json" and p.stem.lower().startswith("clustering"))
 
 
-def find_files(path: str | Path) -> list[Path]:
-    """The EV² files at ``path`` (a file, or a folder searched recursively)."""
-    return resolve_files(path, "EV²", _accept, EXPECTED)
+def find_files(path: str | Path, partial: bool = False) -> tuple[list[Path], list[str]]:
+    """The EV² files at ``path`` (a file, or a folder searched recursively), and the parts of
+    :data:`PARTS` the folder lacks (an error unless ``partial``)."""
+    files = resolve_files(path, "EV²", _accept, EXPECTED)
+    return files, missing_parts(path, "EV²", PARTS, files, partial=partial)
 
 
 def _file_kind(p: Path) -> tuple[str | None, str | None]:
@@ -201,7 +217,7 @@ def question_row(obj: Any, file_task: str | None, file_level: str | None) -> Row
     q = _question_node(obj, task, level)
     parts.nodes.append(("Question", q))
     parts.edges += _question_edges(q["id"], obj, task, context, parts.names)
-    return Row(parts.nodes, parts.edges)
+    return Row(parts.nodes, parts.edges, [(("question", *question_key(obj, task, level)), obj)])
 
 
 def _checked_question(obj: Any, file_task: str | None, file_level: str | None) -> tuple[str, str]:
@@ -209,8 +225,11 @@ def _checked_question(obj: Any, file_task: str | None, file_level: str | None) -
     if not isinstance(obj, dict):
         raise RowError("expected a JSON object")
     _need(obj, "id", "e0", "e1", "rel", "choices")
-    if not all(isinstance(obj[k], str) for k in ("e0", "e1", "rel")):
-        raise RowError("'e0', 'e1' and 'rel' must be strings")
+    wrong = [k for k in ("id", "e0", "e1", "rel") if not isinstance(obj[k], str)]
+    wrong += [k for k in OPTIONAL_TEXT if obj.get(k) is not None and not isinstance(obj[k], str)]
+    if wrong:
+        raise RowError(f"{', '.join(repr(k) for k in wrong)} must be {'a string' if len(wrong) == 1 else 'strings'}"
+                       f" (got {', '.join(type(obj[k]).__name__ for k in wrong)})")
     choices = obj["choices"]
     if not (isinstance(choices, list) and choices and all(isinstance(c, str) for c in choices)):
         raise RowError("'choices' is not a list of strings")
@@ -302,13 +321,19 @@ def _checked_instances(obj: dict[str, Any]) -> tuple[dict[str, Any], dict[str, A
     return instances, types
 
 
+def question_key(obj: dict[str, Any], task: str, level: str) -> tuple[str, ...]:
+    """(task, level, id, rel, CRR family), and ``e1`` for a Vague row: what tells questions apart."""
+    family = "|".join(obj["choices"]) if task == "CRR" else ""
+    key = (task, level, obj["id"], obj["rel"], family)
+    return (*key, obj["e1"]) if obj["rel"] == VAGUE else key
+
+
 def _question_node(obj: dict[str, Any], task: str, level: str) -> dict[str, Any]:
-    """The ``Question`` row: unique per (task, level, id, rel, CRR family), the source row as payload."""
+    """The ``Question`` row: unique per :func:`question_key`, the source row as payload."""
     rel, choices = obj["rel"], obj["choices"]
-    family = "|".join(choices) if task == "CRR" else ""
     return node_row(
         "Question",
-        f"{SOURCE}|{task}|{level}|{obj['id']}|{rel}|{family}",
+        "|".join((SOURCE, *question_key(obj, task, level))),
         SOURCE,
         qid=str(obj["id"]),
         task=task,
@@ -345,28 +370,44 @@ def _question_edges(
     return edges
 
 
-def _clustering_rows(path: Path) -> Iterator[Row | Reject]:
-    data = read_json_document(path)
-    if not isinstance(data, list):
-        raise BadRowError(str(path), None, "clustering file must be a JSON list of clusters (lists of event-type names)")
+def _clustering_rows(path: Path, keys: Keys) -> Iterator[Row | Reject]:
+    """One row per cluster; a file that is not a JSON list of clusters is one reject."""
+    try:
+        data = read_json_document(path)
+        if not isinstance(data, list):
+            raise BadRowError(str(path), None,
+                              "clustering file must be a JSON list of clusters (lists of event-type names)")
+    except IngestError as exc:
+        yield whole_file_reject(exc)
+        return
     if not data:
         yield Reject(str(path), 0, "empty file: no clusters")
     for i, cluster in enumerate(data):
+        place = f"cluster {i}"
         if not (isinstance(cluster, list) and cluster and all(isinstance(x, str) and x.strip() for x in cluster)):
-            yield Reject(str(path), f"cluster {i}", "a cluster must be a non-empty list of event-type names", cluster)
+            yield Reject(str(path), place, "a cluster must be a non-empty list of event-type names", cluster)
             continue
-        yield Row([("Event", event_row(name, "schema", SOURCE, cluster=i)) for name in cluster], [])
+        names = list(dict.fromkeys(normalise_text(x) for x in cluster))
+        row = Row([("Event", event_row(name, "schema", SOURCE, cluster=i)) for name in cluster], [],
+                  [(("event type in a cluster", name), i) for name in names])
+        try:
+            yield keys.admit(row, str(path), place)
+        except RowError as exc:
+            yield Reject(str(path), place, str(exc), cluster)
 
 
-def iter_rows(files: list[Path], without_text: set[str] | None = None) -> Iterator[Row | Reject]:
+def iter_rows(files: list[Path], without_text: set[str] | None = None, keys: Keys | None = None) -> Iterator[Row | Reject]:
     """Every EV² source row of ``files`` as a Row or a Reject; the ids of instance events
-    without text in good rows are added to ``without_text`` when given."""
+    without text in good rows are added to ``without_text`` when given. ``keys`` holds the
+    question keys read so far (repeats are checked across all files)."""
+    keys = keys if keys is not None else Keys()
     for path in files:
         if path.suffix == ".json":
-            yield from _clustering_rows(path)
+            yield from _clustering_rows(path, keys)
             continue
         task, level = _file_kind(path)
-        for item in json_line_rows(path, lambda obj, task=task, level=level: question_row(obj, task, level)):
+        rows = json_line_rows(path, lambda obj, task=task, level=level: question_row(obj, task, level), keys)
+        for item in rows:
             if without_text is not None and isinstance(item, Row):
                 without_text.update(
                     r["id"]
@@ -385,15 +426,19 @@ def load(
     limit: int | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
     progress: Progress | None = None,
+    partial: bool = False,
 ) -> IngestReport:
-    """Ingest the EV² files at ``path`` (file or folder) into ``store``.
+    """Ingest the EV² files at ``path`` (file or folder) into ``store``; with ``partial`` a folder
+    lacking some of :data:`PARTS` is ingested all the same and ``report.left_out`` names them.
 
     >>> report = load(store, "ingest/samples/ev2")  # doctest: +SKIP
     """
-    files = find_files(path)
+    files, left_out = find_files(path, partial)
     without_text: set[str] = set()
-    rows = iter_rows(files, without_text)
+    keys = Keys()
+    rows = iter_rows(files, without_text, keys)
     report = run(store, SOURCE, files, rows, on_error=on_error, rejects=rejects, limit=limit, batch_size=batch_size,
                  progress=progress)
     report.extra[WITHOUT_TEXT] = len(without_text)
+    report.repeated, report.left_out = keys.repeated, left_out
     return report

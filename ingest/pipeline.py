@@ -24,10 +24,12 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from eventkg.graphstore.base import Batch, GraphStore, WriteResult, merge_props
+from eventkg.ingest.checks import Keys, check_batch_size, check_rejects_path
 from eventkg.ingest.errors import BadRowError, EmptyInputError, IngestError, MissingFilesError, RowError
 
 ON_ERROR = ("fail", "skip")
 DEFAULT_BATCH_SIZE = 50_000
+BOM = b"\xef\xbb\xbf"
 
 NodeRows = list[tuple[str, dict[str, Any]]]
 EdgeRows = list[tuple[str, dict[str, Any]]]
@@ -40,6 +42,8 @@ class Row:
 
     nodes: NodeRows
     edges: EdgeRows
+    # (key, content) pairs naming what the row defines, checked by :class:`Keys` across the ingest
+    keys: list[tuple[Any, Any]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -87,6 +91,8 @@ class IngestReport:
     rejects_file: str | None = None
     limited: bool = False  # stopped early because of ``limit``
     extra: dict[str, int] = field(default_factory=dict)  # a loader's own counts (ev2: instances_without_text)
+    repeated: int = 0  # source rows that repeat an earlier row's key with the same content (stored once)
+    left_out: list[str] = field(default_factory=list)  # parts of the dataset folder missing (accepted by --partial)
 
     @property
     def good(self) -> int:
@@ -114,48 +120,83 @@ def resolve_files(path: str | Path, source: str, accept: Callable[[Path], bool],
     return files
 
 
+def json_reason(exc: json.JSONDecodeError) -> str:
+    """``Expecting ',' delimiter at column 7``: the decoder's message, its trailing "at" dropped."""
+    msg = exc.msg.removesuffix(" at").removesuffix(" at:")
+    return f"{msg} at column {exc.colno}"
+
+
+def utf8_reason(exc: UnicodeDecodeError, data: bytes) -> str:
+    """``invalid UTF-8 (byte 0xff at column 7)``: the first byte that is not UTF-8, 1-based column."""
+    line_start = data.rfind(b"\n", 0, exc.start) + 1
+    return f"invalid UTF-8 (byte 0x{data[exc.start]:02x} at column {exc.start - line_start + 1})"
+
+
 def read_json_lines(path: Path) -> Iterator[tuple[int, str, Any] | Reject]:
     """(line number, raw line, parsed object) per non-blank line; a broken line is a Reject.
 
-    An empty file yields one Reject (line 0) so that ``--on-error`` decides what happens.
+    Lines are read as bytes and decoded one at a time, so a byte that is not UTF-8 rejects its
+    line only; a UTF-8 byte-order mark at the start of the file is dropped (the rows are the same
+    as without it). An empty file yields one Reject (line 0) so that ``--on-error`` decides.
     """
     seen = False
-    with path.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
+    with path.open("rb") as fh:
+        for n, data in enumerate(fh, 1):
+            if n == 1 and data.startswith(BOM):
+                data = data[len(BOM):]
+            try:
+                line = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                seen = True
+                yield Reject(str(path), n, utf8_reason(exc, data), data.rstrip(b"\r\n").decode("utf-8", "replace"))
+                continue
             if not line.strip():
                 continue
             seen = True
             try:
                 yield n, line, json.loads(line)
             except json.JSONDecodeError as exc:
-                yield Reject(str(path), n, f"broken JSON line: {exc.msg} at column {exc.colno}", line.rstrip("\n"))
+                yield Reject(str(path), n, f"broken JSON line: {json_reason(exc)}", line.rstrip("\n"))
     if not seen:
         yield Reject(str(path), 0, "empty file: no rows")
 
 
-def json_line_rows(path: Path, make_row: Callable[[Any], Row]) -> Iterator[Row | Reject]:
+def json_line_rows(path: Path, make_row: Callable[[Any], Row], keys: Keys | None = None) -> Iterator[Row | Reject]:
     """Each JSON line of ``path`` through ``make_row``; broken lines and rows it refuses
-    (:class:`~eventkg.ingest.errors.RowError`) become Rejects naming the line."""
+    (:class:`~eventkg.ingest.errors.RowError`) become Rejects naming the line. With ``keys``, a
+    row whose keys were read before is checked against them (:meth:`Keys.admit`)."""
     for item in read_json_lines(path):
         if isinstance(item, Reject):
             yield item
             continue
         n, line, obj = item
         try:
-            yield make_row(obj)
+            row = make_row(obj)
+            yield keys.admit(row, str(path), n) if keys is not None else row
         except RowError as exc:
             yield Reject(str(path), n, str(exc), line.rstrip("\n"))
 
 
 def read_json_document(path: Path) -> Any:
-    """A whole-file JSON document; empty or broken files raise one-line errors."""
-    text = path.read_text(encoding="utf-8")
+    """A whole-file JSON document (a UTF-8 BOM allowed); empty, broken or non-UTF-8 files raise
+    one-line errors naming the line."""
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise BadRowError(str(path), data.count(b"\n", 0, exc.start) + 1, utf8_reason(exc, data)) from None
     if not text.strip():
         raise EmptyInputError(str(path), 0, "empty file: no rows")
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise BadRowError(str(path), exc.lineno, f"broken JSON: {exc.msg} at column {exc.colno}") from None
+        raise BadRowError(str(path), exc.lineno, f"broken JSON: {json_reason(exc)}") from None
+
+
+def whole_file_reject(exc: IngestError) -> Reject:
+    """A whole-file error as one Reject: fail mode raises it as it was, skip mode records the file
+    as one reject and goes on with the other files."""
+    return Reject(exc.file, exc.line if exc.line is not None else 0, exc.reason)
 
 
 class _Batcher:
@@ -402,6 +443,8 @@ def run(
         raise IngestError("--on-error", None, f"unknown mode {on_error!r}; choose fail or skip")
     if limit is not None and limit < 0:
         raise IngestError("--limit", None, "must be >= 0")
+    check_batch_size(batch_size)
+    check_rejects_path(rejects)
     report = IngestReport(source=source, files=[str(f) for f in files], rejects_file=str(rejects) if rejects else None)
     start = time.perf_counter()
     refuse = _Rejects(on_error, rejects, report)

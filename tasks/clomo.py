@@ -1,9 +1,13 @@
 """CLoMo counterfactual logical modification (seed 002) from the graph, scored by SES.
 
 Graph shape read here: ``Argument`` nodes (``text``, ``qtype``, ``id_string``, ``split``,
-``state`` 1 for the original, 2 for Argument'), ``Statement -PART_OF{order}-> Argument``,
+``state`` 1 for the original, 2 for Argument'; the release subsets it belongs to as ``clomo:<subset>``
+in ``sources``), ``Statement -PART_OF{order}-> Argument``,
 ``Premise -<RELATION>{state}-> Argument`` (state 1 = Premise1, 2 = Premise2; either pointing at
 the original or at Argument'), ``Argument' -COUNTERFACTUAL_OF-> Argument``.
+
+``--split`` selects a split (``train``/``dev``/``test``) or a subset of the release (``ona_test``:
+the test items of necessary assumption; ``xna_train``: the train items of the other relations).
 
 Prompts: ``zero`` (instruction + parts), ``few`` (two worked train examples of the same
 relation first), ``cot`` (the zero prompt plus "Let's think step by step.", as the release's
@@ -101,12 +105,23 @@ def load_items(store: GraphStore) -> list[Item]:
         gold = arg_text(counterfactual[aid]) if aid in counterfactual else None
         items.append(Item(
             id=node.get("id_string") or aid, gold=gold,
-            meta={"relation": SHORT[rel], "split": node.get("split"), "qtype": node.get("qtype")},
+            meta={"relation": SHORT[rel], "split": node.get("split"), "qtype": node.get("qtype"),
+                  "subsets": subsets_of(node)},
             doc={"argument": arg_text(aid), "premise1": _strip(ptext.get(prem[1][1], ""), "Premise1:"),
                  "premise2": _strip(ptext.get(prem[2][1], ""), "Premise2:"), "relation": rel, "argument_id": aid,
                  "gold": gold},
         ))
     return items
+
+
+def subsets_of(node: dict[str, Any]) -> list[str]:
+    """The release subsets (``ona_test``, ``xna_train``...) an Argument belongs to: its ``clomo:<subset>`` sources."""
+    return sorted(s.split(":", 1)[1] for s in node.get("sources") or [] if s.startswith("clomo:"))
+
+
+def in_split(item: Item, split: str) -> bool:
+    """Whether ``item`` is of ``split``: a split of the release (train/dev/test) or one of its subsets."""
+    return item.meta["split"] == split or split in item.meta.get("subsets", ())
 
 
 def _strip(text: str, prefix: str) -> str:
@@ -134,7 +149,7 @@ class ClomoTask(Task):
     def build(self, store: GraphStore, split: str | None = None, n: int | None = None, seed: int = 0) -> list[Item]:
         items = load_items(store)
         if split:
-            items = [it for it in items if it.meta["split"] == split]
+            items = [it for it in items if in_split(it, split)]
         if self.style == "few" and not self._examples:
             self._examples = [it for it in items if it.gold] if split == "train" else [it for it in load_items(store) if it.gold]
         return sample(items, n, seed)

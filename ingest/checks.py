@@ -1,0 +1,116 @@
+"""Checks every loader shares: keys repeated within one ingest, the files a dataset folder should
+hold, and the paths an ingest will write to (checked before anything is written).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from eventkg.ingest.errors import IngestError, MissingFilesError, RowError, where
+
+MIN_BATCH_SIZE = 1
+
+
+class Keys:
+    """The keys one ingest has read, each with where it was first read and a digest of its content.
+
+    A key read again with the same content is an identical repeat: counted (``repeated``) and not
+    stored again. With other content it is refused, naming both places: two rows must never be
+    merged into one node or edge without a word. Kept per key (a dict of small tuples), so only
+    for sources of up to a few million rows; ASER's primary keys are unique by construction.
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[Any, tuple[bytes, int, int | str | None]] = {}
+        self._files: dict[str, int] = {}
+        self._names: list[str] = []
+        self.repeated = 0
+
+    def check(self, key: Any, content: Any, file: str, line: int | str | None) -> bool:
+        """True if ``key`` was read before with this content; False the first time.
+
+        Raises :class:`RowError` naming the first place when the content differs.
+        """
+        digest = hashlib.blake2b(json.dumps(content, sort_keys=True, default=str).encode(), digest_size=12).digest()
+        old = self._seen.get(key)
+        if old is None:
+            fid = self._files.setdefault(file, len(self._names))
+            if fid == len(self._names):
+                self._names.append(file)
+            self._seen[key] = (digest, fid, line)
+            return False
+        if old[0] != digest:
+            first = where(self._names[old[1]], old[2])
+            raise RowError(f"repeats {describe_key(key)} of {first} with different content (not merged)")
+        return True
+
+    def admit(self, row: Any, file: str, line: int | str | None) -> Any:
+        """``row`` if any of its keys is new; an empty row (a counted repeat) if all were read before
+        with the same content; :class:`RowError` if one was read with other content."""
+        if not row.keys:
+            return row
+        if all([self.check(k, c, file, line) for k, c in row.keys]):
+            self.repeated += 1
+            return type(row)([], [])
+        return row
+
+
+def describe_key(key: Any) -> str:
+    """A key for a message: ``question ('CEC', 'schema', '1-0')`` from ``("question", ...)``."""
+    if isinstance(key, tuple) and key and isinstance(key[0], str):
+        rest = key[1:]
+        return f"{key[0]} {rest[0]!r}" if len(rest) == 1 else f"{key[0]} {rest!r}"
+    return repr(key)
+
+
+def check_rejects_path(path: str | Path | None) -> None:
+    """Refuse, in one line and before anything is written, a ``--rejects`` path that cannot be appended to."""
+    if not path:
+        return
+    p = Path(path)
+    if p.is_dir():
+        raise IngestError(str(p), None, "--rejects names a folder; give a file to append the rejected rows to")
+    parent = next((a for a in [p.parent, *p.parent.parents] if a.exists()), Path("."))
+    if not parent.is_dir():
+        raise IngestError(str(p), None, f"--rejects: {parent} is a file, not a folder")
+    target = p if p.exists() else parent
+    if not os.access(target, os.W_OK):
+        raise IngestError(str(p), None, f"--rejects: {target} is not writable")
+
+
+def check_batch_size(batch_size: int) -> None:
+    if batch_size < MIN_BATCH_SIZE:
+        raise IngestError("--batch-size", None, f"must be at least {MIN_BATCH_SIZE:,} (got {batch_size:,}); "
+                          "smaller batches only make more, slower writes")
+
+
+def missing_parts(folder: str | Path, source: str, required: Iterable[str], files: Iterable[Path], *,
+                  partial: bool, hint: str = "") -> list[str]:
+    """The ``required`` file names that none of ``files`` (found under ``folder``) carries.
+
+    Missing parts are an error listing what a folder of ``source`` should hold and lacks
+    (:class:`MissingFilesError`), unless ``partial``: then they are returned for the report to
+    name. A required name that is there as a folder is missing, and said to be a folder.
+    """
+    root = Path(folder)
+    if not root.is_dir():
+        return []  # one file given: the user chose it
+    have = {f.name for f in files}
+    required = list(required)
+    lacking = [name for name in required if name not in have]
+    if not lacking:
+        return []
+    folders = {d.name for d in root.rglob("*") if d.is_dir()}
+    shown = [f"{name} (a folder, not a file)" if name in folders else name for name in lacking]
+    if partial:
+        return shown
+    raise MissingFilesError(
+        str(root), None,
+        f"a {source} folder holds {', '.join(required)}{hint}; this one lacks {', '.join(shown)} "
+        "(--partial ingests what is there and names what was left out)",
+    )
