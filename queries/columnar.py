@@ -20,8 +20,10 @@ store's ``query`` returns Python rows).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -29,6 +31,7 @@ from eventkg.graphstore.base import GraphStore, StoreError
 from eventkg.graphstore.model import REL_TYPES
 
 BATCH = 200_000
+PAGE = 1_000_000  # node offsets per read of the event graph (event_graph_arrays)
 
 #: numeric edge property that ranks a neighbour (how often ASER saw the pair), per type
 WEIGHT_PROPERTY = {name: ("weight" if "weight" in rel.properties else "count" if "count" in rel.properties else None)
@@ -92,19 +95,20 @@ def event_texts(store: GraphStore, level: str | None = None, batch_size: int = B
     return pa.table({"id": pa.array(ids, pa.string()), "text": pa.array(texts, pa.string())})
 
 
-def event_nodes(store: GraphStore, batch_size: int = BATCH) -> pa.Table:
-    """``(id, text, level)`` of every Event node (text and level null where unset), store order."""
-    schema = pa.schema([("id", pa.string()), ("text", pa.string()), ("level", pa.string())])
-    cypher = "MATCH (e:Event) RETURN e.id AS id, e.text AS text, e.level AS level"
+def event_nodes(store: GraphStore, batch_size: int = BATCH, *, with_text: bool = True) -> pa.Table:
+    """``(id, text, level)`` of every Event node (text and level null where unset), store order;
+    ``with_text=False``: ``(id, level)``."""
+    cols = ("id", "text", "level") if with_text else ("id", "level")
+    schema = pa.schema([(c, pa.string()) for c in cols])
+    ret = ", ".join(f"e.{c} AS {c}" for c in cols)
     conn = _ladybug_conn(store)
     if conn is not None:
-        return _ladybug_arrow(conn, cypher).rename_columns(["id", "text", "level"]).cast(schema)
+        return _ladybug_arrow(conn, f"MATCH (e:Event) RETURN {ret}").rename_columns(list(cols)).cast(schema)
     if _is_neo4j(store):
         batches, after = [], None
         while True:
             page = store.query(
-                "MATCH (e:Event) WHERE $after IS NULL OR e.id > $after "
-                "RETURN e.id AS id, e.text AS text, e.level AS level ORDER BY e.id LIMIT $n",
+                f"MATCH (e:Event) WHERE $after IS NULL OR e.id > $after RETURN {ret} ORDER BY e.id LIMIT $n",
                 {"after": after, "n": batch_size},
             )
             if page:
@@ -112,44 +116,109 @@ def event_nodes(store: GraphStore, batch_size: int = BATCH) -> pa.Table:
             if len(page) < batch_size:
                 return pa.Table.from_batches(batches, schema=schema)
             after = page[-1]["id"]
-    batches = _row_batches(store.iter_nodes("Event", batch_size), ("id", "text", "level"), schema, batch_size)
+    batches = _row_batches(store.iter_nodes("Event", batch_size), cols, schema, batch_size)
     return pa.Table.from_batches(list(batches), schema=schema)
 
 
-def event_graph_columns(store: GraphStore, rel_types: Sequence[str]) -> tuple[pa.Table, dict[str, pa.Table]]:
-    """The Event nodes ``(key, id, text, level)`` and, per type, edges ``(src, dst)`` as node keys.
+@dataclass
+class GraphColumns:
+    """The Event nodes and their edges as numpy arrays, in the store's own order.
 
-    A key is an int64 naming a node within this one read: LadybugDB's own node offset
-    (``offset(ID(n))``: no id strings leave the engine for the edges, 1.0 s for 860K edges
-    where the id-string read takes 2.2 s), elsewhere the node's row in the node table (the
-    edges' id strings looked up with ``pyarrow.compute.index_in``). Edges whose ends are not
-    Event nodes are dropped.
+    ``keys`` name the nodes within this one read (any distinct int64s), ``ids`` are their ids
+    (a fixed-width byte-string array, :func:`eventkg.queries.event_ids.as_bytes`), ``instance``
+    whether each is an instance event; ``edges[type]`` holds ``(src keys, dst keys)``.
     """
+
+    keys: np.ndarray
+    ids: np.ndarray
+    instance: np.ndarray
+    edges: dict[str, tuple[np.ndarray, np.ndarray]]
+
+
+def event_graph_arrays(store: GraphStore, rel_types: Sequence[str], page: int = PAGE) -> GraphColumns:
+    """The Event nodes (key, id, level) and, per type, edges as node keys; no texts.
+
+    On LadybugDB a key is the engine's node offset (``offset(ID(n))``: no id strings leave the
+    engine for the edges) and both nodes and edges are read ``page`` node offsets at a time, so
+    neither the engine's result nor its Arrow copy ever holds a whole table (the 10M-event
+    table at once held ~1 GB of results beside the arrays). Elsewhere a key is the node's row
+    in the node read, the edges' id strings looked up with ``pyarrow.compute.index_in``.
+    Edges whose ends are not Event nodes are dropped.
+    """
+    from eventkg.queries.event_ids import as_bytes
+
     conn = _ladybug_conn(store)
-    node_schema = pa.schema([("key", pa.int64()), ("id", pa.string()), ("text", pa.string()), ("level", pa.string())])
-    edge_schema = pa.schema([("src", pa.int64()), ("dst", pa.int64())])
-    if conn is not None:
-        nodes = _ladybug_arrow(conn, "MATCH (e:Event) RETURN offset(ID(e)) AS key, e.id AS id, e.text AS text, "
-                                     "e.level AS level").rename_columns(node_schema.names).cast(node_schema)
-        out = {}
-        for t in rel_types:
-            rel = REL_TYPES[t]
-            out[t] = _ladybug_arrow(conn, f"MATCH (a:{rel.source})-[e:{t}]->(b:{rel.target}) "
-                                          "RETURN offset(ID(a)) AS src, offset(ID(b)) AS dst"
-                                    ).rename_columns(edge_schema.names).cast(edge_schema)
-        return nodes, out
-    table = event_nodes(store)
+    if conn is None:
+        return _graph_arrays_by_id(store, rel_types)
+    top = _ladybug_arrow(conn, "MATCH (e:Event) RETURN max(offset(ID(e))) AS m").column(0)[0].as_py()
+    ranges = [(lo, lo + page) for lo in range(0, (top + 1) if top is not None else 0, page)]
+    keys, ids, inst = [], [], []
+    for lo, hi in ranges:
+        t = _ladybug_arrow(conn, "MATCH (e:Event) WHERE offset(ID(e)) >= $lo AND offset(ID(e)) < $hi "
+                                 "RETURN offset(ID(e)) AS k, e.id AS id, e.level = 'instance' AS inst", {"lo": lo, "hi": hi})
+        keys.append(_np(t.column(0)))
+        ids.append(as_bytes(t.column(1)))
+        inst.append(t.column(2).fill_null(False).to_numpy(zero_copy_only=False).astype(bool))
+    width = max((a.dtype.itemsize for a in ids), default=1)
+    out = GraphColumns(_cat(keys, np.int64), np.concatenate([a.astype(f"S{width}") for a in ids]) if ids
+                       else np.zeros(0, "S1"), _cat(inst, bool), {})
+    del ids
+    for t in rel_types:
+        rel = REL_TYPES[t]
+        src, dst = [], []
+        for lo, hi in ranges if rel.source == "Event" else [(0, None)]:
+            where = "WHERE offset(ID(a)) >= $lo AND offset(ID(a)) < $hi " if hi is not None else ""
+            e = _ladybug_arrow(conn, f"MATCH (a:{rel.source})-[e:{t}]->(b:{rel.target}) {where}"
+                                     "RETURN offset(ID(a)) AS src, offset(ID(b)) AS dst", {"lo": lo, "hi": hi} if hi else {})
+            src.append(_np(e.column(0)))
+            dst.append(_np(e.column(1)))
+        out.edges[t] = (_cat(src, np.int64), _cat(dst, np.int64))
+    return out
+
+
+def _graph_arrays_by_id(store: GraphStore, rel_types: Sequence[str]) -> GraphColumns:
+    """:func:`event_graph_arrays` through the store's id strings (Neo4j, other stores)."""
+    from eventkg.queries.event_ids import as_bytes
+
+    table = event_nodes(store, with_text=False)
     ids = table.column("id").combine_chunks()
-    nodes = pa.table({"key": pa.array(range(len(ids)), pa.int64()), "id": ids, "text": table.column("text"),
-                      "level": table.column("level")}, schema=node_schema)
-    out = {}
+    inst = pc.equal(table.column("level"), "instance").fill_null(False).combine_chunks()
+    out = GraphColumns(np.arange(len(ids), dtype=np.int64), as_bytes(ids),
+                       inst.to_numpy(zero_copy_only=False).astype(bool), {})
     for t in rel_types:
         e = edges(store, t)
         src = pc.index_in(e.column("src"), value_set=ids)
         dst = pc.index_in(e.column("dst"), value_set=ids)
         both = pa.table({"src": src, "dst": dst}).filter(pc.and_(pc.is_valid(src), pc.is_valid(dst)))
-        out[t] = both.cast(edge_schema)
-    return nodes, out
+        out.edges[t] = (_np(both.column("src")), _np(both.column("dst")))
+    return out
+
+
+def _np(col: Any) -> np.ndarray:
+    col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    return col.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+
+
+def _cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
+    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
+
+
+def texts_by_id(store: GraphStore, ids: Sequence[str]) -> dict[str, str | None]:
+    """``id -> text`` of the Event nodes among ``ids`` (keyed lookups; absent ids left out)."""
+    if not ids:
+        return {}
+    conn = _ladybug_conn(store)
+    if conn is not None:
+        t = _ladybug_arrow(conn, "UNWIND $ids AS i MATCH (e:Event {id: i}) RETURN e.id AS id, e.text AS text",
+                           {"ids": list(ids)})
+        return dict(zip(t.column(0).to_pylist(), t.column(1).to_pylist(), strict=True))
+    return {i: n.get("text") for i, n in store.get_nodes("Event", list(ids)).items()}
+
+
+def event_texts_all(store: GraphStore) -> dict[str, str | None]:
+    """``id -> text`` of every Event node (one read of the whole column: small graphs and tools)."""
+    table = event_nodes(store)
+    return dict(zip(table.column("id").to_pylist(), table.column("text").to_pylist(), strict=True))
 
 
 def event_frequencies(store: GraphStore) -> pa.Table:

@@ -24,7 +24,7 @@ among the walk's nodes.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import networkx as nx
@@ -127,7 +127,7 @@ def iter_components(
     *,
     backward: bool = True,
     allowed: Callable[[int], bool] | np.ndarray | None = None,
-    starts: list[int] | None = None,
+    starts: Iterable[int] | None = None,
 ) -> Iterator[Component]:
     """Algorithm 1, lazily: for each start node (seeded order), a walk component and its backward copy.
 
@@ -142,10 +142,10 @@ def iter_components(
     rng = random.Random(seed)
     if starts is None:
         has_edges = np.diff(graph.indptr) > 0
-        starts = np.random.default_rng(seed).permutation(np.flatnonzero(has_edges)).tolist()
+        starts = np.random.default_rng(seed).permutation(np.flatnonzero(has_edges))  # read lazily, not listed
     cid = 0
     for start in starts:
-        walk = random_walk(graph, start, n, rng)
+        walk = random_walk(graph, int(start), n, rng)
         if walk is None or len(walk) < 2:
             continue
         triples = dag_triples(graph, walk)

@@ -5,7 +5,9 @@ each edge both ways, the backward reading giving the inverse relation (``b IsRes
 :data:`eventkg.graphstore.model.INVERSE`). :class:`EventCSR` holds exactly that reading:
 
 * events numbered ``0..n-1`` in id order (so two backends holding the same graph number them
-  alike), with their text (an Arrow array, read per event when a question shows it) and level;
+  alike), their ids in one sorted byte-string array (:class:`~eventkg.queries.event_ids.EventIds`),
+  their level, and their texts read per event when a question shows it
+  (:mod:`eventkg.queries.event_texts`: from the store, by id, for the events asked only);
 * per event, its neighbours ``nbr[indptr[p]:indptr[p+1]]`` with the relation code read from
   ``p`` (``code``, an index into ``EVENT_RELATIONS``), sorted by (neighbour, code), duplicates
   and self-loops dropped;
@@ -13,23 +15,25 @@ each edge both ways, the backward reading giving the inverse relation (``b IsRes
   (``instances(t)``; an instance stored with an empty text, as EV²'s, is never shown).
 
 :meth:`EventCSR.from_store` reads the columns with :mod:`eventkg.queries.columnar` (Arrow from
-LadybugDB, batched reads from Neo4j) and builds every array with Arrow/numpy kernels: no
-Python object per row. On the 1M-event / 3M-relation ASER-shaped store the load takes 1.6-4.7 s
-and ~0.8 GB peak added RSS (the engine's scan buffers included), where streaming rows through
-``iter_nodes``/``iter_edges`` took 15-28 s in the same runs (``bench/query_bench_questions.py``).
+LadybugDB a page of node offsets at a time, batched reads from Neo4j; ids and levels, no texts)
+and builds every array with numpy kernels, a chunk at a time where a whole-array temporary
+would be as big as the result: no Python object per event or edge. What it holds is ~26 bytes
+an event (ids 20, level 1, positions 4, the row pointer 8... less the 8 of ``inst_indptr``
+only when the graph has typed instances) and 5 bytes an adjacency entry; the memory it needs
+grows with that and nothing else (``bench/query_bench_questions.py`` measures it at two sizes).
 """
 
 from __future__ import annotations
 
-import bisect
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from eventkg.graphstore.model import EVENT_LEVELS, EVENT_RELATIONS, INVERSE, STORED_TO_FORWARD
+from eventkg.queries.event_ids import EventIds, as_bytes, id_order
+from eventkg.queries.event_texts import ArrowTexts, Texts
 from eventkg.queries.table1 import CODE
 
 EVENT_REL_TYPES = ("CAUSES", "BEFORE", "HAS_SUBEVENT")
@@ -39,6 +43,7 @@ FORWARD_CODES = frozenset(TYPE_FORWARD_CODE.values())
 #: code -> code of the inverse relation
 INV_CODE = np.array([CODE[INVERSE[r]] for r in EVENT_RELATIONS], dtype=np.int8)
 LEVEL_NAMES = EVENT_LEVELS  # index 0 schema, 1 instance (the level array)
+CHUNK = 1 << 20  # rows or entries per step where a whole-array temporary would cost as much as the result
 
 
 def event_name(text: str) -> str:
@@ -59,7 +64,7 @@ def gather_rows(indptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.nd
 class EventCSR:
     """Events and their relations, both directions, as numpy arrays (module docstring)."""
 
-    def __init__(self, ids: list[str], texts: pa.Array, level: np.ndarray, indptr: np.ndarray, nbr: np.ndarray,
+    def __init__(self, ids: EventIds, texts: Texts, level: np.ndarray, indptr: np.ndarray, nbr: np.ndarray,
                  code: np.ndarray, type_of: np.ndarray, inst_indptr: np.ndarray, inst: np.ndarray) -> None:
         self.ids, self.texts, self.level = ids, texts, level
         self.indptr, self.nbr, self.code = indptr, nbr, code
@@ -108,7 +113,7 @@ class EventCSR:
 
     def text(self, p: int) -> str:
         """The event's text (its id where it has none)."""
-        return self.texts[p].as_py() or self.ids[p]
+        return self.texts.get(p) or self.ids[p]
 
     def name(self, p: int) -> str:
         """The event as EV² spells it (``remember_information``)."""
@@ -123,39 +128,51 @@ class EventCSR:
 
     def position(self, event_id: str) -> int | None:
         """Position of a store id, or None."""
-        i = bisect.bisect_left(self.ids, event_id)
-        return i if i < len(self.ids) and self.ids[i] == event_id else None
+        return self.ids.position(event_id)
 
     def restricted(self, keep: np.ndarray) -> EventCSR:
-        """The same events with only the edges between two kept events (``keep``: bool per event)."""
-        owner = np.repeat(np.arange(len(self)), np.diff(self.indptr))
-        sel = keep[owner] & keep[self.nbr]
+        """The same events with only the edges between two kept events (``keep``: bool per event);
+        itself when no edge goes (a schema pool over a schema-only graph), else made a chunk of
+        rows at a time (no whole-graph temporaries)."""
+        sel = np.empty(len(self.nbr), dtype=bool)
+        counts = np.zeros(len(self), dtype=np.int64)
+        for r0 in range(0, len(self), CHUNK):
+            r1 = min(r0 + CHUNK, len(self))
+            lo, hi = int(self.indptr[r0]), int(self.indptr[r1])
+            owner = np.repeat(np.arange(r0, r1), np.diff(self.indptr[r0:r1 + 1]))
+            part = keep[owner] & keep[self.nbr[lo:hi]]
+            sel[lo:hi] = part
+            counts[r0:r1] = np.bincount(owner[part] - r0, minlength=r1 - r0)
+        if sel.all():
+            return self
         indptr = np.zeros(len(self) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(owner[sel], minlength=len(self)), out=indptr[1:])
+        np.cumsum(counts, out=indptr[1:])
         return EventCSR(self.ids, self.texts, self.level, indptr, self.nbr[sel], self.code[sel], self.type_of,
                         self.inst_indptr, self.inst)
 
     def nbytes(self) -> int:
         arrays = (self.level, self.indptr, self.nbr, self.code, self.type_of, self.inst_indptr, self.inst)
-        return sum(a.nbytes for a in arrays) + self.texts.nbytes
+        return sum(a.nbytes for a in arrays) + self.ids.nbytes()
 
     # -- building --------------------------------------------------------------------------
     @classmethod
     def from_store(cls, store: Any, *, with_types: bool = True) -> EventCSR:
-        """Read the Event nodes, the three event relations and HAS_TYPE in columns."""
+        """Read the Event nodes (ids, levels), the three event relations and HAS_TYPE in columns;
+        texts are read from ``store`` when asked for (keep it open while the arrays are used)."""
         from eventkg.queries import columnar
+        from eventkg.queries.event_texts import StoreTexts
 
         types = [*EVENT_REL_TYPES, "HAS_TYPE"] if with_types else list(EVENT_REL_TYPES)
-        nodes, edges = columnar.event_graph_columns(store, types)
-        rel = [(_np(edges[t].column("src")), _np(edges[t].column("dst")), TYPE_FORWARD_CODE[t]) for t in EVENT_REL_TYPES]
-        has_type = (_np(edges["HAS_TYPE"].column("src")), _np(edges["HAS_TYPE"].column("dst"))) if with_types else None
-        return cls.from_columns(nodes, rel, has_type)
+        cols = columnar.event_graph_arrays(store, types)
+        return cls.from_columns(cols, lambda ids, order: StoreTexts(store, ids))
 
     @classmethod
     def from_rows(cls, edges: Iterable[tuple[str, str, str]], types: Iterable[tuple[str, str]] = (),
                   props: Iterable[tuple[str, str | None, str | None]] = ()) -> EventCSR:
         """From stored edges ``(src, TYPE, dst)``, ``HAS_TYPE`` pairs and ``(id, text, level)`` rows
         (events named only by an edge get no text and the schema level)."""
+        from eventkg.queries.columnar import GraphColumns
+
         info = {nid: (text, level) for nid, text, level in props}
         key: dict[str, int] = {nid: i for i, nid in enumerate(info)}
         by_type: dict[str, tuple[list[int], list[int]]] = {t: ([], []) for t in EVENT_REL_TYPES}
@@ -164,35 +181,110 @@ class EventCSR:
             by_type[t][1].append(key.setdefault(d, len(key)))
         pairs = [(key.setdefault(i, len(key)), key.setdefault(t, len(key))) for i, t in types]
         ids = list(key)
-        nodes = pa.table({"key": pa.array(range(len(ids)), pa.int64()), "id": pa.array(ids, pa.string()),
-                          "text": pa.array([info.get(i, (None, None))[0] for i in ids], pa.string()),
-                          "level": pa.array([info.get(i, (None, None))[1] for i in ids], pa.string())})
-        rel = [(np.array(a, np.int64), np.array(b, np.int64), TYPE_FORWARD_CODE[t]) for t, (a, b) in by_type.items()]
-        inst = (np.array([p[0] for p in pairs], np.int64), np.array([p[1] for p in pairs], np.int64))
-        return cls.from_columns(nodes, rel, inst)
+        texts = pa.array([info.get(i, (None, None))[0] for i in ids], pa.string())
+        cols = GraphColumns(np.arange(len(ids), dtype=np.int64), as_bytes(ids),
+                            np.array([info.get(i, (None, None))[1] == "instance" for i in ids], dtype=bool),
+                            {t: (np.array(a, np.int64), np.array(b, np.int64)) for t, (a, b) in by_type.items()})
+        cols.edges["HAS_TYPE"] = (np.array([p[0] for p in pairs], np.int64), np.array([p[1] for p in pairs], np.int64))
+        return cls.from_columns(cols, lambda _ids, order: ArrowTexts(texts.take(pa.array(order))))
 
     @classmethod
-    def from_columns(cls, nodes: pa.Table, edges: Sequence[tuple[np.ndarray, np.ndarray, int]],
-                     types: tuple[np.ndarray, np.ndarray] | None) -> EventCSR:
-        """The arrays from a node table ``(key, id, text, level)`` (keys: any distinct int64),
-        edges ``(src key, dst key, code)`` per stored type and ``HAS_TYPE`` ``(instance, type)`` keys."""
-        order = pc.sort_indices(nodes, [("id", "ascending")])
-        nodes = nodes.take(order)
-        n = nodes.num_rows
-        keys = _np(nodes.column("key"))
-        rank = np.full(int(keys.max()) + 1 if n else 0, -1, dtype=np.int64)
-        rank[keys] = np.arange(n)
-        texts = nodes.column("text").combine_chunks()
-        level = pc.equal(nodes.column("level"), "instance").fill_null(False)
-        level = level.combine_chunks().to_numpy(zero_copy_only=False).astype(np.int8)
-        indptr, nbr, code = _adjacency(n, [(rank[s], rank[d], c) for s, d, c in edges])
-        type_of, inst_indptr, inst = _types(n, (rank[types[0]], rank[types[1]]) if types else None, texts)
-        return cls(nodes.column("id").to_pylist(), texts, level, indptr, nbr, code, type_of, inst_indptr, inst)
+    def from_columns(cls, cols: Any, texts: Callable[[EventIds, np.ndarray], Texts]) -> EventCSR:
+        """The arrays from :class:`~eventkg.queries.columnar.GraphColumns` (node keys: any distinct
+        int64s; edges of the stored event types and ``HAS_TYPE`` as keys). ``texts(ids, order)``
+        gives where texts are read (``order``: the column row of each position). ``cols.edges`` is
+        emptied as the edges are used."""
+        order = id_order(cols.ids)
+        ids = EventIds(cols.ids[order])
+        cols.ids = None
+        n = len(ids)
+        keys = cols.keys
+        rank = np.full(int(keys.max()) + 1 if n else 0, -1, dtype=np.int32 if n < 2**31 else np.int64)
+        rank[keys[order]] = np.arange(n, dtype=rank.dtype)
+        level = cols.instance[order].astype(np.int8)
+        source = texts(ids, order)
+        del order
+        rel = []
+        for t in EVENT_REL_TYPES:
+            if t in cols.edges:
+                a, b = cols.edges.pop(t)
+                rel.append((rank[a], rank[b], TYPE_FORWARD_CODE[t]))
+        indptr, nbr, code = _adjacency(n, rel)
+        del rel
+        has_type = cols.edges.pop("HAS_TYPE", None)
+        typed = (rank[has_type[0]].astype(np.int64), rank[has_type[1]].astype(np.int64)) if has_type else None
+        type_of, inst_indptr, inst = _types(n, typed, source)
+        return cls(ids, source, level, indptr, nbr, code, type_of, inst_indptr, inst)
 
 
-def _np(col: Any) -> np.ndarray:
-    col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
-    return col.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+def _dedupe_sorted(key: np.ndarray) -> int:
+    """Move the distinct values of a sorted array to its front, a chunk at a time; their count."""
+    if not len(key):
+        return 0
+    w, prev = 1, int(key[0])
+    for a in range(1, len(key), CHUNK):
+        blk = key[a:a + CHUNK]
+        keep = np.empty(len(blk), dtype=bool)
+        keep[0] = blk[0] != prev
+        keep[1:] = blk[1:] != blk[:-1]
+        prev = int(blk[-1])
+        vals = blk[keep]  # a copy: written below, at or before ``a``
+        key[w:w + len(vals)] = vals
+        w += len(vals)
+    return w
+
+
+def _adjacency(n: int, edges: list[tuple[np.ndarray, np.ndarray, int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Both readings of every edge, sorted by (node, neighbour, code), deduplicated.
+
+    One int64 key per reading, ``(node * n + neighbour) * 8 + code``, sorted in place; every other
+    step a chunk at a time, so the peak is the keys (8 bytes a reading) plus the result (5)."""
+    key = np.empty(2 * sum(len(s) for s, _, _ in edges), dtype=np.int64)
+    w = 0
+    for src, dst, c in edges:
+        for a in range(0, len(src), CHUNK):
+            s, d = src[a:a + CHUNK].astype(np.int64), dst[a:a + CHUNK].astype(np.int64)
+            keep = s != d
+            s, d = s[keep], d[keep]
+            m = len(s)
+            key[w:w + m] = (s * n + d) * 8 + c
+            key[w + m:w + 2 * m] = (d * n + s) * 8 + int(INV_CODE[c])
+            w += 2 * m
+    key = key[:w]
+    key.sort()
+    key = key[:_dedupe_sorted(key)]
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    nbr, code = np.empty(len(key), dtype=np.int32), np.empty(len(key), dtype=np.int8)
+    for a in range(0, len(key), CHUNK):
+        blk = key[a:a + CHUNK]
+        node = blk // (8 * n)
+        first = int(node[0])
+        counts = np.bincount(node - first)
+        indptr[first + 1:first + 1 + len(counts)] += counts
+        nbr[a:a + len(blk)] = (blk // 8) % n
+        code[a:a + len(blk)] = blk % 8
+    np.cumsum(indptr, out=indptr)
+    return indptr, nbr, code
+
+
+def _types(n: int, types: tuple[np.ndarray, np.ndarray] | None,
+           texts: Texts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``type_of`` per event, and per type its instances that have a text (CSR)."""
+    type_of = np.full(n, -1, dtype=np.int32)
+    if types is None or len(types[0]) == 0:
+        return type_of, np.zeros(n + 1, np.int64), np.zeros(0, np.int32)
+    inst, typ = types
+    order = np.lexsort((typ, inst))
+    type_of[inst[order]] = typ[order]  # an instance with several types: the last in id order
+    distinct = np.unique(inst)
+    texts.prefetch(distinct.tolist())
+    hidden = {p for p in distinct.tolist() if texts.get(p) == ""}  # an empty text is never shown; none is
+    shown = np.fromiter((p not in hidden for p in inst.tolist()), dtype=bool, count=len(inst))
+    pair = _sorted_unique(typ[shown] * n + inst[shown])
+    t, i = pair // n, pair % n
+    inst_indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(t, minlength=n), out=inst_indptr[1:])
+    return type_of, inst_indptr, i.astype(np.int32)
 
 
 def _sorted_unique(key: np.ndarray) -> np.ndarray:
@@ -201,34 +293,3 @@ def _sorted_unique(key: np.ndarray) -> np.ndarray:
     keep = np.ones(len(key), dtype=bool)
     keep[1:] = key[1:] != key[:-1]
     return key[keep]
-
-
-def _adjacency(n: int, edges: list[tuple[np.ndarray, np.ndarray, int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Both readings of every edge, sorted by (node, neighbour, code), deduplicated."""
-    keys = []
-    for src, dst, c in edges:
-        keep = src != dst
-        src, dst = src[keep], dst[keep]
-        keys.append((src * n + dst) * 8 + c)
-        keys.append((dst * n + src) * 8 + int(INV_CODE[c]))
-    key = _sorted_unique(np.concatenate(keys)) if keys else np.zeros(0, np.int64)
-    node = key // (8 * n) if n else key
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(node, minlength=n), out=indptr[1:])
-    return indptr, ((key // 8) % max(n, 1)).astype(np.int32), (key % 8).astype(np.int8)
-
-
-def _types(n: int, types: tuple[np.ndarray, np.ndarray] | None,
-           texts: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    type_of = np.full(n, -1, dtype=np.int32)
-    if types is None or len(types[0]) == 0:
-        return type_of, np.zeros(n + 1, np.int64), np.zeros(0, np.int32)
-    inst, typ = types
-    order = np.lexsort((typ, inst))
-    type_of[inst[order]] = typ[order]  # an instance with several types: the last in id order
-    shown = ~pc.equal(pc.take(texts, pa.array(inst)), "").fill_null(False).to_numpy(zero_copy_only=False)
-    pair = _sorted_unique(typ[shown] * n + inst[shown])
-    t, i = pair // n, pair % n
-    inst_indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(t, minlength=n), out=inst_indptr[1:])
-    return type_of, inst_indptr, i.astype(np.int32)

@@ -100,15 +100,15 @@ class EventIndex:
     # -- the lists, made on first read ----------------------------------------------------
     @cached_property
     def ids(self) -> list[str]:
-        return self.csr.ids
+        return self.csr.ids.tolist()
 
     @cached_property
     def pos(self) -> dict[str, int]:
-        return {nid: i for i, nid in enumerate(self.csr.ids)}
+        return {nid: i for i, nid in enumerate(self.ids)}
 
     @cached_property
     def text(self) -> list[str]:
-        return [t or nid for t, nid in zip(self.csr.texts.to_pylist(), self.csr.ids, strict=True)]
+        return [t or nid for t, nid in zip(self.csr.texts.all(), self.ids, strict=True)]
 
     @cached_property
     def level(self) -> list[str]:

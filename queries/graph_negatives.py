@@ -34,10 +34,10 @@ def draw_unlinked(vet: MeetInTheMiddle, pool: Sequence[int], rng: random.Random,
     links by a relation in ``mask``; at most ``tries * k`` draws. Drawn events join ``skip``."""
     out: list[int] = []
     draws, limit = 0, tries * k
-    while len(out) < k and draws < limit and pool:
+    while len(out) < k and draws < limit and len(pool):
         batch: list[int] = []
         while len(batch) <= k - len(out) and draws < limit:  # one spare: most candidates pass
-            z = pool[rng.randrange(len(pool))]
+            z = int(pool[rng.randrange(len(pool))])
             draws += 1
             if z not in skip:
                 skip.add(z)
@@ -59,15 +59,15 @@ class GraphNegativeSampler:
         self.index = source if isinstance(source, EventIndex) else EventIndex(self.csr)
         self.max_len, self.tries = max_len, tries
         self.vet = MeetInTheMiddle(self.csr, max_len)
-        self._pool = list(pool) if pool is not None else None
-        self._by_level: dict[int, list[int]] = {}
+        self._pool = np.asarray(pool, dtype=np.int64) if pool is not None else None
+        self._by_level: dict[int, np.ndarray] = {}
 
-    def pool_for(self, level: int) -> list[int]:
+    def pool_for(self, level: int) -> np.ndarray:
         """Candidate positions: the pool given, else every event of ``level`` (0 schema, 1 instance)."""
         if self._pool is not None:
             return self._pool
         if level not in self._by_level:
-            self._by_level[level] = np.flatnonzero(self.csr.level == level).tolist()
+            self._by_level[level] = np.flatnonzero(self.csr.level == level)
         return self._by_level[level]
 
     def sample(self, query_event_id: str, relation: str, answer_id: str, k: int = 3,

@@ -1,8 +1,12 @@
 """Questions from components: pairs, Table 1 relation, context, vetted negatives, EV² rows.
 
 One :class:`QuestionBuilder` per run turns Algorithm 1 components
-(:mod:`eventkg.queries.components`) into :class:`~eventkg.queries.question_rows.GeneratedQuestion`
-rows by the rules of :mod:`eventkg.queries.questions`. Everything asked of the whole graph
+(:mod:`eventkg.queries.components`) into :class:`Draft` questions by the rules of
+:mod:`eventkg.queries.questions`: every choice made, every random number drawn, and the
+events the row will show listed, but no text read yet. The caller reads the texts of a
+batch of drafts at once (:meth:`eventkg.queries.event_texts.StoreTexts.prefetch`: one keyed
+lookup in the store, not one per event) and then makes their
+:class:`~eventkg.queries.question_rows.GeneratedQuestion` rows. Everything asked of the whole graph
 (is a negative linked to ``e0``? which family member holds for CRR? is a Vague partner
 unrelated?) goes through one :class:`~eventkg.queries.vetting.MeetInTheMiddle`, loaded once per
 head event; the rest is Python over the component's 3-5 events.
@@ -11,7 +15,8 @@ head event; the rest is Python over the component's 3-5 events.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -71,11 +76,20 @@ def path_relation(paths: list[list[Triple]]) -> tuple[str | None, list[Triple]]:
     return None, []
 
 
+@dataclass
+class Draft:
+    """One question with every choice made: ``make()`` writes its row once the texts of
+    ``shown`` (the events the row names) can be read."""
+
+    shown: list[int]
+    make: Callable[[], GeneratedQuestion]
+
+
 class QuestionBuilder:
     """Turns components into questions; holds the graph, the vetting search and the options of one run."""
 
     def __init__(self, csr: EventCSR, task: str, level: str, rng: random.Random, negatives: NegativeSource | None,
-                 pool: list[int], *, max_len: int, pairs: int, vague_prob: float, require_context: bool,
+                 pool: Sequence[int], *, max_len: int, pairs: int, vague_prob: float, require_context: bool,
                  tries: int = 64) -> None:
         from eventkg.queries.subgraphs import verbalise  # its module imports scikit-learn: load on use
 
@@ -87,7 +101,7 @@ class QuestionBuilder:
         self.vet = MeetInTheMiddle(csr, max_len)
 
     # -- pairs -----------------------------------------------------------------------------
-    def questions(self, comp: Component) -> Iterator[GeneratedQuestion]:
+    def questions(self, comp: Component) -> Iterator[Draft]:
         dag = dag_paths(comp, self.max_len)
         candidates = [(h, t) for h in comp.nodes for t in sorted(dag[h])]
         self.rng.shuffle(candidates)
@@ -133,13 +147,17 @@ class QuestionBuilder:
             chosen += draw_unlinked(self.vet, self.pool, self.rng, 3 - len(chosen), mask, skip, self.tries)
         return chosen if len(chosen) == 3 else None
 
-    def _cec(self, qid: str, comp: Component, h: int, t: int, rel: str, context: list[Triple]) -> list[GeneratedQuestion]:
+    def _cec(self, qid: str, comp: Component, h: int, t: int, rel: str, context: list[Triple]) -> list[Draft]:
         negs = self.negatives_for(comp, h, t, rel)
         if negs is None:
             return []
         choices = [t, *negs]
         self.rng.shuffle(choices)
         namer = self._namer([h, t, *negs, *(x for tr in context for x in (tr[0], tr[2]))])
+        return [Draft(namer.shown(), lambda: self._cec_row(qid, h, t, rel, context, negs, choices, namer))]
+
+    def _cec_row(self, qid: str, h: int, t: int, rel: str, context: list[Triple], negs: list[int], choices: list[int],
+                 namer: Namer) -> GeneratedQuestion:
         row: dict[str, Any] = {
             "id": qid, "e0": namer.name(h), "rel": rel, "e1": namer.name(t),
             "negative_chosen": [namer.name(z) for z in negs],
@@ -147,23 +165,23 @@ class QuestionBuilder:
             "question": CEC_QUESTIONS[rel].format(e0=namer.name(h)),
             "choices": [namer.name(c) for c in choices],
         }
-        return [self._finish(row, namer, context + [(h, rel, t)])]
+        return self._finish(row, namer, context + [(h, rel, t)])
 
     # -- CRR -------------------------------------------------------------------------------
-    def _crr(self, qid: str, comp: Component, h: int, t: int, rel: str, context: list[Triple]) -> list[GeneratedQuestion]:
+    def _crr(self, qid: str, comp: Component, h: int, t: int, rel: str, context: list[Triple]) -> list[Draft]:
         fam = family_of(rel)
         self.vet.load(h, FAMILY_MASK[fam])
         if self.vet.induced(t, tuple(CODE[r] for r in FAMILIES[fam])) != 1 << CODE[rel]:
             return []  # both directions of the family hold somewhere: no single right answer
         namer = self._namer([h, t, *(x for tr in context for x in (tr[0], tr[2]))])
-        out = [self._crr_row(qid, h, t, rel, fam, context, [(h, rel, t)], namer)]
+        out = [Draft(namer.shown(), lambda: self._crr_row(qid, h, t, rel, fam, context, [(h, rel, t)], namer))]
         if self.rng.random() < self.vague_prob:
             vague = self._vague(qid, comp, h, context)
             if vague is not None:
                 out.append(vague)
         return out
 
-    def _vague(self, qid: str, comp: Component, h: int, context: list[Triple]) -> GeneratedQuestion | None:
+    def _vague(self, qid: str, comp: Component, h: int, context: list[Triple]) -> Draft | None:
         """EV²'s Vague item: ``e0`` with an event unrelated to it (the CEC-negative kind: no
         relation of any family by a walk of at most ``max_len``), asked within the family of
         an edge ``e0`` really has outside the context (that edge joins ``event_relation``, as
@@ -178,7 +196,8 @@ class QuestionBuilder:
             return None
         z, r = got[0], EVENT_RELATIONS[code]
         namer = self._namer([h, z, *(n for tr in context for n in (tr[0], tr[2]))])
-        return self._crr_row(qid, h, z, VAGUE, family_of(r), context, [(h, r, x)], namer)
+        return Draft([*namer.shown(), x],
+                     lambda: self._crr_row(qid, h, z, VAGUE, family_of(r), context, [(h, r, x)], namer))
 
     def _edge_outside(self, h: int, context: list[Triple]) -> tuple[int, int] | None:
         """A seeded random entry ``(neighbour, code)`` of ``h`` whose neighbour the context does not
@@ -228,29 +247,33 @@ class QuestionBuilder:
 
 
 class Namer:
-    """Names of the events in one question: EV² type names, or ``eventN`` instance ids."""
+    """Names of the events in one question: EV² type names, or ``eventN`` instance ids.
+
+    The random draws (instance numbers and shown instances) are made when it is built; the
+    texts are read only when a name is asked for."""
 
     def __init__(self, csr: EventCSR, level: str, order: list[int], rng: random.Random) -> None:
         self.csr, self.level, self.order = csr, level, order
         self.instance: dict[int, int] = {}
-        self._types = {p: csr.name(p) for p in order}
+        self._numbers: dict[int, str] = {}
         if level == "instance":
             numbers = rng.sample(range(1, 101), len(order)) if len(order) <= 100 else range(1, len(order) + 1)
-            self._names = {}
             for p, k in zip(order, numbers, strict=False):
                 self.instance[p] = rng.choice(csr.instances(p))
-                self._names[p] = f"event{k}"
-        else:
-            self._names = self._types
+                self._numbers[p] = f"event{k}"
+
+    def shown(self) -> list[int]:
+        """The events whose texts the names and the row read."""
+        return [*self.order, *self.instance.values()]
 
     def name(self, p: int) -> str:
-        return self._names[p]
+        return self._numbers[p] if self.level == "instance" else self.csr.name(p)
 
     def type_name(self, p: int) -> str:
-        return self._types[p]
+        return self.csr.name(p)
 
     def store_id(self, p: int) -> str:
         return self.csr.ids[self.instance[p] if self.level == "instance" else p]
 
     def triples(self, triples: list[Triple]) -> list[tuple[str, str, str]]:
-        return [(self._names[h], r, self._names[t]) for h, r, t in triples]
+        return [(self.name(h), r, self.name(t)) for h, r, t in triples]

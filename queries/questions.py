@@ -61,7 +61,7 @@ from eventkg.queries.components import iter_components
 from eventkg.queries.csr import EventCSR
 from eventkg.queries.event_graph import EventIndex, as_csr
 from eventkg.queries.graph_negatives import GraphNegativeSampler
-from eventkg.queries.question_build import QuestionBuilder
+from eventkg.queries.question_build import Draft, QuestionBuilder
 from eventkg.queries.question_rows import (
     CEC_QUESTIONS,
     CRR_CHOICES,
@@ -74,6 +74,9 @@ from eventkg.queries.question_rows import (
     QuestionError,
 )
 from eventkg.queries.question_store import store_questions, write_jsonl
+
+#: drafts whose texts are read from the store in one lookup (``event_texts.StoreTexts``)
+TEXT_BATCH = 4096
 
 __all__ = ["CEC_QUESTIONS", "CRR_CHOICES", "CRR_QUESTION", "LEVELS", "SOURCE", "TASKS", "GeneratedQuestion",
            "GraphNegativeSampler", "NegativeSource", "QuestionError", "check_store_can_generate", "generate",
@@ -142,26 +145,38 @@ def generate_questions(
     task = _check_arguments(task, level, n)
     csr = as_csr(source)
     pool = question_pool(csr, level)
-    builder = QuestionBuilder(csr, task, level, random.Random(f"eventkg-questions-{seed}"), negatives, pool.tolist(),
+    builder = QuestionBuilder(csr, task, level, random.Random(f"eventkg-questions-{seed}"), negatives, pool,
                               max_len=max_len, pairs=pairs, vague_prob=vague_prob, require_context=require_context)
-    allowed = builder.allowed
     out: list[GeneratedQuestion] = []
+    drafts: list[Draft] = []
     # the loop makes many short-lived objects and no cycles; cyclic-GC passes would only cost time
     gc_was_on = gc.isenabled()
     gc.disable()
     try:
-        for comp in iter_components(csr, size, seed, allowed=allowed):
-            for q in builder.questions(comp):
-                out.append(q)
-                if progress:
-                    progress(1)
+        for comp in iter_components(csr, size, seed, allowed=builder.allowed):
+            for d in builder.questions(comp):
+                drafts.append(d)
+                if len(drafts) >= TEXT_BATCH or len(out) + len(drafts) >= n:
+                    _write_rows(csr, drafts, out, progress)
                 if len(out) >= n:
                     return out
+        _write_rows(csr, drafts, out, progress)
         return out
     finally:
         builder.vet.unload()
         if gc_was_on:
             gc.enable()
+
+
+def _write_rows(csr: EventCSR, drafts: list[Draft], out: list[GeneratedQuestion],
+                progress: Callable[[int], None] | None) -> None:
+    """The rows of ``drafts`` (emptied), their texts read in one go."""
+    csr.texts.prefetch(p for d in drafts for p in d.shown)
+    for d in drafts:
+        out.append(d.make())
+        if progress:
+            progress(1)
+    drafts.clear()
 
 
 def generate(

@@ -96,7 +96,7 @@ def test_columnar_load_equals_the_row_reading(store) -> None:
     assert a.ids == b.ids
     for name in ("indptr", "nbr", "code", "level", "type_of", "inst_indptr", "inst"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
-    assert a.texts.to_pylist() == b.texts.to_pylist()
+    assert a.texts.all() == b.texts.all()
     # and both readings of each stored edge are there
     p = {nid: i for i, nid in enumerate(a.ids)}
     for s, t, d in edges[:50]:
