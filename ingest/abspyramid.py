@@ -19,6 +19,12 @@ Each row becomes:
 * for valid abstractions only (label 1): a ``Concept`` node and ``ABSTRACTS_TO`` head ->
   concept with ``relation`` = the entail type. An invalid abstraction (label 0) keeps its
   labelled entail edge but does not claim the head abstracts to the concept.
+
+Each entail edge is keyed per task by (type, head, tail): a second row of the same task storing
+it with another instance, concept, label or split is refused naming both places, as is a
+Detection label 0 for an edge a Generation row (label 1) holds; the same row again (the
+``merged_dataset`` repeats the others) is counted (``IngestReport.repeated``). Field types are
+checked when a row is read.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from eventkg.graphstore.model import stable_id
+from eventkg.ingest.checks import Keys
 from eventkg.ingest.errors import RowError
 from eventkg.ingest.nodes import edge_row, event_row, node_row
 from eventkg.ingest.pipeline import (
@@ -79,6 +86,8 @@ def entail_row(obj: Any, task: str | None, folder_type: str | None, split: str) 
     if missing:
         raise RowError(f"missing field {', '.join(repr(m) for m in missing)}")
     kind = obj.get("type") or folder_type
+    if kind is not None and not isinstance(kind, str):
+        raise RowError(f"'type' must be a string (got {type(kind).__name__})")
     if kind is None:
         raise RowError("no 'type' field and the folder does not name noun/verb/event")
     if kind not in TYPES:
@@ -108,22 +117,28 @@ def entail_row(obj: Any, task: str | None, folder_type: str | None, split: str) 
     rtype = TYPES[kind]
     nodes: list[tuple[str, dict[str, Any]]] = [("Event", hrow)]
     edges: list[tuple[str, dict[str, Any]]] = []
+    keys: list[tuple[Any, Any]] = []
     for concept in dict.fromkeys(concepts):
         trow = event_row(MARK.sub(lambda m, c=concept: c, event), LEVEL, SOURCE)
         nodes.append(("Event", trow))
+        edge = ("entail", rtype, hrow["text"], trow["text"])
+        keys += [((*edge, task), {"instance": instance, "concept": concept, "label": label, **props}),
+                 ((*edge, "label"), label)]
         edges.append((rtype, edge_row(hrow["id"], trow["id"], SOURCE, instance=instance, concept=concept, label=label,
                                       **props)))
         if label == 1:
             crow = node_row("Concept", concept, SOURCE, name=concept)
             nodes.append(("Concept", crow))
             edges.append(("ABSTRACTS_TO", edge_row(hrow["id"], crow["id"], SOURCE, relation=rtype)))
-    return Row(nodes, edges)
+    return Row(nodes, edges, keys)
 
 
-def iter_rows(files: list[Path]) -> Iterator[Row | Reject]:
+def iter_rows(files: list[Path], keys: Keys | None = None) -> Iterator[Row | Reject]:
+    keys = keys if keys is not None else Keys()
     for path in files:
         task, kind = _context(path)
-        yield from json_line_rows(path, lambda obj, task=task, kind=kind, path=path: entail_row(obj, task, kind, path.stem))
+        yield from json_line_rows(path, lambda obj, task=task, kind=kind, path=path: entail_row(obj, task, kind, path.stem),
+                                  keys)
 
 
 def load(
@@ -138,5 +153,8 @@ def load(
 ) -> IngestReport:
     """Ingest AbsPyramid files at ``path`` (the root, a folder or a file) into ``store``."""
     files = find_files(path)
-    return run(store, SOURCE, files, iter_rows(files), on_error=on_error, rejects=rejects, limit=limit,
-               batch_size=batch_size, progress=progress)
+    keys = Keys()
+    report = run(store, SOURCE, files, iter_rows(files, keys), on_error=on_error, rejects=rejects, limit=limit,
+                 batch_size=batch_size, progress=progress)
+    report.repeated = keys.repeated
+    return report

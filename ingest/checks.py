@@ -114,3 +114,20 @@ def missing_parts(folder: str | Path, source: str, required: Iterable[str], file
         f"a {source} folder holds {', '.join(required)}{hint}; this one lacks {', '.join(shown)} "
         "(--partial ingests what is there and names what was left out)",
     )
+
+
+def check_store_folder(path: str | Path) -> None:
+    """Refuse, in one line and before anything is written, an embedded store the user cannot write:
+    the store file itself, or the folder that holds it and its side files (``.digests``, ``.wal``)."""
+    p = Path(path).expanduser()
+    if p.exists():
+        if not os.access(p, os.W_OK):
+            raise IngestError(str(p), None, "the store is not writable (permission denied); nothing was written")
+        if p.is_dir() and not any(p.iterdir()):
+            raise IngestError(str(p), None, "the store path is an empty folder; give a file path such as kg.lbug")
+    folder = next((a for a in p.parents if a.exists()), Path("."))
+    if not folder.is_dir():
+        raise IngestError(str(p), None, f"{folder} is a file, not a folder: the store cannot be made there")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise IngestError(str(p), None, f"the store's folder {folder} is not writable (permission denied); "
+                          "nothing was written")

@@ -27,19 +27,27 @@ anything else                       rejected: unknown relation
 ==================================  ===================================================
 
 Rejected, never dropped silently (``--on-error skip`` writes them to the rejects file):
-non-English nodes (``/c/fr/...``), unknown relations, rows with missing fields, bad weights.
-All edges carry ``weight``. ``RELATED`` edges are keyed by (head, tail) in the store, so two
-different ConceptNet relations between the same pair keep the last one read.
+non-English nodes (``/c/fr/...``), unknown relations, rows with missing fields, bad weights,
+bytes that are not UTF-8, a ConceptNet line without its five columns or whose assertion URI
+names other relation/start/end than its columns (a line cut or edited by hand). All edges carry
+``weight``. Each row is keyed by the edge it stores (type, head, tail, in stored direction):
+``RELATED`` edges are keyed by (head, tail) in the store, so a second row storing the same edge
+with another relation or weight is refused naming both places (``Causes(a, b)`` and
+``IsResult(b, a)`` are one edge); the same edge with the same content is counted as a repeat
+(``IngestReport.repeated``). A UTF-8 byte-order mark is accepted.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from eventkg.graphstore.model import canonical_edge, normalise_text
+from eventkg.ingest.checks import Keys
 from eventkg.ingest.errors import RowError
 from eventkg.ingest.nodes import edge_row, event_relation_edge, event_row
 from eventkg.ingest.pipeline import DEFAULT_BATCH_SIZE, IngestReport, Progress, Reject, Row, resolve_files, run
@@ -67,6 +75,7 @@ CONCEPTNET_OTHER = frozenset(
     InstanceOf Entails""".split()
 )
 REJECTED = {"ExternalURL": "ExternalURL links outside the graph, not an event relation"}
+NOT_UTF8 = re.compile("[\udc80-\udcff]")  # bytes that are not UTF-8, as ``surrogateescape`` reads them
 
 
 def _accept(p: Path) -> bool:
@@ -107,43 +116,79 @@ def triple_row(head: str, relation: str, tail: str, weight: Any) -> Row:
     if not rel:
         raise RowError("missing field 'relation'")
     h, t = _term(head), _term(tail)
-    try:
-        w = 1.0 if weight in (None, "") else float(weight)
-    except (TypeError, ValueError):
-        raise RowError(f"weight {weight!r} is not a number") from None
+    w = _weight(weight)
     hrow, trow = event_row(h, "schema", SOURCE), event_row(t, "schema", SOURCE)
     nodes = [("Event", hrow), ("Event", trow)]
     if rel in EVENT_MAP:
-        return Row(nodes, [event_relation_edge(hrow["id"], EVENT_MAP[rel], trow["id"], SOURCE, weight=w)])
+        src, rtype, dst = canonical_edge(normalise_text(h), EVENT_MAP[rel], normalise_text(t))
+        return Row(nodes, [event_relation_edge(hrow["id"], EVENT_MAP[rel], trow["id"], SOURCE, weight=w)],
+                   [(("edge", rtype, src, dst), {"weight": w})])
     if rel in REJECTED:
         raise RowError(REJECTED[rel])
     if rel in CONCEPTNET_OTHER or rel.startswith("dbpedia/"):
-        return Row(nodes, [("RELATED", edge_row(hrow["id"], trow["id"], SOURCE, relation=rel, weight=w))])
+        return Row(nodes, [("RELATED", edge_row(hrow["id"], trow["id"], SOURCE, relation=rel, weight=w))],
+                   [(("edge", "RELATED", normalise_text(h), normalise_text(t)), {"relation": rel, "weight": w})])
     raise RowError(f"unknown relation {relation!r} (not a ConceptNet 5 relation; see ingest.eeckg)")
 
 
-def _conceptnet_rows(path: Path, fh) -> Iterator[Row | Reject]:
+def _weight(weight: Any) -> float:
+    """A row's weight (1.0 when not given); RowError unless it is a finite number."""
+    if weight in (None, ""):
+        return 1.0
+    if isinstance(weight, bool) or not isinstance(weight, str | int | float):
+        raise RowError(f"weight {weight!r} is not a number (got {type(weight).__name__})")
+    try:
+        w = float(weight)
+    except ValueError:
+        raise RowError(f"weight {weight!r} is not a number") from None
+    if w != w or w in (float("inf"), float("-inf")):
+        raise RowError(f"weight {weight!r} is not a finite number")
+    return w
+
+
+def not_utf8(text: str) -> str | None:
+    """Why ``text`` (read with ``surrogateescape``) is not UTF-8, or None."""
+    m = NOT_UTF8.search(text)
+    return None if m is None else f"invalid UTF-8 (byte 0x{ord(m[0]) - 0xDC00:02x} at column {m.start() + 1})"
+
+
+def _assertion(cols: list[str]) -> tuple[str, str, str, Any]:
+    """(start, relation, end, weight) of a ConceptNet assertion line's five columns, checked."""
+    if len(cols) != 5:
+        raise RowError(f"expected 5 tab-separated columns (uri, relation, start, end, json), got {len(cols)}")
+    uri = cols[0].strip()
+    named = ",".join(c.strip().rstrip("/") + "/" for c in cols[1:4])
+    if uri.startswith("/a/[") and uri[4:-1] != named:
+        raise RowError(f"assertion URI {uri!r} does not name the relation, start and end of its columns "
+                       f"({', '.join(c.strip() for c in cols[1:4])}): a cut or edited line?")
+    weight = None
+    if cols[4].strip():
+        try:
+            meta = json.loads(cols[4])
+        except json.JSONDecodeError as exc:
+            raise RowError(f"broken JSON metadata: {exc.msg}") from None
+        if not isinstance(meta, dict):
+            raise RowError(f"JSON metadata is not an object (got {type(meta).__name__})")
+        weight = meta.get("weight")
+    return cols[2], cols[1], cols[3], weight
+
+
+def _conceptnet_rows(path: Path, fh, keys: Keys) -> Iterator[Row | Reject]:
     for n, line in enumerate(fh, 1):
         if not line.strip():
             continue
-        raw = line.rstrip("\n")
-        cols = raw.split("\t")
+        raw = line.rstrip("\r\n")
         try:
-            if len(cols) < 4:
-                raise RowError(f"expected 5 tab-separated columns (uri, relation, start, end, json), got {len(cols)}")
-            weight = None
-            if len(cols) >= 5 and cols[4].strip():
-                try:
-                    meta = json.loads(cols[4])
-                except json.JSONDecodeError as exc:
-                    raise RowError(f"broken JSON metadata: {exc.msg}") from None
-                weight = meta.get("weight") if isinstance(meta, dict) else None
-            yield triple_row(cols[2], cols[1], cols[3], weight)
+            bad = not_utf8(raw)
+            if bad:
+                raise RowError(bad)
+            start, rel, end, weight = _assertion(raw.split("\t"))
+            yield keys.admit(triple_row(start, rel, end, weight), str(path), n)
         except RowError as exc:
             yield Reject(str(path), n, str(exc), raw)
 
 
-def _table_rows(path: Path, fh, first: str) -> Iterator[Row | Reject]:
+def _table_rows(path: Path, fh, first: str, keys: Keys) -> Iterator[Row | Reject]:
     delimiter = "\t" if "\t" in first else ","
     reader = csv.reader(fh, delimiter=delimiter)
     header = [h.strip().lower() for h in next((r for r in reader if any(c.strip() for c in r)), [])]
@@ -159,20 +204,25 @@ def _table_rows(path: Path, fh, first: str) -> Iterator[Row | Reject]:
             continue
         rows += 1
         try:
+            bad = not_utf8(delimiter.join(cols))
+            if bad:
+                raise RowError(bad)
             vals = {c: (cols[i] if i < len(cols) else "") for c, i in idx.items()}
             empty = [c for c in ("head", "relation", "tail") if not vals[c].strip()]
             if empty:
                 raise RowError(f"missing field {', '.join(repr(c) for c in empty)}")
-            yield triple_row(vals["head"], vals["relation"], vals["tail"], vals.get("weight"))
+            yield keys.admit(triple_row(vals["head"], vals["relation"], vals["tail"], vals.get("weight")), str(path), n)
         except RowError as exc:
             yield Reject(str(path), n, str(exc), delimiter.join(cols))
     if not rows:
         yield Reject(str(path), 1, "empty file: a header but no rows")
 
 
-def iter_rows(files: list[Path]) -> Iterator[Row | Reject]:
+def iter_rows(files: list[Path], keys: Keys | None = None) -> Iterator[Row | Reject]:
+    """Every row of ``files``; read with ``surrogateescape`` so a byte that is not UTF-8 rejects its row only."""
+    keys = keys if keys is not None else Keys()
     for path in files:
-        with path.open(encoding="utf-8", newline="") as fh:
+        with path.open(encoding="utf-8-sig", errors="surrogateescape", newline="") as fh:
             first = ""
             for line in fh:
                 if line.strip():
@@ -183,9 +233,9 @@ def iter_rows(files: list[Path]) -> Iterator[Row | Reject]:
                 continue
             fh.seek(0)
             if first.startswith("/a/"):
-                yield from _conceptnet_rows(path, fh)
+                yield from _conceptnet_rows(path, fh, keys)
             else:
-                yield from _table_rows(path, fh, first)
+                yield from _table_rows(path, fh, first, keys)
 
 
 def load(
@@ -200,5 +250,8 @@ def load(
 ) -> IngestReport:
     """Ingest EECKG / ConceptNet-format files at ``path`` into ``store``."""
     files = find_files(path)
-    return run(store, SOURCE, files, iter_rows(files), on_error=on_error, rejects=rejects, limit=limit,
-               batch_size=batch_size, progress=progress)
+    keys = Keys()
+    report = run(store, SOURCE, files, iter_rows(files, keys), on_error=on_error, rejects=rejects, limit=limit,
+                 batch_size=batch_size, progress=progress)
+    report.repeated = keys.repeated
+    return report

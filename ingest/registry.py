@@ -69,6 +69,9 @@ class LoaderInfo:
                 "options": [{"name": o.flag, "type": o.type.__name__, "help": o.help} for o in self.options]}
 
 
+#: a folder lacking some files of its dataset is ingested all the same (an error otherwise)
+PARTIAL = LoaderOption("partial", bool, "Accept a folder that lacks some files of the dataset; the summary names them.")
+
 LOADERS: dict[str, LoaderInfo] = {
     info.name: info
     for info in [
@@ -78,6 +81,7 @@ LOADERS: dict[str, LoaderInfo] = {
             "seed 001 (EV², schema and instance level)",
             "2,442 questions; ~1,570 event types; 1,000 clusters",
             "eventkg ingest ev2 ingest/samples/ev2",
+            (PARTIAL,),
         ),
         LoaderInfo(
             "eeckg", "eventkg.ingest.eeckg", "EECKG eventuality-centric commonsense graph",
@@ -110,6 +114,7 @@ LOADERS: dict[str, LoaderInfo] = {
             "seed 002 (CLoMo)",
             "1,000 items (600/200/200)",
             "eventkg ingest clomo ingest/samples/clomo",
+            (PARTIAL,),
         ),
     ]
 }

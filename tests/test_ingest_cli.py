@@ -65,12 +65,13 @@ def test_source_options_are_taught_and_checked(tmp_path, samples_dir):
     help_text = runner.invoke(app, ["ingest", "ev2", "--help"], terminal_width=200).stdout
     assert "--map-events" in help_text and "--concepts" in help_text and "Options of aser only" in help_text
     listed = {r["name"]: r["options"] for r in json.loads(runner.invoke(app, ["ingest", "--list", "--json"]).stdout)}
-    assert [o["name"] for o in listed["aser"]] == ["--map-events", "--concepts"] and listed["ev2"] == []
+    assert [o["name"] for o in listed["aser"]] == ["--map-events", "--concepts"]
+    assert [o["name"] for o in listed["ev2"]] == ["--partial"] and listed["eeckg"] == []
     store = tmp_path / "kg.lbug"
     result = runner.invoke(app, ["--store", str(store), "ingest", "ev2", str(samples_dir / "ev2"), "--map-events"])
     assert result.exit_code == 2
     lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
-    assert lines == ["error: --map-events: source 'ev2' does not take it (an option of aser); ev2 takes only the common options"]
+    assert lines == ["error: --map-events: source 'ev2' does not take it (an option of aser); ev2 takes --partial"]
     assert not store.exists()  # refused before the store was touched
 
 
