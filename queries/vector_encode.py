@@ -39,8 +39,8 @@ def _fmt_seconds(s: float) -> str:
     return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
 
 
-def _reset_unless_same_plan(work: Path, plan: dict[str, Any]) -> None:
-    """Empty ``work`` and write ``plan`` there unless it holds chunks of this very plan."""
+def prepare_work(work: Path, plan: dict[str, Any]) -> bool:
+    """Empty ``work`` and write ``plan`` there unless it holds chunks of this very plan; True when emptied."""
     plan_file = work / "plan.json"
     try:
         same = json.loads(plan_file.read_text()) == plan
@@ -50,12 +50,18 @@ def _reset_unless_same_plan(work: Path, plan: dict[str, Any]) -> None:
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True, exist_ok=True)
         plan_file.write_text(json.dumps(plan, indent=2))
+    return not same
 
 
 def fingerprint_ids(ids: Any) -> dict[str, Any]:
-    """Count + BLAKE2 hash of ids in the given order (str or bytes)."""
+    """Count + BLAKE2 hash of ids in the given order: a numpy bytes array hashed as its buffer
+    (no Python string per id), anything else as its ids joined by newlines."""
     h = hashlib.blake2b(digest_size=16)
-    values = [i.decode() if isinstance(i, bytes) else str(i) for i in (ids.tolist() if hasattr(ids, "tolist") else ids)]
+    if isinstance(ids, np.ndarray) and ids.dtype.kind == "S":
+        h.update(ids.dtype.str.encode())
+        h.update(np.ascontiguousarray(ids).tobytes())
+        return {"count": len(ids), "hash": h.hexdigest()}
+    values = [i.decode() if isinstance(i, bytes) else str(i) for i in ids]
     if values:
         h.update(("\n".join(values) + "\n").encode())
     return {"count": len(values), "hash": h.hexdigest()}
@@ -90,7 +96,7 @@ class ChunkRows:
         return np.concatenate(parts) if parts else np.zeros((0, self.dim), dtype=np.float32)
 
 
-def _saved_chunks(files: list[Path], starts: list[int], n: int, plan: dict[str, Any]) -> set[int]:
+def saved_chunks(files: list[Path], starts: list[int], n: int, plan: dict[str, Any]) -> set[int]:
     """The chunks already saved whole (right shape and dtype), by chunk number."""
     have: set[int] = set()
     for i, (start, f) in enumerate(zip(starts, files, strict=True)):
@@ -135,10 +141,10 @@ def encode_chunk_files(
     """Encode ``texts`` (a list or pyarrow array) chunk by chunk into files in ``work``; chunks
     already there for the same plan are kept. Holds one chunk in memory at a time."""
     n, chunk = len(texts), plan["chunk"]
-    _reset_unless_same_plan(work, plan)
+    prepare_work(work, plan)
     starts = list(range(0, n, chunk))
     files = [work / f"chunk-{i:06d}.npy" for i in range(len(starts))]
-    have = _saved_chunks(files, starts, n, plan)
+    have = saved_chunks(files, starts, n, plan)
     done = sum(min(chunk, n - starts[i]) for i in have)
     if notice:
         _announce(texts, done, work, chunk, embedder, what, notice)

@@ -204,3 +204,22 @@ def test_auto_picks_the_compressed_kind_at_the_threshold(world, monkeypatch):
     again = vx.open_index(world)
     assert not again.built and again.search_text("pass exam", 1)[0][0] == E("pass exam")
     assert again.index.k_factor == vi.manifest["params"]["k_factor"]
+
+
+def test_chunks_of_an_interrupted_build_serve_a_build_of_another_level(world, encoded, monkeypatch):
+    monkeypatch.setattr(vx, "ENCODE_CHUNK", 8)
+
+    def stop_after_a_chunk(done: int, total: int) -> None:
+        if done >= 8:
+            raise Stop
+
+    with pytest.raises(Stop):
+        vx.open_index(world, level="schema", progress=stop_after_a_chunk)
+    first = sorted(SCHEMA_TEXTS, key=E)[:8]  # the schema texts in id order, first chunk
+    assert encoded == first
+    encoded.clear()
+    vx.forget_loaded()
+    vi = vx.open_index(world)  # all events: other texts to encode, the saved chunk is kept
+    assert Counter(encoded) == Counter(SCHEMA_TEXTS + INSTANCE_TEXTS) - Counter(first)
+    assert len(vi) == len(SCHEMA_TEXTS) + len(INSTANCE_TEXTS)
+    np.testing.assert_allclose(vi.vector(E(first[0])), Embedder().encode([first[0]])[0], atol=1e-5)
