@@ -76,13 +76,23 @@ from eventkg.graphstore.model import ASER_RELATIONS, normalise_text, upper_snake
 from eventkg.ingest.errors import MissingFilesError, WrongSchemaError
 from eventkg.ingest.nodes import edge_row, fast_event_id, node_row
 from eventkg.ingest.pipeline import Chunk, IngestReport, Prefetch, Progress, Reject, Row, run
-from eventkg.ingest.sqlite_arrow import NUMBER, TEXT, WORDS, TableChunk, has_rowid, read_chunks
+from eventkg.ingest.sqlite_arrow import (
+    NUMBER,
+    TEXT,
+    WORDS,
+    TableChunk,
+    has_rowid,
+    invalid_utf8,
+    locked_reason,
+    read_chunks,
+)
 
 SOURCE = "aser"
 LEVEL = "schema"
 BATCH_SIZE = 200_000  # table rows per store write: ~15% faster than the pipeline's 50,000 on LadybugDB
 CHUNK = 500_000  # most source rows read from SQLite per chunk (fewer when --batch-size is smaller)
 CONCEPT_CHUNK = 10_000  # concept rows fetched at a time (row path: concept files are small)
+LOCK_WAIT = 1.0  # seconds to wait for a writer's lock on KG.db before saying it is locked
 EID_MAP_MAX = 20_000_000  # eventualities whose ids are kept in memory (~26 bytes each)
 # texts that normalise_text could change (the rest are already normal; checked in Arrow)
 _NEEDS_NORMALISING = r"[A-Z_\t\n\r\x0b\x0c\x1c-\x1f]|  |^ | $|person"
@@ -115,7 +125,10 @@ def find_files(path: str | Path) -> list[Path]:
         raise MissingFilesError(str(p), None, "no such file or folder for ASER")
     if (p / "KG.db").is_file():
         return [p / "KG.db"]
-    dbs = sorted(f for f in p.glob("*.db") if not f.stem.lower().startswith("concept"))
+    for folder in (p, p / "KG.db"):
+        if folder.suffix == ".db" and folder.is_dir():
+            raise MissingFilesError(str(folder), None, "is a folder, not an SQLite file: give the ASER KG.db file")
+    dbs = sorted(f for f in p.glob("*.db") if f.is_file() and not f.stem.lower().startswith("concept"))
     if len(dbs) != 1:
         found = ", ".join(f.name for f in dbs) or "none"
         raise MissingFilesError(str(p), None, f"folder holds no single ASER KG.db (found: {found})")
@@ -125,9 +138,11 @@ def find_files(path: str | Path) -> list[Path]:
 def _connect(path: Path) -> sqlite3.Connection:
     try:
         # read in the pipeline's loader thread after the first chunk (see pipeline._Prefetch)
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False, timeout=LOCK_WAIT)
         conn.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
     except sqlite3.DatabaseError as exc:
+        if "locked" in str(exc) or "busy" in str(exc):
+            raise WrongSchemaError(str(path), None, locked_reason(path, LOCK_WAIT)) from None
         raise WrongSchemaError(str(path), None, _truncated(path) or f"not an SQLite database ({exc})") from None
     return conn
 
@@ -323,9 +338,11 @@ class EidMap:
         found: dict[str, str] = {}
         for i in range(0, len(wanted), 500):
             part = wanted[i : i + 500]
-            sql = f"SELECT _id, words, frequency FROM Eventualities WHERE _id IN ({','.join('?' * len(part))})"
-            for eid, words, freq in self._conn.execute(sql, part):
-                if isinstance(words, str) and words.strip() and (freq is None or isinstance(freq, int | float)):
+            sql = ("SELECT _id, CAST(words AS BLOB), typeof(words), frequency FROM Eventualities "
+                   f"WHERE _id IN ({','.join('?' * len(part))})")  # bytes: a words value not UTF-8 was rejected
+            for eid, raw, kind, freq in self._conn.execute(sql, part):
+                words = raw.decode("utf-8", "replace") if kind == "text" else None
+                if words and "\ufffd" not in words and words.strip() and (freq is None or isinstance(freq, int | float)):
                     found[_text(eid)] = event_ids(normal_texts([words]))[0].as_py()
         if not found:
             return out
@@ -356,8 +373,10 @@ def _eventuality_chunks(file: str, parts: Iterator[TableChunk], eid_map: EidMap)
         problems = {int(i): "missing field 'words'" for i in np.flatnonzero(blank)}
         for i, (_, raw) in part.bad.items():
             problems.setdefault(i, f"frequency {raw!r} is not a number")
-        rejects = [Reject(file, f"Eventualities _id={eids[i].as_py()}", problems[i],
-                          {"_id": eids[i].as_py(), "words": words[i].as_py()}) for i in sorted(problems)]
+        bad_text = invalid_utf8(t, ("_id", "words", "pattern"))
+        problems.update(bad_text)
+        rejects = [Reject(file, _place(part, i) if i in bad_text else f"Eventualities _id={eids[i].as_py()}",
+                          problems[i], {"_id": _lenient(eids, i), "words": _lenient(words, i)}) for i in sorted(problems)]
         if problems:
             keep = np.ones(t.num_rows, bool)
             keep[list(problems)] = False
@@ -375,6 +394,21 @@ def _eventuality_chunks(file: str, parts: Iterator[TableChunk], eid_map: EidMap)
         })
         eid_map.add(t.column("_id").combine_chunks(), ids)
         yield Chunk(part.table.num_rows, {"Event": table}, {}, rejects)
+
+
+def _place(part: TableChunk, i: int) -> str:
+    """``Eventualities rowid=12`` (the row's place when its ``_id`` may not be text)."""
+    rowids = part.rowids
+    if rowids is None:
+        return f"Eventualities row {i + 1} of its chunk"
+    rowid = rowids[i].as_py() if isinstance(rowids, pa.Array | pa.ChunkedArray) else rowids[i]
+    return f"Eventualities rowid={rowid}"
+
+
+def _lenient(col: pa.Array | pa.ChunkedArray, i: int) -> str | None:
+    """Cell ``i`` as text, bytes that are not UTF-8 replaced (for a reject's raw value)."""
+    raw = col.cast(pa.binary())[i].as_py()
+    return None if raw is None else raw.decode("utf-8", "replace")
 
 
 def _edge_table(a: pa.Array, b: pa.Array, values: np.ndarray, valid: np.ndarray, prop: str) -> pa.Table | None:

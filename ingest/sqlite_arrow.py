@@ -14,13 +14,16 @@ reported instead of failing the chunk. Tables without a ``rowid`` are read throu
 
 from __future__ import annotations
 
+import os
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from eventkg.ingest.errors import BadRowError
 
@@ -206,3 +209,40 @@ def _cell(value: Any, kind: str) -> Any:
         text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
         return None if not text.strip() else float(text)
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def invalid_utf8(table: pa.Table, columns: Sequence[str]) -> dict[int, str]:
+    """Rows whose text in ``columns`` is not UTF-8 (ADBC hands SQLite's bytes on unchecked): row -> reason.
+
+    Only rows with a non-ASCII byte are decoded, one by one (ASER's text is ASCII but for a few).
+    """
+    out: dict[int, str] = {}
+    for name in columns:
+        col = table.column(name).combine_chunks()
+        wide = np.flatnonzero(pc.fill_null(pc.invert(pc.string_is_ascii(col)), False).to_numpy(zero_copy_only=False))
+        if not len(wide):
+            continue
+        for i, raw in zip(wide, col.cast(pa.binary()).take(pa.array(wide)).to_pylist(), strict=True):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                out.setdefault(int(i), f"invalid UTF-8 in {name} (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})")
+    return out
+
+
+def locked_reason(path: Path, waited: float) -> str:
+    """Why a file is locked, naming the processes that hold it open where /proc says (Linux)."""
+    holders = []
+    target = path.resolve()
+    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
+        if fd_dir.parent.name == str(os.getpid()):
+            continue
+        try:
+            if any(Path(os.readlink(fd)) == target for fd in fd_dir.iterdir()):
+                pid = fd_dir.parent.name
+                holders.append(f"{(fd_dir.parent / 'comm').read_text().strip()} (pid {pid})")
+        except OSError:
+            continue
+    who = f" by {', '.join(holders)}" if holders else " by another process"
+    return (f"the database is locked{who} (a writer holds its lock; waited {waited:g} s); "
+            "ingest it when the writer has finished")
