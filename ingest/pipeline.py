@@ -196,7 +196,7 @@ def read_json_document(path: Path) -> Any:
 def whole_file_reject(exc: IngestError) -> Reject:
     """A whole-file error as one Reject: fail mode raises it as it was, skip mode records the file
     as one reject and goes on with the other files."""
-    return Reject(exc.file, exc.line if exc.line is not None else 0, exc.reason)
+    return Reject(exc.file, exc.line, exc.reason)
 
 
 class _Batcher:
@@ -249,6 +249,8 @@ class _Batcher:
 def _raw_json(raw: Any) -> Any:
     if isinstance(raw, bytes):
         return raw.decode("utf-8", "replace")
+    if isinstance(raw, str) and not raw.isascii():  # bytes read with surrogateescape: shown as U+FFFD
+        return raw.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     if isinstance(raw, dict):
         return {k: _raw_json(v) for k, v in raw.items()}
     if isinstance(raw, list | tuple):
