@@ -333,7 +333,7 @@ class EidMap:
 
     def _from_sqlite(self, eids: pa.Array, out: pa.Array) -> pa.Array:
         """Ids the arrays do not hold: read the eventuality, apply the same checks as when loading."""
-        miss = pc.and_(pc.is_null(out), pc.is_valid(eids))
+        miss = pc.and_(pc.and_(pc.is_null(out), pc.is_valid(eids)), pc.fill_null(pc.string_is_ascii(eids), False))  # ids are hex
         wanted = pc.unique(eids.filter(miss)).to_pylist()
         found: dict[str, str] = {}
         for i in range(0, len(wanted), 500):
@@ -463,7 +463,7 @@ def _relation_chunks(file: str, parts: Iterator[TableChunk], eid_map: EidMap,
         for end, ids, eids in (("hid", src, hids), ("tid", dst, tids)):
             if ids.null_count:
                 for i in np.flatnonzero(pc.is_null(ids).to_numpy(zero_copy_only=False)):
-                    problems.setdefault(int(i), f"{end} {eids[i].as_py()!r} is not a (valid) row of Eventualities")
+                    problems.setdefault(int(i), f"{end} {_lenient(eids, i)!r} is not a (valid) row of Eventualities")
         for i, (_, raw) in part.bad.items():
             problems.setdefault(i, f"count {_text(raw)!r} is not a number")
         valid = np.ones(n, bool)
@@ -471,7 +471,7 @@ def _relation_chunks(file: str, parts: Iterator[TableChunk], eid_map: EidMap,
         rids = _relation_ids(conn, part, sorted(problems)) if problems else {}
         for i in sorted(problems):
             valid[i] = False
-            raw = {"_id": rids[i], "hid": hids[i].as_py(), "tid": tids[i].as_py()}
+            raw = {"_id": rids[i], "hid": _lenient(hids, i), "tid": _lenient(tids, i)}
             rejects.append(Reject(file, f"Relations _id={raw['_id']}", problems[i], raw))
         counts = {s: t.column(s).to_numpy() for s in ASER_RELATIONS}  # nulls read as NaN: no edge
         parts = [(rtype, src, dst, counts[s], "count") for s, rtype in zip(ASER_RELATIONS, REL_TYPES, strict=True)]

@@ -262,3 +262,17 @@ def test_ev2_clustering_of_the_wrong_shape_is_one_reject(tmp_path):
     assert [b["file"] for b in bad] == [str(target)]
     target.unlink()
     assert digest(store) == clean_digest(tmp_path, "ev2", folder, "--partial")
+
+
+def test_aser_relation_end_not_utf8_is_a_reject(tmp_path):
+    kg = tmp_path / "KG.db"
+    shutil.copy(SAMPLES / "aser" / "KG.db", kg)
+    with sqlite3.connect(kg) as conn:
+        rid = conn.execute("SELECT _id FROM Relations ORDER BY rowid LIMIT 1 OFFSET 3").fetchone()[0]
+        conn.execute("UPDATE Relations SET hid = CAST(? AS TEXT) WHERE _id = ?", (b"ab\xffcd", rid))
+    assert_fails_unchanged(tmp_path, "aser", kg, f"{kg} [Relations _id={rid}]: hid 'ab\ufffdcd' is not a (valid) row")
+    report, bad, store = skip_run(tmp_path, "aser", kg)
+    assert [b["line"] for b in bad] == [f"Relations _id={rid}"]
+    with sqlite3.connect(kg) as conn:
+        conn.execute("DELETE FROM Relations WHERE _id = ?", (rid,))
+    assert digest(store) == clean_digest(tmp_path, "aser", kg)
