@@ -2,7 +2,8 @@
 
 Both are thin skins over :func:`eventkg.queries.question_negatives.negatives_for` and
 :func:`eventkg.queries.retrieve.retrieve`; the FAISS index they share is built on first use and
-reused afterwards (see :mod:`eventkg.queries.vector_index`). A first build says on stderr how
+reused afterwards (see :mod:`eventkg.queries.vector_index`); each event is embedded once per model,
+whichever command and level asked first (the other reuses its vectors). A first build says on stderr how
 many events it will embed and its ETA, shows a progress bar with rate and time left, and
 saves its work in chunks: interrupt it and run the command again to resume. ``--device``
 picks the encoder's device (``auto``: CUDA when torch sees a GPU), ``--index-kind`` the
@@ -86,7 +87,7 @@ def negatives(
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")] = False,
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Drop the store's vector index and build it again.")] = False,
     device: Annotated[str, typer.Option("--device", help="Encoder device for an index build: auto (CUDA when present), cpu, cuda, mps.")] = "auto",
-    index_kind: Annotated[str | None, typer.Option("--index-kind", help="FAISS index for a build: auto, flat, ivf, hnsw (default $EVENTKG_INDEX or auto).")] = None,
+    index_kind: Annotated[str | None, typer.Option("--index-kind", help="FAISS index for a build: auto, flat, ivf, ivfpq, hnsw (default $EVENTKG_INDEX or auto).")] = None,
 ) -> None:
     """Hard negative events for a question: close to the answer, not linked to the event.
 
@@ -128,7 +129,7 @@ def subgraph(
     level: Annotated[str | None, typer.Option("--level", help="Seed only from schema or instance events.")] = None,
     model: Annotated[str | None, typer.Option("--model", help="Embedding model folder or name.")] = None,
     device: Annotated[str, typer.Option("--device", help="Encoder device: auto (CUDA when present), cpu, cuda, mps.")] = "auto",
-    index_kind: Annotated[str | None, typer.Option("--index-kind", help="FAISS index for a build: auto, flat, ivf, hnsw (default $EVENTKG_INDEX or auto).")] = None,
+    index_kind: Annotated[str | None, typer.Option("--index-kind", help="FAISS index for a build: auto, flat, ivf, ivfpq, hnsw (default $EVENTKG_INDEX or auto).")] = None,
 ) -> None:
     """Retrieve the typed subgraph around the events nearest to a text, as a prompt, JSON or triples.
 

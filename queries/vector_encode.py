@@ -84,8 +84,9 @@ def _take(texts: Any, positions: range) -> list[str]:
 class ChunkRows:
     """The rows of an encoding's saved chunks, read memory-mapped by row range."""
 
-    def __init__(self, files: list[Path], chunk: int, n: int, dim: int) -> None:
+    def __init__(self, files: list[Path], chunk: int, n: int, dim: int, resumed: int = 0) -> None:
         self.files, self.chunk, self.n, self.dim = files, chunk, n, dim
+        self.resumed = resumed  # rows an earlier, interrupted run had saved
 
     def rows(self, a: int, b: int) -> np.ndarray:
         parts = []
@@ -145,7 +146,7 @@ def encode_chunk_files(
     starts = list(range(0, n, chunk))
     files = [work / f"chunk-{i:06d}.npy" for i in range(len(starts))]
     have = saved_chunks(files, starts, n, plan)
-    done = sum(min(chunk, n - starts[i]) for i in have)
+    done = resumed = sum(min(chunk, n - starts[i]) for i in have)
     if notice:
         _announce(texts, done, work, chunk, embedder, what, notice)
     if progress:
@@ -159,7 +160,7 @@ def encode_chunk_files(
         done += stop - start
         if progress:
             progress(done, n)
-    return ChunkRows(files, chunk, n, plan["dim"])
+    return ChunkRows(files, chunk, n, plan["dim"], resumed)
 
 
 def encode_chunks(

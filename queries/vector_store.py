@@ -63,6 +63,8 @@ class SharedVectors:
 
     def rows_of(self, ids: np.ndarray) -> np.ndarray:
         """The row of each id (bytes), -1 where the file has none."""
+        if len(ids) == len(self.ids) and np.array_equal(ids, self.ids):  # the file is this level's
+            return np.arange(len(ids), dtype=np.int64)
         return rows_in(self.ids, ids)
 
 
@@ -139,7 +141,7 @@ def ensure_vectors(
 ) -> tuple[SharedVectors, int]:
     """The model's vectors file holding every id of ``ids`` (sorted bytes; ``texts`` aligned).
 
-    Returns it and how many texts were encoded for it. ``complete``: ``ids`` are all the
+    Returns it and how many texts were encoded into it by this call (not counting the ETA probe). ``complete``: ``ids`` are all the
     store's events with a text, so rows of other ids are dropped. ``chunk``: texts per saved chunk.
     """
     model = embedder.name
@@ -156,7 +158,6 @@ def ensure_vectors(
     if len(missing) == 0 and keep is None and have is not None:
         return have, 0
     todo = ids[missing]
-    before = embedder.encoded
     chunks: ChunkRows | None = None
     if len(todo):
         if prepare_work(work, plan):
@@ -165,7 +166,7 @@ def ensure_vectors(
         chunks = encode_chunk_files(take, work, plan, embedder, what, progress, notice)
     merged = merge_vectors(folder, model, dim, have, keep, todo, chunks.rows if chunks else _no_rows(dim))
     shutil.rmtree(work, ignore_errors=True)
-    return merged, embedder.encoded - before
+    return merged, (len(todo) - chunks.resumed) if chunks else 0
 
 
 def _plan(

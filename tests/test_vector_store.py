@@ -223,3 +223,17 @@ def test_chunks_of_an_interrupted_build_serve_a_build_of_another_level(world, en
     assert Counter(encoded) == Counter(SCHEMA_TEXTS + INSTANCE_TEXTS) - Counter(first)
     assert len(vi) == len(SCHEMA_TEXTS) + len(INSTANCE_TEXTS)
     np.testing.assert_allclose(vi.vector(E(first[0])), Embedder().encode([first[0]])[0], atol=1e-5)
+
+
+def test_the_build_says_its_device_and_eta_before_encoding(world, monkeypatch):
+    import torch
+
+    from eventkg.queries import vector_encode
+
+    monkeypatch.setattr(vector_encode, "NOTICE_MIN", 0)
+    mps = getattr(torch.backends, "mps", None)
+    device = "cuda" if torch.cuda.is_available() else "mps" if mps is not None and mps.is_available() else "cpu"
+    notes: list[str] = []
+    vi = vx.open_index(world, level="schema", notice=notes.append)
+    assert f" on {device} " in notes[0] and "about" in notes[0] and "texts/s" in notes[0]
+    assert vi.manifest["device"] == device and vi.manifest["encoded"] == len(SCHEMA_TEXTS)
