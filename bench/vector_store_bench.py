@@ -36,6 +36,35 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+class AnonPeak:
+    """Peak anonymous RSS (``RssAnon``: the heap, not the page cache of mapped files, which
+    ``ru_maxrss`` counts too), sampled every 50 ms in a thread; ``reset()`` starts a new peak."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.peak = 0.0
+        threading.Thread(target=self._run, daemon=True).start()
+
+    @staticmethod
+    def now() -> float:
+        for line in open("/proc/self/status"):
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1]) / 1024
+        return 0.0
+
+    def _run(self) -> None:
+        while True:
+            self.peak = max(self.peak, self.now())
+            time.sleep(0.05)
+
+    def reset(self) -> None:
+        self.peak = self.now()
+
+
+ANON: AnonPeak | None = None
+
+
 def cpu_s() -> float:
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
@@ -46,8 +75,10 @@ def opens(store, levels) -> list[dict]:
     from eventkg.queries.embeddings import Embedder
 
     Embedder().encode(["warm up"])  # the model loaded once, outside the timings
-    out = [{"model_loaded_rss_mb": round(peak_rss_mb())}]
+    out = [{"model_loaded_rss_mb": round(peak_rss_mb()), "model_loaded_anon_mb": round(AnonPeak.now())}]
     for level in levels:
+        ANON.reset()
+        anon0 = ANON.peak
         emb = Embedder()
         t, c = time.perf_counter(), cpu_s()
         vi = vx.open_index(store, level=level, embedder=emb)
@@ -55,7 +86,8 @@ def opens(store, levels) -> list[dict]:
         out.append({"level": level or "all", "events": len(vi), "encoded": emb.encoded, "seconds": round(secs, 2),
                     "cpu_s": round(cpu, 2), "texts_per_s": round(emb.encoded / secs, 1) if emb.encoded else None,
                     "texts_per_cpu_s": round(emb.encoded / cpu, 1) if emb.encoded else None,
-                    "kind": vi.manifest["params"]["kind"], "rss_mb": round(peak_rss_mb())})
+                    "kind": vi.manifest["params"]["kind"], "rss_mb": round(peak_rss_mb()),
+                    "anon_before_mb": round(anon0), "peak_anon_mb": round(ANON.peak)})
     return out
 
 
@@ -117,10 +149,13 @@ def step_large(work: Path, n: int, d: int = 384) -> dict:
     vecs = np.load(path, mmap_mode="r")
     rows, queries = np.arange(n), np.ascontiguousarray(vecs[n:])
     rss0 = peak_rss_mb()
+    ANON.reset()
+    anon0 = ANON.peak
     t = time.perf_counter()
     index, params = vector_large.build_large(vecs, rows)
     build_s = time.perf_counter() - t
     build_cpu = cpu_s()
+    anon_build = ANON.peak
     heap = faiss.ResultHeap(len(queries), 10, keep_max=True)
     for a in range(0, n, 65_536):
         sims, pos = faiss.knn(queries, np.ascontiguousarray(vecs[a : a + 65_536]), 10, metric=faiss.METRIC_INNER_PRODUCT)
@@ -140,10 +175,13 @@ def step_large(work: Path, n: int, d: int = 384) -> dict:
             "params": params, "recall@10_heldout": round(recall_at_k(got, truth), 4),
             "index_mb": round(faiss.serialize_index(index.ivf).nbytes / 2**20),
             "search_ms": {"p50": round(float(np.percentile(lat, 50)), 2), "p95": round(float(np.percentile(lat, 95)), 2)},
-            "rss_before_build_mb": round(rss0), "rss_mb": round(peak_rss_mb())}
+            "rss_before_build_mb": round(rss0), "rss_mb": round(peak_rss_mb()),
+            "anon_before_build_mb": round(anon0), "peak_anon_build_mb": round(anon_build)}
 
 
 def child(step: str, arg: int) -> dict:
+    global ANON
+    ANON = AnonPeak()
     with tempfile.TemporaryDirectory(dir=ROOT / ".bench-tmp" if (ROOT / ".bench-tmp").is_dir() else None) as tmp:
         work = Path(tmp)
         if step == "samples":

@@ -10,8 +10,11 @@ them by exact inner product with their float32 rows read from the shared vectors
 (:mod:`eventkg.queries.vector_store`), which stays on disk and in the page cache.
 
 Building is bounded too: k-means trains on at most :data:`TRAIN_MAX` sampled rows, the codes
-are added :data:`ADD_BLOCK` rows at a time, and the calibration's exact ground truth (256
-held-out queries, leave-one-out) is computed block by block over the memory-mapped rows.
+are added :data:`ADD_BLOCK` rows at a time, and the calibration's exact ground truth is computed
+block by block over the memory-mapped rows. The calibration queries are
+:data:`CALIBRATION_QUERIES` of the level's own vectors held out of the index until it is done
+(added last), so they are searched as an unseen text is (leave-one-out queries, which sit in
+the index, read 0.976 where held-out ones read 0.876 on 1M clustered vectors at dim 384).
 ``nprobe`` is calibrated to recall@10 ``target + 0.01``; ``k_factor`` doubles from
 ``REFINE_FACTOR`` while that is short, up to 128. Where even that stays short, the index is
 kept (an exact index of this size would not fit the memory budget) and the params record
@@ -25,13 +28,14 @@ from typing import Any
 
 import numpy as np
 
-from eventkg.queries.vector_faiss import REFINE_FACTOR, TARGET_RECALL, _calibrate_held_out
+from eventkg.queries.vector_faiss import REFINE_FACTOR, TARGET_RECALL, recall_at_k
 
 #: levels of at least this many vectors get the compressed kind (the in-memory float16 refine
 #: copy stays under ~190 MB at dim 384 below it)
 LARGE_INDEX = 250_000
 TRAIN_MAX = 131_072  # k-means sample: 192 MB at dim 384
 ADD_BLOCK = 65_536  # rows added to the index (and scanned for the ground truth) per block
+CALIBRATION_QUERIES = 256
 MAX_K_FACTOR = 128
 
 
@@ -92,50 +96,50 @@ def build_large(vecs: np.ndarray, rows: np.ndarray, target_recall: float = TARGE
     inner.cp.seed = seed
     inner.cp.min_points_per_centroid = 5
     ivf.train(np.ascontiguousarray(vecs[rows[sample]]))
+    held = np.zeros(n, dtype=bool)  # calibration queries: added only after the calibration
+    held[rng.choice(n, size=min(CALIBRATION_QUERIES, n // 2), replace=False)] = True
     for a in range(0, n, ADD_BLOCK):
-        ivf.add(np.ascontiguousarray(vecs[rows[a : a + ADD_BLOCK]]))
+        pos = np.flatnonzero(~held[a : a + ADD_BLOCK]) + a
+        ivf.add_with_ids(np.ascontiguousarray(vecs[rows[pos]]), pos.astype(np.int64))
+    picked = np.flatnonzero(held)
+    queries = np.ascontiguousarray(vecs[rows[picked]])
+    truth = exact_top(vecs, rows, queries, held, 10)
     index = MmapRefined(ivf, vecs, rows)
-    picked = rng.choice(n, size=min(256, n), replace=False)
-    truth = exact_top(vecs, rows, picked, 11)
-
-    def set_probe(v: int) -> None:
-        inner.nprobe = v
-
-    view = _LevelView(vecs, rows)
-    while True:
-        nprobe, recall = _calibrate_held_out(index, set_probe, 1, min(nlist, 256), view, picked,  # type: ignore[arg-type]
-                                             target_recall + 0.01, 10, 1, truth=truth)
-        if recall >= target_recall + 0.01 or index.k_factor >= MAX_K_FACTOR:
-            break
-        index.k_factor *= 2
+    nprobe, recall = _calibrate(index, inner, queries, truth, target_recall + 0.01, min(nlist, 256))
+    ivf.add_with_ids(queries, picked.astype(np.int64))
     return index, {"kind": "ivfpq", "nlist": nlist, "pq": f"PQ{m}x4fs", "refine": "mmap", "k_factor": index.k_factor,
                    "nprobe": nprobe, "calibrated_recall@10": round(recall, 4)}
 
 
-class _LevelView:
-    """``view[p]`` = the vectors of level positions ``p`` (what the calibration indexes)."""
+def _calibrate(index: MmapRefined, inner: Any, queries: np.ndarray, truth: np.ndarray, target: float, most: int) -> tuple[int, float]:
+    """The smallest power-of-two ``nprobe`` reaching ``target`` recall@10 on the held-out
+    queries; ``k_factor`` doubled (up to :data:`MAX_K_FACTOR`) while ``most`` does not."""
+    while True:
+        value = 1
+        while True:
+            inner.nprobe = value
+            recall = recall_at_k(index.search(queries, 10)[1], truth)
+            if recall >= target or value >= most:
+                break
+            value = min(most, value * 2)
+        if recall >= target or index.k_factor >= MAX_K_FACTOR:
+            return value, recall
+        index.k_factor *= 2
 
-    def __init__(self, vecs: np.ndarray, rows: np.ndarray) -> None:
-        self.vecs, self.rows = vecs, rows
 
-    def __getitem__(self, p: np.ndarray) -> np.ndarray:
-        order = np.argsort(p)
-        out = np.empty((len(p), self.vecs.shape[1]), dtype=np.float32)
-        out[order] = self.vecs[self.rows[np.asarray(p)[order]]]
-        return out
-
-
-def exact_top(vecs: np.ndarray, rows: np.ndarray, picked: np.ndarray, k: int) -> np.ndarray:
-    """Exact top-``k`` level positions by inner product for the picked positions' vectors,
-    scanning the level's rows in blocks of :data:`ADD_BLOCK`."""
+def exact_top(vecs: np.ndarray, rows: np.ndarray, queries: np.ndarray, skip: np.ndarray, k: int) -> np.ndarray:
+    """Exact top-``k`` level positions by inner product for ``queries``, over the level's rows
+    but those where ``skip`` is set, scanned in blocks of :data:`ADD_BLOCK`."""
     import faiss
 
-    base = _LevelView(vecs, rows)[picked]
-    heap = faiss.ResultHeap(len(base), k, keep_max=True)
+    heap = faiss.ResultHeap(len(queries), k, keep_max=True)
     for a in range(0, len(rows), ADD_BLOCK):
-        block = np.ascontiguousarray(vecs[rows[a : a + ADD_BLOCK]])
-        sims, pos = faiss.knn(base, block, min(k, len(block)), metric=faiss.METRIC_INNER_PRODUCT)
-        heap.add_result(np.ascontiguousarray(sims), np.ascontiguousarray(pos + a))
+        pos = np.flatnonzero(~skip[a : a + ADD_BLOCK]) + a
+        if len(pos) == 0:
+            continue
+        block = np.ascontiguousarray(vecs[rows[pos]])
+        sims, got = faiss.knn(queries, block, min(k, len(block)), metric=faiss.METRIC_INNER_PRODUCT)
+        heap.add_result(np.ascontiguousarray(sims), np.ascontiguousarray(np.where(got >= 0, pos[got], -1)))
     heap.finalize()
     return heap.I
 
