@@ -31,7 +31,11 @@ from eventkg.graphstore.base import GraphStore, StoreError
 from eventkg.graphstore.model import REL_TYPES
 
 BATCH = 200_000
-PAGE = 1_000_000  # node offsets per read of the event graph (event_graph_arrays)
+#: node offsets per paged read (event_graph_arrays, event_text_pages): the engine builds each
+#: page's result in its buffer pool, so a page must fit a bounded pool (a page of 1M texts did
+#: not fit 256 MB)
+PAGE = 250_000
+EDGE_PAGE = 1_000_000  # source node offsets per paged edge read (16 bytes a row: a page of ~2M edges fits)
 
 #: numeric edge property that ranks a neighbour (how often ASER saw the pair), per type
 WEIGHT_PROPERTY = {name: ("weight" if "weight" in rel.properties else "count" if "count" in rel.properties else None)
@@ -52,7 +56,10 @@ def _ladybug_arrow(conn: Any, cypher: str, params: dict[str, Any] | None = None)
     except RuntimeError as exc:
         raise StoreError(f"columnar read failed: {str(exc).strip().splitlines()[0]}") from exc
     finally:
-        conn.execute("ROLLBACK")
+        try:
+            conn.execute("ROLLBACK")
+        except RuntimeError:
+            pass  # a failed statement ended the transaction already
 
 
 def _is_neo4j(store: GraphStore) -> bool:
@@ -166,7 +173,8 @@ def event_graph_arrays(store: GraphStore, rel_types: Sequence[str], page: int = 
     for t in rel_types:
         rel = REL_TYPES[t]
         src, dst = [], []
-        for lo, hi in ranges if rel.source == "Event" else [(0, None)]:
+        edge_ranges = [(lo, lo + EDGE_PAGE) for lo in range(0, (top + 1) if top is not None else 0, EDGE_PAGE)]
+        for lo, hi in edge_ranges if rel.source == "Event" else [(0, None)]:
             where = "WHERE offset(ID(a)) >= $lo AND offset(ID(a)) < $hi " if hi is not None else ""
             e = _ladybug_arrow(conn, f"MATCH (a:{rel.source})-[e:{t}]->(b:{rel.target}) {where}"
                                      "RETURN offset(ID(a)) AS src, offset(ID(b)) AS dst", {"lo": lo, "hi": hi} if hi else {})
@@ -201,6 +209,19 @@ def _np(col: Any) -> np.ndarray:
 
 def _cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
     return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
+
+
+def event_text_pages(store: GraphStore, page: int = PAGE) -> Iterator[tuple[pa.Array, pa.Array]]:
+    """``(ids, texts)`` of every Event node of an embedded store, ``page`` node offsets at a time
+    (the engine's result and its Arrow copy never hold the whole column)."""
+    conn = _ladybug_conn(store)
+    if conn is None:
+        raise StoreError("event_text_pages reads an embedded (LadybugDB) store")
+    top = _ladybug_arrow(conn, "MATCH (e:Event) RETURN max(offset(ID(e))) AS m").column(0)[0].as_py()
+    for lo in range(0, (top + 1) if top is not None else 0, page):
+        t = _ladybug_arrow(conn, "MATCH (e:Event) WHERE offset(ID(e)) >= $lo AND offset(ID(e)) < $hi "
+                                 "RETURN e.id AS id, e.text AS text", {"lo": lo, "hi": lo + page})
+        yield t.column(0).combine_chunks(), t.column(1).combine_chunks()
 
 
 def texts_by_id(store: GraphStore, ids: Sequence[str]) -> dict[str, str | None]:

@@ -142,7 +142,9 @@ def iter_components(
     rng = random.Random(seed)
     if starts is None:
         has_edges = np.diff(graph.indptr) > 0
-        starts = np.random.default_rng(seed).permutation(np.flatnonzero(has_edges))  # read lazily, not listed
+        # read lazily, not listed; int32 (4 bytes an event) where it fits, the same order
+        nodes = np.flatnonzero(has_edges)
+        starts = np.random.default_rng(seed).permutation(nodes.astype(np.int32) if len(graph) < 2**31 else nodes)
     cid = 0
     for start in starts:
         walk = random_walk(graph, int(start), n, rng)

@@ -130,14 +130,14 @@ class EventCSR:
         """Position of a store id, or None."""
         return self.ids.position(event_id)
 
-    def restricted(self, keep: np.ndarray) -> EventCSR:
+    def restricted(self, keep: np.ndarray, chunk: int = CHUNK) -> EventCSR:
         """The same events with only the edges between two kept events (``keep``: bool per event);
         itself when no edge goes (a schema pool over a schema-only graph), else made a chunk of
         rows at a time (no whole-graph temporaries)."""
         sel = np.empty(len(self.nbr), dtype=bool)
         counts = np.zeros(len(self), dtype=np.int64)
-        for r0 in range(0, len(self), CHUNK):
-            r1 = min(r0 + CHUNK, len(self))
+        for r0 in range(0, len(self), chunk):
+            r1 = min(r0 + chunk, len(self))
             lo, hi = int(self.indptr[r0]), int(self.indptr[r1])
             owner = np.repeat(np.arange(r0, r1), np.diff(self.indptr[r0:r1 + 1]))
             part = keep[owner] & keep[self.nbr[lo:hi]]
@@ -156,15 +156,37 @@ class EventCSR:
 
     # -- building --------------------------------------------------------------------------
     @classmethod
-    def from_store(cls, store: Any, *, with_types: bool = True) -> EventCSR:
+    def from_store(cls, store: Any, *, with_types: bool = True, cache: bool = True) -> EventCSR:
         """Read the Event nodes (ids, levels), the three event relations and HAS_TYPE in columns;
-        texts are read from ``store`` when asked for (keep it open while the arrays are used)."""
-        from eventkg.queries import columnar
+        texts are read from ``store`` when asked for (keep it open while the arrays are used).
+
+        An embedded store's arrays are kept on disk and memory-mapped by the next read while the
+        store has not changed (:mod:`eventkg.queries.csr_cache`; ``cache=False``: read afresh)."""
+        from eventkg.queries import columnar, csr_cache
         from eventkg.queries.event_texts import StoreTexts
 
         types = [*EVENT_REL_TYPES, "HAS_TYPE"] if with_types else list(EVENT_REL_TYPES)
-        cols = columnar.event_graph_arrays(store, types)
-        return cls.from_columns(cols, lambda ids, order: StoreTexts(store, ids))
+
+        def read() -> EventCSR:
+            return cls.from_columns(columnar.event_graph_arrays(store, types), lambda ids, _o: StoreTexts(store, ids))
+
+        folder = csr_cache.folder_of(store) if cache and with_types else None
+        if folder is None:
+            return read()
+        built_from = csr_cache.stamp(store, types)
+        kept = csr_cache.load(folder, built_from)
+        if kept is None:
+            kept, on_disk = csr_cache.build_and_keep(folder, built_from, lambda: read().arrays(), store)
+            if not on_disk:
+                ids = EventIds(kept.pop("ids"))
+                return cls(ids, StoreTexts(store, ids), **kept)
+        ids = EventIds(kept.pop("ids"))
+        return cls(ids, csr_cache.texts_of(folder), **kept)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Every array by name (what :mod:`eventkg.queries.csr_cache` keeps)."""
+        return {"ids": self.ids.raw, "level": self.level, "indptr": self.indptr, "nbr": self.nbr, "code": self.code,
+                "type_of": self.type_of, "inst_indptr": self.inst_indptr, "inst": self.inst}
 
     @classmethod
     def from_rows(cls, edges: Iterable[tuple[str, str, str]], types: Iterable[tuple[str, str]] = (),
@@ -217,13 +239,13 @@ class EventCSR:
         return cls(ids, source, level, indptr, nbr, code, type_of, inst_indptr, inst)
 
 
-def _dedupe_sorted(key: np.ndarray) -> int:
+def _dedupe_sorted(key: np.ndarray, chunk: int = CHUNK) -> int:
     """Move the distinct values of a sorted array to its front, a chunk at a time; their count."""
     if not len(key):
         return 0
     w, prev = 1, int(key[0])
-    for a in range(1, len(key), CHUNK):
-        blk = key[a:a + CHUNK]
+    for a in range(1, len(key), chunk):
+        blk = key[a:a + chunk]
         keep = np.empty(len(blk), dtype=bool)
         keep[0] = blk[0] != prev
         keep[1:] = blk[1:] != blk[:-1]
@@ -234,7 +256,8 @@ def _dedupe_sorted(key: np.ndarray) -> int:
     return w
 
 
-def _adjacency(n: int, edges: list[tuple[np.ndarray, np.ndarray, int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _adjacency(n: int, edges: list[tuple[np.ndarray, np.ndarray, int]],
+               chunk: int = CHUNK) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Both readings of every edge, sorted by (node, neighbour, code), deduplicated.
 
     One int64 key per reading, ``(node * n + neighbour) * 8 + code``, sorted in place; every other
@@ -242,8 +265,8 @@ def _adjacency(n: int, edges: list[tuple[np.ndarray, np.ndarray, int]]) -> tuple
     key = np.empty(2 * sum(len(s) for s, _, _ in edges), dtype=np.int64)
     w = 0
     for src, dst, c in edges:
-        for a in range(0, len(src), CHUNK):
-            s, d = src[a:a + CHUNK].astype(np.int64), dst[a:a + CHUNK].astype(np.int64)
+        for a in range(0, len(src), chunk):
+            s, d = src[a:a + chunk].astype(np.int64), dst[a:a + chunk].astype(np.int64)
             keep = s != d
             s, d = s[keep], d[keep]
             m = len(s)
@@ -252,11 +275,11 @@ def _adjacency(n: int, edges: list[tuple[np.ndarray, np.ndarray, int]]) -> tuple
             w += 2 * m
     key = key[:w]
     key.sort()
-    key = key[:_dedupe_sorted(key)]
+    key = key[:_dedupe_sorted(key, chunk)]
     indptr = np.zeros(n + 1, dtype=np.int64)
     nbr, code = np.empty(len(key), dtype=np.int32), np.empty(len(key), dtype=np.int8)
-    for a in range(0, len(key), CHUNK):
-        blk = key[a:a + CHUNK]
+    for a in range(0, len(key), chunk):
+        blk = key[a:a + chunk]
         node = blk // (8 * n)
         first = int(node[0])
         counts = np.bincount(node - first)

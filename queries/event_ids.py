@@ -122,6 +122,16 @@ class EventIds:
         i = int(np.searchsorted(self.raw, np.array(key, dtype=self.raw.dtype)))
         return i if i < len(self.raw) and self.raw[i] == key else None
 
+    def positions_of(self, raw: np.ndarray) -> np.ndarray:
+        """Positions of ids given as an ``S`` array, all of which are here (int64)."""
+        raw = raw.astype(self.raw.dtype, copy=False)
+        order = np.argsort(raw)  # sorted needles: each search starts where the last ended (~3x faster)
+        pos = np.empty(len(raw), dtype=np.int64)
+        pos[order] = np.searchsorted(self.raw, raw[order])
+        if len(pos) and (pos.max() >= len(self.raw) or (self.raw[np.minimum(pos, len(self.raw) - 1)] != raw).any()):
+            raise KeyError("an id is not among the events")
+        return pos.astype(np.int64, copy=False)
+
     def nbytes(self) -> int:
         return int(self.raw.nbytes)
 

@@ -8,14 +8,20 @@ positions given to :meth:`~StoreTexts.prefetch` (one keyed lookup per batch of q
 keeps only those until the next prefetch; a text asked for without a prefetch is fetched on
 its own (correct, only slower: :attr:`~StoreTexts.misses` counts them).
 
-:class:`ArrowTexts` holds every text (graphs built from rows or networkx, tests).
+:class:`FileTexts` reads them from the file :mod:`eventkg.queries.csr_cache` keeps beside an
+embedded store (one ``pread`` a text: the page cache holds the file, not the process, and
+random keyed lookups in the engine cost its page cache ~2 KB a lookup at 3M events, growing
+with the graph). :class:`ArrowTexts` holds every text (graphs built from rows or networkx, tests).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
 import pyarrow as pa
 
 from eventkg.queries.event_ids import EventIds
@@ -93,3 +99,49 @@ class StoreTexts:
 
         found = event_texts_all(self.store)
         return [found.get(i) for i in self.ids]
+
+
+class FileTexts:
+    """Texts in one UTF-8 file, found by ``start``/``length`` per position (length -1: no text)."""
+
+    def __init__(self, path: Path, start: np.ndarray, length: np.ndarray) -> None:
+        self.path, self.start, self.length = path, start, length
+        self._fd = os.open(path, os.O_RDONLY)
+
+    def get(self, p: int) -> str | None:
+        n = int(self.length[p])
+        return None if n < 0 else os.pread(self._fd, n, int(self.start[p])).decode()
+
+    def prefetch(self, positions: Iterable[int]) -> None:
+        return None
+
+    def all(self) -> list[str | None]:
+        return [self.get(p) for p in range(len(self.length))]
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def write_text_file(path: Path, pages: Iterable[tuple[np.ndarray, pa.Array]], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Write texts given as ``(positions, Arrow strings)`` pages to ``path``, as they come;
+    ``(start, length)`` per position (-1 where a position has no text or none was given)."""
+    start = np.zeros(n, dtype=np.int64)
+    length = np.full(n, -1, dtype=np.int32)
+    at = 0
+    with open(path, "wb") as fh:
+        for pos, texts in pages:
+            texts = texts.cast(pa.large_string())
+            offsets = np.frombuffer(texts.buffers()[1], np.int64)[texts.offset:texts.offset + len(texts) + 1]
+            if len(texts):
+                data = texts.buffers()[2]
+                fh.write(memoryview(data)[offsets[0]:offsets[-1]] if data is not None else b"")
+            valid = texts.is_valid().to_numpy(zero_copy_only=False)
+            start[pos] = at + offsets[:-1] - offsets[0]
+            length[pos] = np.where(valid, np.diff(offsets), -1)
+            at += int(offsets[-1] - offsets[0]) if len(texts) else 0
+    return start, length

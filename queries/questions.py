@@ -116,9 +116,8 @@ def _check_arguments(task: str, level: str, n: int) -> str:
 def question_pool(csr: EventCSR, level: str) -> np.ndarray:
     """Events a question of ``level`` may use: schema events, or (instance) the schema types with instances."""
     schema = csr.level == 0
-    if level == "schema":
-        return np.flatnonzero(schema)
-    return np.flatnonzero(schema & (np.diff(csr.inst_indptr) > 0))
+    pool = np.flatnonzero(schema) if level == "schema" else np.flatnonzero(schema & (np.diff(csr.inst_indptr) > 0))
+    return pool.astype(np.int32) if len(csr) < 2**31 else pool
 
 
 def generate_questions(
