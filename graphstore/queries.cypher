@@ -152,23 +152,83 @@ RETURN a.id_string AS item, a.split AS split, label(r1) AS relation, a.text AS a
 ORDER BY split
 
 // name: paths-between
-// description: Event-relation paths (up to 4 steps, either direction) between two events, shortest first, with the relation Table 1 of EV² induces for each path.
+// description: Event-relation paths (up to 4 steps, either direction) between two events through their strongest edges, shortest first, with the relation Table 1 of EV² induces for each path.
 // params: head=cram, tail=fail exam, limit=50
-// Table 1 is encoded below as regular expressions over the step names, tried in table
-// order (queries/induce.py is the reference and the tests compare the two); one step
-// induces itself; `induced` is null when no rule matches.
-MATCH p = (a:Event {text: $head})-[:CAUSES|BEFORE|HAS_SUBEVENT*1..4]-(b:Event {text: $tail})
-WHERE all(n IN nodes(p) WHERE single(m IN nodes(p) WHERE m = n))
-WITH p, [i IN range(0, length(p) - 1) |
-          CASE type(relationships(p)[i])
-            WHEN 'CAUSES' THEN CASE WHEN startNode(relationships(p)[i]) = nodes(p)[i] THEN 'Causes' ELSE 'IsResult' END
-            WHEN 'BEFORE' THEN CASE WHEN startNode(relationships(p)[i]) = nodes(p)[i] THEN 'Before' ELSE 'After' END
-            ELSE CASE WHEN startNode(relationships(p)[i]) = nodes(p)[i] THEN 'HasSubevent' ELSE 'IsSubevent' END
-          END] AS relations
-WITH p, relations, reduce(s = '', x IN relations | s + x + ',') AS seq
-RETURN length(p) AS hops, [n IN nodes(p) | n.text] AS events, relations,
+// Each end walks its $limit strongest edges and, from those, the $limit strongest next edges
+// (a beam: a path through weaker edges of a busy event is not found; raise $limit to widen it);
+// a path is a walk from the head that meets a walk to the tail. Table 1 is encoded below as
+// regular expressions over the step names, tried in table order (queries/induce.py is the
+// reference and the tests compare the two); one step induces itself; `induced` is null when
+// no rule matches.
+// from the head: its $limit strongest edges, and the $limit strongest next edges from those
+MATCH (a:Event {text: $head})-[r:CAUSES|BEFORE|HAS_SUBEVENT]-(x:Event)
+WITH a, x, r, coalesce(r.weight, 0.0) AS w,
+     CASE type(r)
+       WHEN 'CAUSES' THEN CASE WHEN startNode(r) = a THEN 'Causes' ELSE 'IsResult' END
+       WHEN 'BEFORE' THEN CASE WHEN startNode(r) = a THEN 'Before' ELSE 'After' END
+       ELSE CASE WHEN startNode(r) = a THEN 'HasSubevent' ELSE 'IsSubevent' END
+     END AS s
+ORDER BY w DESC, x.text, x.id, s LIMIT $limit
+WITH a, collect({ns: [a, x], rs: [r], steps: [s]}) AS left1
+WITH left1
+MATCH (a:Event {text: $head})-[r:CAUSES|BEFORE|HAS_SUBEVENT]-(x:Event)
+WITH left1, a, x, r, coalesce(r.weight, 0.0) AS w,
+     CASE type(r)
+       WHEN 'CAUSES' THEN CASE WHEN startNode(r) = a THEN 'Causes' ELSE 'IsResult' END
+       WHEN 'BEFORE' THEN CASE WHEN startNode(r) = a THEN 'Before' ELSE 'After' END
+       ELSE CASE WHEN startNode(r) = a THEN 'HasSubevent' ELSE 'IsSubevent' END
+     END AS s
+ORDER BY w DESC, x.text, x.id, s LIMIT $limit
+OPTIONAL MATCH (x)-[r2:CAUSES|BEFORE|HAS_SUBEVENT]-(y:Event)
+WITH left1, a, x, r, s, y, r2, coalesce(r2.weight, 0.0) AS w2, y IS NULL OR y = a AS back,
+     CASE type(r2)
+       WHEN 'CAUSES' THEN CASE WHEN startNode(r2) = x THEN 'Causes' ELSE 'IsResult' END
+       WHEN 'BEFORE' THEN CASE WHEN startNode(r2) = x THEN 'Before' ELSE 'After' END
+       ELSE CASE WHEN startNode(r2) = x THEN 'HasSubevent' ELSE 'IsSubevent' END
+     END AS s2
+ORDER BY back, w2 DESC, y.text, y.id, x.text, x.id, s, s2 LIMIT $limit
+WITH left1, a, collect(CASE WHEN back THEN NULL ELSE {ns: [a, x, y], rs: [r, r2], steps: [s, s2]} END) AS left2
+// the same from the tail, each path walked towards it
+WITH left1, left2
+MATCH (b:Event {text: $tail})-[r:CAUSES|BEFORE|HAS_SUBEVENT]-(x:Event)
+WITH left1, left2, b, x, r, coalesce(r.weight, 0.0) AS w,
+     CASE type(r)
+       WHEN 'CAUSES' THEN CASE WHEN startNode(r) = x THEN 'Causes' ELSE 'IsResult' END
+       WHEN 'BEFORE' THEN CASE WHEN startNode(r) = x THEN 'Before' ELSE 'After' END
+       ELSE CASE WHEN startNode(r) = x THEN 'HasSubevent' ELSE 'IsSubevent' END
+     END AS s
+ORDER BY w DESC, x.text, x.id, s LIMIT $limit
+WITH left1, left2, b, collect({ns: [x, b], rs: [r], steps: [s]}) AS right1
+WITH left1, left2, right1
+MATCH (b:Event {text: $tail})-[r:CAUSES|BEFORE|HAS_SUBEVENT]-(x:Event)
+WITH left1, left2, right1, b, x, r, coalesce(r.weight, 0.0) AS w,
+     CASE type(r)
+       WHEN 'CAUSES' THEN CASE WHEN startNode(r) = x THEN 'Causes' ELSE 'IsResult' END
+       WHEN 'BEFORE' THEN CASE WHEN startNode(r) = x THEN 'Before' ELSE 'After' END
+       ELSE CASE WHEN startNode(r) = x THEN 'HasSubevent' ELSE 'IsSubevent' END
+     END AS s
+ORDER BY w DESC, x.text, x.id, s LIMIT $limit
+OPTIONAL MATCH (x)-[r2:CAUSES|BEFORE|HAS_SUBEVENT]-(y:Event)
+WITH left1, left2, right1, b, x, r, s, y, r2, coalesce(r2.weight, 0.0) AS w2, y IS NULL OR y = b AS back,
+     CASE type(r2)
+       WHEN 'CAUSES' THEN CASE WHEN startNode(r2) = y THEN 'Causes' ELSE 'IsResult' END
+       WHEN 'BEFORE' THEN CASE WHEN startNode(r2) = y THEN 'Before' ELSE 'After' END
+       ELSE CASE WHEN startNode(r2) = y THEN 'HasSubevent' ELSE 'IsSubevent' END
+     END AS s2
+ORDER BY back, w2 DESC, y.text, y.id, x.text, x.id, s, s2 LIMIT $limit
+WITH left1, left2, right1, b, collect(CASE WHEN back THEN NULL ELSE {ns: [y, x, b], rs: [r2, r], steps: [s2, s]} END) AS right2
+// a path is a walk from the head joined to a walk to the tail where they meet (1+0, 1+1, 2+1 or 2+2 steps)
+WITH left1 + left2 AS lefts, [{ns: [b], rs: [], steps: []}] + right1 + right2 AS rights
+UNWIND lefts AS l
+UNWIND rights AS r
+WITH l, r
+WHERE l.ns[-1] = r.ns[0] AND (size(l.steps) = 1 AND size(r.steps) <= 1 OR size(l.steps) = 2 AND size(r.steps) >= 1)
+WITH l.ns + r.ns[1..] AS ns, l.rs + r.rs AS rs, l.steps + r.steps AS relations
+WHERE all(i IN range(0, size(ns) - 2) WHERE NOT ns[i] IN ns[i + 1..])
+WITH ns, rs, relations, reduce(s = '', x IN relations | s + x + ',') AS seq
+RETURN size(relations) AS hops, [n IN ns | n.text] AS events, relations,
        CASE
-         WHEN length(p) = 1 THEN relations[0]
+         WHEN size(relations) = 1 THEN relations[0]
          WHEN seq =~ '(Before,)+' THEN 'Before'
          WHEN seq =~ '(After,)+' THEN 'After'
          WHEN seq =~ '(Before,)*(Causes,)+(Before,)*' THEN 'Before'
@@ -178,20 +238,78 @@ RETURN length(p) AS hops, [n IN nodes(p) | n.text] AS events, relations,
          WHEN seq =~ '(After,)*(IsSubevent,)+(After,)*' THEN 'After'
          WHEN seq =~ '(IsResult,)*(IsSubevent,)+(IsResult,)*' THEN 'IsResult'
        END AS induced,
-       p AS graph
+       ns + rs AS graph
 ORDER BY hops, events, relations LIMIT $limit
 // ladybug:
-MATCH p = (a:Event {id: $head_id})-[:CAUSES|BEFORE|HAS_SUBEVENT*1..4]-(b:Event {id: $tail_id})
-WITH length(p) AS hops, nodes(p) AS ns, rels(p) AS rs
-WHERE size(list_distinct(properties(ns, 'id'))) = size(ns)
-WITH hops, ns, list_transform(range(1, size(rs)), i ->
-          CASE label(rs[i])
-            WHEN 'CAUSES' THEN CASE WHEN struct_extract(rs[i], '_src') = struct_extract(ns[i], '_id') THEN 'Causes' ELSE 'IsResult' END
-            WHEN 'BEFORE' THEN CASE WHEN struct_extract(rs[i], '_src') = struct_extract(ns[i], '_id') THEN 'Before' ELSE 'After' END
-            ELSE CASE WHEN struct_extract(rs[i], '_src') = struct_extract(ns[i], '_id') THEN 'HasSubevent' ELSE 'IsSubevent' END
-          END) AS relations
-WITH hops, ns, relations, list_to_string(',', relations) + ',' AS seq
-RETURN hops, properties(ns, 'text') AS events, relations,
+// (grouped collects: LadybugDB 0.22 drops the ORDER BY before a LIMIT that feeds an ungrouped aggregate)
+// from the head: its $limit strongest edges, and the $limit strongest next edges from those
+MATCH (a:Event {id: $head_id})-[r:CAUSES|BEFORE|HAS_SUBEVENT]-(x:Event)
+WITH a, x, coalesce(r.weight, 0.0) AS w,
+     CASE label(r)
+       WHEN 'CAUSES' THEN CASE WHEN struct_extract(r, '_src') = id(a) THEN 'Causes' ELSE 'IsResult' END
+       WHEN 'BEFORE' THEN CASE WHEN struct_extract(r, '_src') = id(a) THEN 'Before' ELSE 'After' END
+       ELSE CASE WHEN struct_extract(r, '_src') = id(a) THEN 'HasSubevent' ELSE 'IsSubevent' END
+     END AS s
+ORDER BY w DESC, x.text, x.id, s LIMIT $limit
+WITH a, collect(CASE WHEN x IS NULL THEN NULL ELSE {ids: [a.id, x.id], texts: [a.text, x.text], steps: [s]} END) AS left1
+WITH left1
+MATCH (a:Event {id: $head_id})-[r:CAUSES|BEFORE|HAS_SUBEVENT]-(x:Event)
+WITH left1, a, x, coalesce(r.weight, 0.0) AS w,
+     CASE label(r)
+       WHEN 'CAUSES' THEN CASE WHEN struct_extract(r, '_src') = id(a) THEN 'Causes' ELSE 'IsResult' END
+       WHEN 'BEFORE' THEN CASE WHEN struct_extract(r, '_src') = id(a) THEN 'Before' ELSE 'After' END
+       ELSE CASE WHEN struct_extract(r, '_src') = id(a) THEN 'HasSubevent' ELSE 'IsSubevent' END
+     END AS s
+ORDER BY w DESC, x.text, x.id, s LIMIT $limit
+OPTIONAL MATCH (x)-[r2:CAUSES|BEFORE|HAS_SUBEVENT]-(y:Event)
+WITH left1, a, x, s, y, coalesce(r2.weight, 0.0) AS w2, y IS NULL OR y.id = a.id AS back,
+     CASE label(r2)
+       WHEN 'CAUSES' THEN CASE WHEN struct_extract(r2, '_src') = id(x) THEN 'Causes' ELSE 'IsResult' END
+       WHEN 'BEFORE' THEN CASE WHEN struct_extract(r2, '_src') = id(x) THEN 'Before' ELSE 'After' END
+       ELSE CASE WHEN struct_extract(r2, '_src') = id(x) THEN 'HasSubevent' ELSE 'IsSubevent' END
+     END AS s2
+ORDER BY back, w2 DESC, y.text, y.id, x.text, x.id, s, s2 LIMIT $limit
+WITH left1, a, collect(CASE WHEN back THEN NULL ELSE {ids: [a.id, x.id, y.id], texts: [a.text, x.text, y.text], steps: [s, s2]} END) AS left2
+// the same from the tail, each path walked towards it
+WITH left1, left2
+MATCH (b:Event {id: $tail_id})-[r:CAUSES|BEFORE|HAS_SUBEVENT]-(x:Event)
+WITH left1, left2, b, x, coalesce(r.weight, 0.0) AS w,
+     CASE label(r)
+       WHEN 'CAUSES' THEN CASE WHEN struct_extract(r, '_src') = id(x) THEN 'Causes' ELSE 'IsResult' END
+       WHEN 'BEFORE' THEN CASE WHEN struct_extract(r, '_src') = id(x) THEN 'Before' ELSE 'After' END
+       ELSE CASE WHEN struct_extract(r, '_src') = id(x) THEN 'HasSubevent' ELSE 'IsSubevent' END
+     END AS s
+ORDER BY w DESC, x.text, x.id, s LIMIT $limit
+WITH left1, left2, b, collect(CASE WHEN x IS NULL THEN NULL ELSE {ids: [x.id, b.id], texts: [x.text, b.text], steps: [s]} END) AS right1
+WITH left1, left2, right1
+MATCH (b:Event {id: $tail_id})-[r:CAUSES|BEFORE|HAS_SUBEVENT]-(x:Event)
+WITH left1, left2, right1, b, x, coalesce(r.weight, 0.0) AS w,
+     CASE label(r)
+       WHEN 'CAUSES' THEN CASE WHEN struct_extract(r, '_src') = id(x) THEN 'Causes' ELSE 'IsResult' END
+       WHEN 'BEFORE' THEN CASE WHEN struct_extract(r, '_src') = id(x) THEN 'Before' ELSE 'After' END
+       ELSE CASE WHEN struct_extract(r, '_src') = id(x) THEN 'HasSubevent' ELSE 'IsSubevent' END
+     END AS s
+ORDER BY w DESC, x.text, x.id, s LIMIT $limit
+OPTIONAL MATCH (x)-[r2:CAUSES|BEFORE|HAS_SUBEVENT]-(y:Event)
+WITH left1, left2, right1, b, x, s, y, coalesce(r2.weight, 0.0) AS w2, y IS NULL OR y.id = b.id AS back,
+     CASE label(r2)
+       WHEN 'CAUSES' THEN CASE WHEN struct_extract(r2, '_src') = id(y) THEN 'Causes' ELSE 'IsResult' END
+       WHEN 'BEFORE' THEN CASE WHEN struct_extract(r2, '_src') = id(y) THEN 'Before' ELSE 'After' END
+       ELSE CASE WHEN struct_extract(r2, '_src') = id(y) THEN 'HasSubevent' ELSE 'IsSubevent' END
+     END AS s2
+ORDER BY back, w2 DESC, y.text, y.id, x.text, x.id, s, s2 LIMIT $limit
+WITH left1, left2, right1, b, collect(CASE WHEN back THEN NULL ELSE {ids: [y.id, x.id, b.id], texts: [y.text, x.text, b.text], steps: [s2, s]} END) AS right2
+// a path is a walk from the head joined to a walk to the tail where they meet (1+0, 1+1, 2+1 or 2+2 steps)
+WITH left1 + left2 AS lefts, [{ids: [b.id], texts: [b.text], steps: CAST([] AS STRING[])}] + right1 + right2 AS rights
+UNWIND lefts AS l
+UNWIND rights AS r
+WITH l, r
+WHERE l.ids[size(l.ids)] = r.ids[1] AND (size(l.steps) = 1 AND size(r.steps) <= 1 OR size(l.steps) = 2 AND size(r.steps) >= 1)
+WITH l.ids + list_slice(r.ids, 2, size(r.ids)) AS ids, l.texts + list_slice(r.texts, 2, size(r.texts)) AS events,
+     l.steps + r.steps AS relations
+WHERE size(list_distinct(ids)) = size(ids)
+WITH size(relations) AS hops, events, relations, list_to_string(',', relations) + ',' AS seq
+RETURN hops, events, relations,
        CASE
          WHEN hops = 1 THEN relations[1]
          WHEN regexp_full_match(seq, '(Before,)+') THEN 'Before'

@@ -334,6 +334,12 @@ def test_causes_and_effects_limit_cuts_and_says_so(backend: str, store: GraphSto
         ("effect", 2): [("y1", ["x1"], 3), ("y1", ["x3"], 2)],
     }
     assert cut.cut == (("cause", 1), ("cause", 2), ("effect", 1)) and cut.limit == 2
+    # limit 1: second hops from c1 and c2 only (d1 4, d3 3, d2 1: cut to d1); effects from c3
+    # (back to h only) and x1 (y1): one row, not a cut
+    one = run_saved_query(store, "causes-and-effects", {"event": "h", "limit": 1}, graph=False)
+    assert _parts(one.rows) == {("cause", 1): [("c1", [], 4)], ("cause", 2): [("d1", ["c1"], 4)],
+                                ("effect", 1): [("c3", [], 7)], ("effect", 2): [("y1", ["x1"], 3)]}
+    assert one.cut == (("cause", 1), ("cause", 2), ("effect", 1))
     assert cut.cut_message() == (
         "showing 2 rows per part where there were more (role=cause, hops=1; role=cause, hops=2; role=effect, hops=1); raise --limit"
     )
@@ -351,10 +357,10 @@ def test_aser_neighbourhood_limit(backend: str, store: GraphStore) -> None:
     assert three.cut_message() == "showing 3 of more rows; raise --limit"
 
 
-def test_paths_between_limit_shortest_first(backend: str, store: GraphStore) -> None:
+def test_paths_between_beam_and_limit(backend: str, store: GraphStore) -> None:
+    """c3 to x1: through h over either c3 edge (h -> c3 walked back, or c3 -> h), then on to x1
+    directly (2 steps) or by x3 and y1 (4 steps); sorted by steps, events, relations."""
     write_limit_graph(store)
-    # c3 to x1: through h over either c3 edge (h -> c3 walked back, or c3 -> h), then on to x1
-    # directly (2 steps) or by x3 and y1 (4 steps); sorted by steps, events, relations
     expected = [
         (2, ["c3", "h", "x1"], ["Causes", "Causes"]),
         (2, ["c3", "h", "x1"], ["IsResult", "Causes"]),
@@ -362,10 +368,16 @@ def test_paths_between_limit_shortest_first(backend: str, store: GraphStore) -> 
         (4, ["c3", "h", "x3", "y1", "x1"], ["IsResult", "Causes", "Causes", "IsResult"]),
     ]
     params = {"head": "c3", "tail": "x1"}
-    full = run_saved_query(store, "paths-between", {**params, "limit": 4}, graph=False)
-    assert [(r["hops"], r["events"], r["relations"]) for r in full.rows] == expected and not full.cut
+    got = lambda res: [(r["hops"], r["events"], r["relations"]) for r in res.rows]  # noqa: E731
+    wide = run_saved_query(store, "paths-between", {**params, "limit": 50}, graph=False)
+    assert got(wide) == expected and not wide.cut
+    # limit 4: each walk keeps 5 edges (limit + 1). From c3 the 2 edges to h, then h's 5 strongest
+    # next edges away from c3, both ways in: x1 5, x1 5, c1 4, c1 4, c2 3; x3 (2) is not among
+    # them, so the 4-step paths through x3 are not found, and 2 rows are not a cut.
+    beam = run_saved_query(store, "paths-between", {**params, "limit": 4}, graph=False)
+    assert got(beam) == expected[:2] and not beam.cut
     one = run_saved_query(store, "paths-between", {**params, "limit": 1}, graph=False)
-    assert [(r["hops"], r["events"], r["relations"]) for r in one.rows] == expected[:1] and one.cut
+    assert got(one) == expected[:1] and one.cut == ((),)
 
 
 def test_cli_saved_limit_says_when_it_cut(tmp_path: Path) -> None:
