@@ -158,7 +158,8 @@ def step_large(work: Path, n: int, d: int = 384) -> dict:
     anon_build = ANON.peak
     heap = faiss.ResultHeap(len(queries), 10, keep_max=True)
     for a in range(0, n, 65_536):
-        sims, pos = faiss.knn(queries, np.ascontiguousarray(vecs[a : a + 65_536]), 10, metric=faiss.METRIC_INNER_PRODUCT)
+        block = np.ascontiguousarray(vecs[a : min(n, a + 65_536)])  # the indexed rows only, not the queries
+        sims, pos = faiss.knn(queries, block, 10, metric=faiss.METRIC_INNER_PRODUCT)
         heap.add_result(sims, pos + a)
     heap.finalize()
     truth = heap.I
