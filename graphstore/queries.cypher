@@ -98,14 +98,17 @@ MATCH p = (a:Event {id: tid})-[r:CAUSES|BEFORE|HAS_SUBEVENT]->(b:Event)
 WHERE b.id IN types
 RETURN a.text AS head, type(r) AS relation, b.text AS tail, collect(p) AS graph
 // ladybug:
-MATCH (q:Question {qid: $qid, task: $task, level: 'instance'})-[:ASKS|HAS_CHOICE|HAS_CONTEXT]->(i:Event)-[:HAS_TYPE]->(t:Event)
+// (OPTIONAL MATCH from the question: a MATCH over the whole chain is planned as a scan of every Event and edge)
+MATCH (q:Question {qid: $qid, task: $task, level: 'instance'})
+OPTIONAL MATCH (q)-[:ASKS|HAS_CHOICE|HAS_CONTEXT]->(i:Event)-[:HAS_TYPE]->(t:Event)
+WITH q, i, t WHERE t IS NOT NULL
 RETURN DISTINCT i.text AS head, 'HAS_TYPE' AS relation, t.text AS tail
 UNION
-MATCH (q:Question {qid: $qid, task: $task, level: 'instance'})-[:ASKS|HAS_CHOICE|HAS_CONTEXT]->(:Event)-[:HAS_TYPE]->(t:Event)
-WITH collect(DISTINCT t.id) AS types
-UNWIND types AS tid
-MATCH (a:Event {id: tid})-[r:CAUSES|BEFORE|HAS_SUBEVENT]->(b:Event)
-WHERE b.id IN types
+MATCH (q:Question {qid: $qid, task: $task, level: 'instance'})
+OPTIONAL MATCH (q)-[:ASKS|HAS_CHOICE|HAS_CONTEXT]->(:Event)-[:HAS_TYPE]->(t:Event)
+WITH q, collect(DISTINCT t.id) AS types
+OPTIONAL MATCH (q)-[:ASKS|HAS_CHOICE|HAS_CONTEXT]->(:Event)-[:HAS_TYPE]->(a:Event)-[r:CAUSES|BEFORE|HAS_SUBEVENT]->(b:Event)
+WITH types, a, r, b WHERE b.id IN types
 RETURN DISTINCT a.text AS head, label(r) AS relation, b.text AS tail
 
 // name: abstractions
