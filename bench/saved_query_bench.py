@@ -12,6 +12,9 @@ Each query runs once cold (right after the store is opened) and ``--repeat`` tim
 (median); a query still running after ``--timeout`` seconds is stopped and reported as such.
 ``--baseline REV`` runs the queries of ``graphstore/queries.cypher`` at that git revision too
 (without limits: what Browser and ``eventkg saved`` returned before), in the same run.
+``--neo4j`` then loads the same store into a local Neo4j server by the bulk path (``export
+neo4j-import`` + ``neo4j-admin database import``, as ``bench/neo4j_modes.py`` does) and times the
+same queries there (the baseline's ``paths-between`` is not run on Neo4j: no query timeout).
 
 Target (issue 22, point 8): every saved query within 1 s at 10M/30M on both backends, each
 returning at most its default ``limit`` rows and saying when it cut.
@@ -106,21 +109,55 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--timeout", type=float, default=30.0, help="seconds before a query is stopped")
     ap.add_argument("--baseline", default=None, help="git revision whose queries.cypher to run beside")
+    ap.add_argument("--neo4j", action="store_true", help="also on Neo4j, bulk-imported from the same store")
     args = ap.parse_args(argv)
     store_path = args.store or Path("/tmp/eventkg-saved-bench") / f"{args.kg.stem}.lbug"
     store_path.parent.mkdir(parents=True, exist_ok=True)
     took = ensure_store(args.kg, store_path)
     print(f"store {store_path} ({'reused' if took is None else f'ingested in {took:.1f} s'})")
+    old = baseline_queries(args.baseline) if args.baseline else {}
     with open_store(str(store_path)) as store:
         params = cases(store)
-        old = baseline_queries(args.baseline) if args.baseline else {}
-        print(f"{'query':<22} {'version':<10} {'rows':>7} {'cut':<5} {'cold ms':>9} {'warm ms':>9}")
-        for name, p in params.items():
-            query = get_saved_query(name, backend=store)
-            run = lambda q=query, p=p: (lambda r: (r.rows, bool(r.cut)))(run_saved_query(store, q.name, p))  # noqa: E731
-            report(name, "limit", timed(store, run, args.repeat, args.timeout))
-            if name in old:
-                report(name, args.baseline, timed(store, baseline_run(store, old[name], p), args.repeat, args.timeout))
+        print("LadybugDB")
+        run_all(store, params, old, args)
+    if args.neo4j:
+        on_neo4j(store_path, params, {k: v for k, v in old.items() if k != "paths-between"}, args)
+
+
+def run_all(store: GraphStore, params: dict[str, dict[str, Any]], old: dict[str, Any], args: argparse.Namespace) -> None:
+    print(f"{'query':<22} {'version':<10} {'rows':>7} {'cut':<5} {'cold ms':>9} {'warm ms':>9}")
+    for name, p in params.items():
+        query = get_saved_query(name, backend=store)
+        run = lambda q=query, p=p: (lambda r: (r.rows, bool(r.cut)))(run_saved_query(store, q.name, p))  # noqa: E731
+        report(name, "limit", timed(store, run, args.repeat, args.timeout))
+        if name in old:
+            report(name, args.baseline, timed(store, baseline_run(store, old[name], p), args.repeat, args.timeout))
+
+
+def on_neo4j(store_path: Path, params: dict[str, dict[str, Any]], old: dict[str, Any], args: argparse.Namespace) -> None:
+    """The same queries on a Neo4j server bulk-imported from ``store_path`` (its own temporary home)."""
+    import shutil
+    import tempfile
+
+    from eventkg.graphstore import neo4j_server
+    from eventkg.graphstore.neo4j_import import export_neo4j_import
+    from eventkg.graphstore.neo4j_store import Neo4jStore
+
+    work = Path(tempfile.mkdtemp(prefix="saved-bench-neo4j-"))
+    try:
+        t0 = time.perf_counter()
+        with open_store(str(store_path)) as emb:
+            export_neo4j_import(emb, work / "csv")
+        server = neo4j_server.start(heap=None, pagecache=None, home=work / "home", import_dir=work / "csv")
+        try:
+            store = Neo4jStore(server.url)  # constraints and indexes, waited for
+            print(f"Neo4j (bulk-imported in {time.perf_counter() - t0:.1f} s, default memory settings)")
+            run_all(store, params, old, args)
+            store.close()
+        finally:
+            server.stop()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def baseline_run(store: GraphStore, query: Any, params: dict[str, Any]) -> Any:
