@@ -17,7 +17,7 @@ shows how much of the 2 cores it keeps busy; peak RSS from ``wait4``'s ``ru_maxr
   store does (``eventkg.graphstore.tables.dedupe``), prebuilt into Arrow files by another
   process (not timed), then memory-mapped and written the fastest way found (one ``COPY`` per
   table, each followed by ``CHECKPOINT``) with the bulk session's buffer pool
-  (``BULK_BUFFER_POOL_BYTES``); the floor any ingest into this engine pays, in time and in
+  (``bulk_pool_bytes()``); the floor any ingest into this engine pays, in time and in
   memory (its peak RSS is the engine's and the mapped table's);
 * ``loader``     — the ASER loader with a store that discards batches (our share; not run
   by default);
@@ -213,12 +213,12 @@ def engine_floor(kg: str, store_path: str) -> tuple[float, float, dict]:
     import ladybug
     import pyarrow as pa
 
-    from eventkg.graphstore.ladybug_bulk import BULK_BUFFER_POOL_BYTES
+    from eventkg.graphstore.ladybug_bulk import bulk_pool_bytes
     from eventkg.graphstore.ladybug_engine import schema_statements
     from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 
     folder = tables_folder(Path(store_path))
-    db = ladybug.Database(store_path, buffer_pool_size=BULK_BUFFER_POOL_BYTES)
+    db = ladybug.Database(store_path, buffer_pool_size=bulk_pool_bytes())
     conn = ladybug.Connection(db)
     conn.execute("CALL auto_checkpoint=false")
     for stmt in schema_statements():

@@ -72,7 +72,7 @@ def engine_append(nodes: int) -> None:
 
     folder = Path(os.environ["EVENTKG_BENCH_TMP"])
     store = open_store(str(fresh(folder / "engine-append.lbug")))
-    store._set_buffer_pool(ladybug_bulk.BULK_BUFFER_POOL_BYTES)
+    store._set_buffer_pool(ladybug_bulk.bulk_pool_bytes())
     ids = pa.array([f"{i:020x}" for i in range(nodes)])
     rows = {"id": ids, "sources": pa.array([["aser"]] * nodes, pa.list_(pa.string())), "text": ids}
     for field in row_schema(("id",), NODE_TYPES["Event"].properties):  # the other properties null, typed

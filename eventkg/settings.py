@@ -71,6 +71,9 @@ NLTK_DATA = Setting("EVENTKG_NLTK_DATA", "`$EVENTKG_CACHE/nltk_data`",
 KEYSET_MAX = Setting("EVENTKG_KEYSET_MAX", "`20000000`",
                      "Keys an embedded store remembers in memory (16 bytes each); raise it for big ingests "
                      "(ASER core: `150000000`).")
+MEMORY_MB = Setting("EVENTKG_MEMORY_MB", "`2048`",
+                    "Memory (MiB) an embedded ingest plans to stay within: half is the engine's buffer pool, "
+                    "and a table bigger than one COPY can build in it goes in several; raise it to go faster.")
 NEO4J_USER = Setting("NEO4J_USER", "`neo4j` when only a password is set",
                      "Neo4j user when the store URL carries none.")
 NEO4J_PASSWORD = Setting("NEO4J_PASSWORD", "none (no auth; a random one for the test server)",
@@ -95,7 +98,7 @@ OPENAI_API_KEY = Setting("OPENAI_API_KEY", "none", "API key of `openai:` models.
 API_KEY = Setting("EVENTKG_API_KEY", "none", "API key of `openai:` models when `OPENAI_API_KEY` is unset.")
 
 REGISTRY: tuple[Setting, ...] = (
-    STORE, XDG_DATA_HOME, CACHE, XDG_CACHE_HOME, NLTK_DATA, KEYSET_MAX,
+    STORE, XDG_DATA_HOME, CACHE, XDG_CACHE_HOME, NLTK_DATA, KEYSET_MAX, MEMORY_MB,
     NEO4J_USER, NEO4J_PASSWORD, NEO4J_VERSION, NEO4J_JVM_FLAGS, NEO4J_IMPORT_MEMORY, NEO4J_CDS,
     EMBED_MODEL, INDEX, HF_HUB_OFFLINE, TRANSFORMERS_OFFLINE, OPENAI_API_KEY, API_KEY,
 )
@@ -148,6 +151,20 @@ def cache_dir(kind: str) -> Path:
 def nltk_data_dir() -> Path:
     """``$EVENTKG_NLTK_DATA``, else ``<cache root>/nltk_data``."""
     return _path(NLTK_DATA) or cache_dir("nltk_data")
+
+
+def memory_mb() -> int:
+    """``$EVENTKG_MEMORY_MB``: a whole number of MiB >= 512 (default 2,048)."""
+    value = MEMORY_MB.raw()
+    if value is None:
+        return 2048
+    try:
+        number = int(value)
+    except ValueError:
+        raise MEMORY_MB.error(value, "a whole number of MiB") from None
+    if number < 512:
+        raise MEMORY_MB.error(value, "at least 512 (MiB)")
+    return number
 
 
 def keyset_max() -> int:

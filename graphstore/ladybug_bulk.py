@@ -37,24 +37,28 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from eventkg import settings
 from eventkg.graphstore.base import StoreError, WriteResult
 from eventkg.graphstore.digest import EMPTY, TableDigest, table_digest
 from eventkg.graphstore.keyset import KeySet, edge_fingerprints, fingerprints
 from eventkg.graphstore.ladybug_engine import count_rows, release_free_memory, rollback
 from eventkg.graphstore.ladybug_upsert import update_by_node_groups
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
-from eventkg.graphstore.spool import TableSpool, read_partitions
+from eventkg.graphstore.spool import TableSpool, read_partitions, read_parts
 from eventkg.graphstore.tables import changed_rows, dedupe, key_column
 
-# ladybug's page cache during a session. Its default is 80% of the machine's memory, so pages
-# a bulk load reads or writes are never evicted and the process grows with the graph: ASER
-# 1M/3M peaked at 1,338 MiB with the default and 1,159 MiB with 512 MiB (330K/1M: 845 and
-# 821 MiB); 192 MiB saved nothing more. Time within the noise of a shared machine (12.2 s /
-# 21.0 CPU-s against 13.0 s / 23.0 CPU-s). Queries after the session get the default again.
-BULK_BUFFER_POOL_BYTES = 512 * 2**20
+POOL_SHARE = 0.5  # of the memory budget (EVENTKG_MEMORY_MB), the engine's buffer pool during a bulk session
+
+
+def bulk_pool_bytes() -> int:
+    """ladybug's buffer pool during a bulk session: ``POOL_SHARE`` of the memory budget. Its default
+    is 80% of the machine's memory, so pages a bulk load reads or writes would never be evicted and
+    the process would grow with the graph; queries after the session get the default again."""
+    return int(settings.memory_mb() * 2**20 * POOL_SHARE)
 # waiting rows (keys seen before: a re-run after a crash) upserted per transaction; a fixed
 # part so the re-run's memory does not grow with the table (see spool.read_partitions)
 LATE_UPSERT_ROWS = 250_000
+STAGE_READ_ROWS = 200_000  # held rows read back at a time while a table is staged for its COPY
 EARLY_CHECKPOINT_ROWS = 100_000  # a bulk session checkpoints held nodes once they are written, past this many rows
 
 Fingerprints = tuple[np.ndarray, np.ndarray]
@@ -105,7 +109,7 @@ class BulkSession:
             return
         self.late_result = WriteResult()
         self._copied, self.late_skipped = {}, {}
-        self._set_buffer_pool(BULK_BUFFER_POOL_BYTES)
+        self._set_buffer_pool(bulk_pool_bytes())
         try:
             yield self
         finally:
@@ -261,20 +265,41 @@ class BulkSession:
         late = self._late.take(name).cast(held.schema)
         return self._merge_into(name, held, late)
 
-    def _merge_repeats(self, name: str, held: pa.Table) -> pa.Table:
+    def _merging_repeats(self, name: str) -> Iterator[pa.Table]:
         """The held rows of an unkeyed rel table (:meth:`_holds_unkeyed`) with each repeated key
         merged into one row, as :meth:`_fold_late` merges waiting rows: later rows win, sources
         unioned, a key whose value changes counted as updated, and the repeats taken off the
-        created count (each was counted when it was held)."""
-        h1, h2 = self._spool.take_keys(name, held.num_rows) or edge_fingerprints(held.column("src"), held.column("dst"))
-        later = _later_occurrences(h1, h2)
-        h1 = h2 = None
-        if not later.any():
-            return held
-        late = held.filter(pa.array(later))
-        rest = held.filter(pa.array(~later))
-        self.late_result.created[name] = self.late_result.created.get(name, 0) - late.num_rows
-        return self._merge_into(name, rest, late)
+        created count (each was counted when it was held).
+
+        Streamed: the rows are read back a part at a time and only the rows of repeated keys are
+        kept in memory, so what this holds does not grow with the table but with its repeats
+        (16 B of key fingerprints per row, for the moment of the sort, aside)."""
+        rows = self._spool.rows[name]
+        fps = self._spool.take_keys(name, rows)
+        path = self._spool.held_file(name)
+        try:
+            if fps is None:  # not all hashed while held: hash the file's keys now
+                parts = [edge_fingerprints(t.column("src"), t.column("dst")) for t in read_parts(path, STAGE_READ_ROWS)]
+                fps = (np.concatenate([h1 for h1, _ in parts]), np.concatenate([h2 for _, h2 in parts]))
+                parts = None
+            first, later = _repeat_masks(*fps)
+            fps = None
+            firsts, lates, offset = [], [], 0
+            for part in read_parts(path, STAGE_READ_ROWS):
+                f, late = first[offset : offset + part.num_rows], later[offset : offset + part.num_rows]
+                offset += part.num_rows
+                if f.any() or late.any():
+                    firsts.append(part.filter(pa.array(f)))
+                    lates.append(part.filter(pa.array(late)))
+                    part = part.filter(pa.array(~(f | late)))
+                yield part
+                part = None
+        finally:
+            path.unlink(missing_ok=True)
+        if lates:
+            late_rows = pa.concat_tables(lates)
+            self.late_result.created[name] = self.late_result.created.get(name, 0) - late_rows.num_rows
+            yield self._merge_late(name, pa.concat_tables(firsts), late_rows)
 
     def _merge_into(self, name: str, held: pa.Table, late: pa.Table) -> pa.Table:
         """``held`` (one row per key) with the rows ``late`` of some of its keys merged in (:meth:`_merge_late`)."""
@@ -448,17 +473,20 @@ def _first_key_hash(keys: tuple[str, ...], batch: pa.RecordBatch) -> np.ndarray:
     return edge_fingerprints(batch.column("src"), batch.column("dst"))[0]
 
 
-def _later_occurrences(h1: np.ndarray, h2: np.ndarray) -> np.ndarray:
-    """Mask of the rows whose key fingerprint (h1, h2) an earlier row already has."""
+def _repeat_masks(h1: np.ndarray, h2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Masks of the rows whose key fingerprint (h1, h2) a later row repeats (each such key's first
+    row), and of the rows repeating an earlier row's key."""
     order = np.argsort(h1, kind="stable")  # rows of one key stay in the order held
     s1, s2 = h1[order], h2[order]
     if ((s1[1:] == s1[:-1]) & (s2[1:] != s2[:-1])).any():  # keys sharing a first hash: order by both
         order = np.lexsort((h2, h1))
         s1, s2 = h1[order], h2[order]
-    same = (s1[1:] == s1[:-1]) & (s2[1:] == s2[:-1])
+    same = (s1[1:] == s1[:-1]) & (s2[1:] == s2[:-1])  # sorted row i + 1 repeats row i
     later = np.zeros(len(order), bool)
     later[order[1:][same]] = True
-    return later
+    first = np.zeros(len(order), bool)
+    first[order[:-1][same & ~np.concatenate(([False], same[:-1]))]] = True
+    return first, later
 
 
 def _rows_with_keys(table: pa.Table, wanted: pa.Table, keys: tuple[str, ...]) -> pa.Array:

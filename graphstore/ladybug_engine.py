@@ -119,6 +119,15 @@ def copy_arrow(conn: Any, table: str, arrow: pa.Table) -> None:
         raise StoreError(f"writing {table}: {short_error(exc)}") from exc
 
 
+def copy_file(conn: Any, table: str, path: Path) -> None:
+    """``COPY table FROM`` a Parquet file the engine reads itself, a row group at a time."""
+    quoted = str(path).replace("\\", "\\\\").replace("'", "\\'")
+    try:
+        conn.execute(f"COPY {table} FROM '{quoted}'")
+    except RuntimeError as exc:
+        raise StoreError(f"writing {table}: {short_error(exc)}") from exc
+
+
 def rollback(conn: Any) -> None:
     """Roll back the open transaction; the engine may already have aborted it on error."""
     try:

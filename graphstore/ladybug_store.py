@@ -58,10 +58,11 @@ from eventkg.graphstore.base import Batch, GraphStore, StoreError, WriteRefused,
 from eventkg.graphstore.digest import EMPTY, TableDigest, digest_beside
 from eventkg.graphstore.digest_book import DigestBook
 from eventkg.graphstore.keyset import KeySet
-from eventkg.graphstore.ladybug_bulk import EARLY_CHECKPOINT_ROWS, BulkSession
+from eventkg.graphstore.ladybug_bulk import STAGE_READ_ROWS, BulkSession
 from eventkg.graphstore.ladybug_engine import (
     check_store_path,
     copy_arrow,
+    copy_file,
     count_rows,
     release_free_memory,
     rollback,
@@ -71,8 +72,8 @@ from eventkg.graphstore.ladybug_engine import (
 )
 from eventkg.graphstore.ladybug_upsert import check_endpoints, typed_tables, upsert
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
-from eventkg.graphstore.spool import TableSpool
-from eventkg.graphstore.tables import decoded, encode_sources, key_fingerprints
+from eventkg.graphstore.spool import Staged, TableSpool
+from eventkg.graphstore.tables import decoded, encode_sources, key_fingerprints, row_schema
 
 __all__ = ["LadybugStore", "encode_sources", "decoded", "schema_statements"]
 
@@ -83,8 +84,11 @@ CHECKPOINT_ROWS = 5_000_000  # rows written between checkpoints
 # the engine, and bulk sessions stop holding rows. Raise it for very big ingests (ASER core:
 # ~120M keys, ~1.9 GB) with EVENTKG_KEYSET_MAX (eventkg.settings; read when a store is opened,
 # so a bad value is an error of that open, not of importing this module).
-SPOOL_COPY_ROWS = 20_000_000  # most rows per COPY when a bulk session writes a held rel table
-NODE_COPY_ROWS = 200_000  # held node rows per COPY (each slice checkpointed; see _write_held_nodes)
+# the engine's buffer pool per row of one COPY (its primary-key index for nodes, its sorted
+# edges for rels), with room to spare; measured in docs/scale.md
+ENGINE_NODE_BYTES = 160
+ENGINE_EDGE_BYTES = 100
+POOL_FOR_COPY = 0.8  # share of the buffer pool one COPY may plan to fill
 REOPEN_ROWS = 1_000_000  # rows written between reopenings of the database (see checkpoint())
 # edges COPYed into rel tables between checkpoints of a bulk session: what a COPY keeps until
 # the next checkpoint grows with the edges it wrote (~60 B each measured at ASER 1M/3M: 13
@@ -103,6 +107,17 @@ KEY_SCAN_ROWS = 200_000  # node offsets read per query when a key set is built b
 
 
 Fingerprints = tuple[np.ndarray, np.ndarray]
+
+
+def copy_rows(name: str, pool_bytes: int) -> int:
+    """The most rows one COPY into ``name`` may take with a buffer pool of ``pool_bytes``: the engine
+    builds a node COPY's primary-key index and sorts a rel COPY's edges in its pool (ladybug 0.22:
+    10M events failed in a 1 GiB pool and fit in 2 GiB; 3M fit in 512 MiB), so a bigger table
+    goes in several COPYs (the measurements: ``docs/scale.md``)."""
+    if not pool_bytes:  # the engine's default pool: most of the machine's memory
+        return 2**62
+    per_row = ENGINE_NODE_BYTES if name in NODE_TYPES else ENGINE_EDGE_BYTES
+    return max(100_000, int(pool_bytes * POOL_FOR_COPY) // per_row)
 
 
 def _import_ladybug():
@@ -298,43 +313,81 @@ class LadybugStore(BulkSession, GraphStore):
             raise
 
     def _write_held_nodes(self, name: str) -> None:
-        """COPY a held node table a slice at a time (rows repeating a waiting key left out, then
-        merged with those and COPYed last; see ``BulkSession._fold_late``), checkpointing past
-        ``EARLY_CHECKPOINT_ROWS``.
+        """COPY a held node table from staged Parquet files, as few COPYs as the memory budget
+        allows (rows repeating a waiting key left out, then merged with those and added last; see
+        ``BulkSession._fold_late``), each checkpointed.
 
-        Why slices: one COPY of ASER's 965K events held the table (~95 MB) and kept the engine's
-        working memory for all of it until the checkpoint; 200K rows at a time peak ~120 MB
-        lower at 1M/3M (bench/ingest_bench.py) for ~0.3 s more.
+        Why few: each checkpoint rewrites the table's primary-key index, so many small slices cost
+        time quadratic in the table; why not always one: the engine builds a COPY's primary-key
+        index in its buffer pool (:func:`copy_rows`), so past some size one COPY fails.
         """
-        folding = self._will_fold(name)
-        late, firsts = (self._late.take(name) if folding else None), []
-        for part in self._spool.slices(name, NODE_COPY_ROWS):
+        late = self._late.take(name) if self._will_fold(name) else None
+
+        def parts() -> Iterator[pa.Table]:
+            firsts = []
+            for part in self._spool.slices(name, STAGE_READ_ROWS):
+                if late is not None:
+                    part = part.cast(late.schema) if part.schema != late.schema else part
+                    hit = pc.is_in(part.column("id"), value_set=late.column("id"))
+                    firsts.append(part.filter(hit))
+                    part = part.filter(pc.invert(hit))
+                yield part
             if late is not None:
-                late = late.cast(part.schema)
-                hit = pc.is_in(part.column("id"), value_set=late.column("id"))
-                firsts.append(part.filter(hit))
-                part = part.filter(pc.invert(hit))
-            self._copy_held(name, part)
-            part = None  # written: let it go before the checkpoint
-            if self._unflushed_rows >= EARLY_CHECKPOINT_ROWS:
-                self._checkpoint_and_release()
-        if late is not None:
-            self._copy_held(name, self._merge_late(name, pa.concat_tables(firsts) if firsts else late.schema.empty_table(), late))
-            self._checkpoint_and_release()
+                yield self._merge_late(name, pa.concat_tables(firsts) if firsts else late.schema.empty_table(), late)
+
+        self._copy_budgeted(name, parts(), self._spool.rows.get(name, 0) + (late.num_rows if late is not None else 0))
+        self._checkpoint_and_release()
 
     def _write_held_edges(self, name: str) -> None:
-        """COPY a held rel table at once (its waiting rows merged in first, see ``BulkSession._fold_late``,
-        or its repeated keys when it was held without a key set, ``BulkSession._merge_repeats``).
-        An unkeyed table's key set is built again from the table if a later write needs it."""
+        """COPY a held rel table from staged Parquet files (one COPY unless the memory budget says
+        more): its waiting rows merged in first (``BulkSession._fold_late``), or its repeated keys
+        when it was held without a key set (``BulkSession._merging_repeats``). An unkeyed table's
+        key set is built again from the table if a later write needs it."""
         unkeyed = name in self._unkeyed
-        for _, table in self._spool.drain([name], copied=lambda n: unkeyed or self._will_fold(n)):
-            table = self._merge_repeats(name, table) if unkeyed else self._fold_late(name, table)
-            for start in range(0, table.num_rows, SPOOL_COPY_ROWS):
-                self._copy_held(name, table.slice(start, SPOOL_COPY_ROWS))
-            table = None  # written: let it go (its mapping closes when drain moves on)
+        rows = self._spool.rows.get(name, 0)
+        if unkeyed:
+            parts = self._merging_repeats(name)
+        elif self._will_fold(name):
+            parts = iter([self._fold_late(name, self._spool.take(name))])
+        else:
+            parts = self._spool.slices(name, STAGE_READ_ROWS)
+        self._copy_budgeted(name, parts, rows)
         if unkeyed:
             self._unkeyed.discard(name)
             self._keysets.pop(name, None)
+
+    def _copy_budgeted(self, name: str, parts: Iterator[pa.Table], rows: int) -> None:
+        """COPY ``parts`` into ``name`` from staged Parquet files of at most the rows one COPY may
+        take under the memory budget (:func:`copy_rows`), each but the last followed by a checkpoint;
+        says so first (``on_bulk_write``) when the table takes more than one."""
+        limit = copy_rows(name, self._pool_bytes)
+        if rows > limit and self.on_bulk_write is not None:
+            self.on_bulk_write(f"{name}: {rows:,} rows need {-(-rows // limit)} COPYs of at most {limit:,} "
+                               f"under EVENTKG_MEMORY_MB={settings.memory_mb()} (raise it for fewer)")
+        schema = row_schema(("id",) if name in NODE_TYPES else ("src", "dst"),
+                            (NODE_TYPES.get(name) or REL_TYPES[name]).properties)
+        stage: Staged | None = None
+        base: TableDigest | None = None
+        try:
+            for part in parts:
+                while part.num_rows:
+                    if stage is None:
+                        base = self._digest_base(name)
+                        stage = Staged(self._spool.folder / f"{name}.parquet", schema, digest=base is not None)
+                    taken = part.slice(0, limit - stage.rows)
+                    stage.add(taken)
+                    part = part.slice(taken.num_rows)
+                    if stage.rows >= limit:
+                        self._copy_staged(name, stage, base)
+                        stage.discard()
+                        stage = None
+                        self._checkpoint_and_release()
+                part = None
+            if stage is not None:
+                self._copy_staged(name, stage, base)
+        finally:
+            if stage is not None:
+                stage.discard()
 
     def _copy_held(self, name: str, table: pa.Table) -> None:
         if table.num_rows:
@@ -349,9 +402,7 @@ class LadybugStore(BulkSession, GraphStore):
         """COPY new rows into ``name`` keeping its digest: dropped on disk first, old + the rows'
         digest after the COPY (set when a CHECKPOINT makes it durable). Returns the rows' digest,
         or None when the table's digest is not known (then it stays unknown)."""
-        base = self._digest_now(name)
-        if base is None and name not in self._pending and count_rows(self._conn, name) == 0:
-            base = EMPTY  # rule 4: an empty table's digest is known
+        base = self._digest_base(name)
         self._forget_digests([name])
         digest = digest_beside(table) if base is not None else None  # computed while the COPY runs
         copy_arrow(self._conn, name, table)
@@ -361,6 +412,28 @@ class LadybugStore(BulkSession, GraphStore):
         copied = digest()
         self._pending[name] = base + copied
         return copied
+
+    def _copy_staged(self, name: str, stage: Staged, base: TableDigest | None) -> None:
+        """COPY a staged file into ``name`` (:meth:`_copy_tracked`'s rules, the rows' digest computed
+        while they were staged from the ``base`` taken before)."""
+        copied = stage.close()
+        if not stage.rows:
+            return
+        self._forget_digests([name])
+        copy_file(self._conn, name, stage.path)
+        self._stamp()
+        if base is not None and copied is not None:
+            self._pending[name] = base + copied
+            self._copied[name] = self._copied.get(name, EMPTY) + copied
+        self._unflushed_rows += stage.rows
+        self._rows_since_open += stage.rows
+
+    def _digest_base(self, name: str) -> TableDigest | None:
+        """The digest ``name`` holds now, when known (an empty table's is: rule 4)."""
+        base = self._digest_now(name)
+        if base is None and name not in self._pending and count_rows(self._conn, name) == 0:
+            base = EMPTY
+        return base
 
     def _digest_now(self, name: str) -> TableDigest | None:
         """The digest of what ``name`` holds now (written since the last CHECKPOINT included), if known."""

@@ -27,12 +27,18 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
+
+from eventkg.graphstore.digest import EMPTY, TableDigest, table_digest
 
 PREFIX = ".eventkg-spool-"
+STAGE_ROW_GROUP = 131_072  # rows per Parquet row group of a staged table (the engine reads one at a time)
 
 
 class TableSpool:
@@ -115,23 +121,7 @@ class TableSpool:
             return
         path = self._finish(name)
         try:
-            with pa.OSFile(str(path), "rb") as source:
-                reader = pa.ipc.open_file(source)
-                pieces: list[pa.RecordBatch] = []
-                held = 0
-                for i in range(reader.num_record_batches):
-                    batch = reader.get_batch(i)
-                    while batch.num_rows:
-                        piece = batch.slice(0, rows - held)
-                        batch = batch.slice(piece.num_rows)
-                        pieces.append(piece)
-                        held += piece.num_rows
-                        if held == rows:
-                            held = 0
-                            yield pa.Table.from_batches(_emptied(pieces))  # the frame keeps no reference
-                    batch = None
-                if pieces:
-                    yield pa.Table.from_batches(_emptied(pieces))
+            yield from read_parts(path, rows)
         finally:
             path.unlink(missing_ok=True)
 
@@ -158,6 +148,76 @@ class TableSpool:
         self._writers.clear()
         self.rows.clear()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def read_parts(path: Path, rows: int) -> Iterator[pa.Table]:
+    """A held table's file in parts of at most ``rows`` rows, in order, each read when the caller
+    asks for it (the file is kept)."""
+    with pa.OSFile(str(path), "rb") as source:
+        reader = pa.ipc.open_file(source)
+        pieces: list[pa.RecordBatch] = []
+        held = 0
+        for i in range(reader.num_record_batches):
+            batch = reader.get_batch(i)
+            while batch.num_rows:
+                piece = batch.slice(0, rows - held)
+                batch = batch.slice(piece.num_rows)
+                pieces.append(piece)
+                held += piece.num_rows
+                if held == rows:
+                    held = 0
+                    yield pa.Table.from_batches(_emptied(pieces))  # the frame keeps no reference
+            batch = None
+        if pieces:
+            yield pa.Table.from_batches(_emptied(pieces))
+
+
+class Staged:
+    """Rows written to one Parquet file for the engine to COPY itself, their digest computed beside.
+
+    Why a file: LadybugDB reads a Parquet file in row groups, so one COPY of a whole table needs
+    no copy of it in this process (an Arrow table handed to COPY, even memory-mapped, is resident
+    here while the engine reads it: ~100 B per event, ~70 B per edge). One COPY per table instead
+    of slices, each checkpointed: a checkpoint rewrites what the table holds, so slices cost time
+    quadratic in the table (see ``docs/performance.md``). The digest of each part is computed in a
+    thread while the next part is read and written (numpy and Parquet release the GIL).
+    """
+
+    def __init__(self, path: Path, schema: pa.Schema, *, digest: bool) -> None:
+        self.path, self.rows = path, 0
+        self._writer = pq.ParquetWriter(str(path), schema, compression="none", write_statistics=False)
+        self._digests: list = []
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="eventkg-digest") if digest else None
+
+    def add(self, table: pa.Table) -> None:
+        """Append ``table`` (its schema the file's) to the file."""
+        if not table.num_rows:
+            return
+        if table.schema != self._writer.schema:
+            table = table.select(self._writer.schema.names).cast(self._writer.schema)
+        self._writer.write_table(table, row_group_size=STAGE_ROW_GROUP)
+        self.rows += table.num_rows
+        if self._pool is not None:
+            self._digests.append(self._pool.submit(table_digest, table))
+
+    def close(self) -> TableDigest | None:
+        """Finish the file; the digest of every row added (None when not asked for)."""
+        self._writer.close()
+        if self._pool is None:
+            return None
+        try:
+            return sum((f.result() for f in self._digests), EMPTY)
+        finally:
+            self._digests.clear()
+            self._pool.shutdown()
+
+    def discard(self) -> None:
+        """Drop the file (after its COPY, or when it will not be written)."""
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+        with suppress(Exception):
+            self._writer.close()
+        self.path.unlink(missing_ok=True)
 
 
 def read_partitions(path: Path, parts: int, key_hash: Callable[[pa.RecordBatch], np.ndarray]

@@ -12,7 +12,7 @@
   use) may import anything.
 * No function or method over :data:`MAX_FUNCTION_LINES` lines unless its docstring says
   why with ``Long:`` and a reason.
-* No module over :data:`MAX_MODULE_LINES` lines.
+* No module over :data:`MAX_MODULE_LINES` lines (a warning past :data:`WARN_MODULE_LINES`).
 
 The module list and each folder's import name come from ``pyproject.toml``'s
 ``[tool.setuptools.package-dir]``, so a new layer folder is checked without editing this file.
@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import re
 import tomllib
+import warnings
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -32,10 +33,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_FUNCTION_LINES = 60
-#: a module past ~600 lines has, every time we looked (``ladybug_store.py`` at 848, ``questions.py``
-#: at 900), been several jobs in one file: readers cannot hold it, and its parts cannot be
-#: tested or replaced on their own. Split it by job instead of raising this.
-MAX_MODULE_LINES = 600
+#: a module is split by job, not by size: past ``WARN_MODULE_LINES`` lines the suite warns (look for
+#: two jobs in one file), past ``MAX_MODULE_LINES`` it fails. A hard limit at 600 cut modules apart
+#: where no seam was (issue 24), so the line to act on is the warning.
+WARN_MODULE_LINES = 1000
+MAX_MODULE_LINES = 1500
 LAYERS = ("graphstore", "ingest", "queries", "tasks")
 #: layer -> the layers (and "cli") it must not import
 FORBIDDEN = {
@@ -207,3 +209,5 @@ def test_modules_are_small(name: str) -> None:
     assert lines <= MAX_MODULE_LINES, (
         f"{path.relative_to(ROOT)} has {lines} lines (> {MAX_MODULE_LINES}): split it into modules with one job each"
     )
+    if lines > WARN_MODULE_LINES:
+        warnings.warn(f"{path.relative_to(ROOT)} has {lines} lines: does it hold more than one job?", stacklevel=1)

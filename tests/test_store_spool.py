@@ -238,14 +238,16 @@ def test_slices_read_a_held_table_back_in_order_at_most_n_rows_at_a_time(tmp_pat
 
 
 def test_nodes_in_slices_and_edges_in_checkpointed_groups_give_the_same_graph(tmp_path, monkeypatch):
-    """Held nodes go in NODE_COPY_ROWS at a time and rel tables are checkpointed every
-    REL_PENDING_EDGES edges (the database reopened each time): repeated keys split across
-    slices still merge before their COPY, later values winning, and nothing is lost."""
-    from eventkg.graphstore import ladybug_store
+    """Held rows are read back STAGE_READ_ROWS at a time into the file each table is COPYed from,
+    and rel tables are checkpointed every REL_PENDING_EDGES edges (the database reopened each
+    time): repeated keys split across parts still merge before their COPY, later values winning,
+    and nothing is lost."""
+    from eventkg.graphstore import ladybug_bulk, ladybug_store
 
-    monkeypatch.setattr(ladybug_store, "NODE_COPY_ROWS", 40)
+    monkeypatch.setattr(ladybug_store, "STAGE_READ_ROWS", 40)
+    monkeypatch.setattr(ladybug_bulk, "STAGE_READ_ROWS", 40)
     monkeypatch.setattr(ladybug_store, "REL_PENDING_EDGES", 30)
-    monkeypatch.setattr(ladybug_store, "EARLY_CHECKPOINT_ROWS", 1)
+    monkeypatch.setattr(ladybug_bulk, "EARLY_CHECKPOINT_ROWS", 1)
     with open_store(str(tmp_path / "s.lbug")) as store:
         first_db = store._db
         with store.bulk_load():
