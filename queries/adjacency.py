@@ -20,17 +20,17 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow.compute as pc
 
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import REL_TYPES
-from eventkg.queries import columnar
+from eventkg.queries import adjacency_build, columnar
 
 FORMAT = 1
 #: every stored type joining two Event nodes (the ones an adjacency holds)
@@ -107,75 +107,59 @@ def open_adjacency(store: GraphStore, index_folder: Path, event_count: int | Non
     folder = _folder(index_folder)
     adj = _load(folder, stamp)
     if adj is None:
-        adj = build(store, counts)
-        _save(folder, adj, stamp)
+        adj = _build_and_keep(folder, store, counts, stamp)
     _LOADED[key] = (adj, event_count)
     return adj
 
 
-def _load(folder: Path, stamp: dict[str, Any]) -> Adjacency | None:
+def _load(folder: Path, stamp: dict[str, Any] | None) -> Adjacency | None:
+    """The arrays in ``folder``, memory-mapped, when built from ``stamp`` (None: whatever they are)."""
     try:
-        if json.loads((folder / "stamp.json").read_text()) != stamp:
+        if stamp is not None and json.loads((folder / "stamp.json").read_text()) != stamp:
             return None
         # memory-mapped, seen as plain arrays (indexing a np.memmap object is ~10x slower)
         arrays = {a: np.asarray(np.load(folder / f"{a}.npy", mmap_mode="r", allow_pickle=False)) for a in _ARRAYS}
     except (OSError, ValueError):
         return None
-    return Adjacency(**arrays, counts=stamp["counts"])
+    return Adjacency(**arrays, counts=stamp["counts"] if stamp else {})
 
 
-def _save(folder: Path, adj: Adjacency, stamp: dict[str, Any]) -> None:
-    shutil.rmtree(folder, ignore_errors=True)
+def _build_and_keep(folder: Path, store: GraphStore, counts: dict[str, int], stamp: dict[str, Any]) -> Adjacency:
+    """Build into a new folder moved into place (the stamp last), memory-mapped; where the index
+    folder cannot be written, into a temporary one (mapped, then removed: the mapping stays)."""
+    t0 = time.perf_counter()
     try:
-        folder.mkdir(parents=True)
-        for a in _ARRAYS:
-            np.save(folder / f"{a}.npy", getattr(adj, a), allow_pickle=False)
-        (folder / "stamp.json").write_text(json.dumps(stamp))  # last: marks the set complete
-    except OSError:  # a read-only place: keep it in memory only
-        shutil.rmtree(folder, ignore_errors=True)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".adjacency-", dir=folder.parent))
+        keep = True
+    except OSError:
+        tmp, keep = Path(tempfile.mkdtemp(prefix="eventkg-adjacency-")), False
+    try:
+        adjacency_build.build_into(tmp, store, {t: counts.get(t, 1) for t in EVENT_TYPES})
+        (tmp / "stamp.json").write_text(json.dumps(stamp))
+        if keep:
+            shutil.rmtree(folder, ignore_errors=True)
+            tmp.rename(folder)
+            tmp = folder
+        adj = _load(tmp, stamp)
+    finally:
+        if not keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+    if adj is None:
+        raise OSError(f"the adjacency just written to {tmp} cannot be read back")
+    adj.build_seconds = round(time.perf_counter() - t0, 2)  # type: ignore[attr-defined]
+    return adj
 
 
 def build(store: GraphStore, counts: dict[str, int] | None = None) -> Adjacency:
-    """Read every Event->Event edge in columns and rank each node's neighbours."""
-    t0 = time.perf_counter()
-    nodes = columnar.event_frequencies(store)
-    nodes = nodes.take(pc.sort_indices(nodes, [("id", "ascending")]))
-    id_col = nodes.column("id")
-    freq = nodes.column("frequency").fill_null(0.0).to_numpy().astype(np.float32)
-    src_l, dst_l, typ_l, w_l = [], [], [], []
+    """Read every Event->Event edge and rank each node's neighbours (in a temporary folder, mapped)."""
     counts = dict(counts or {})
-    for t in EVENT_TYPES:
-        if counts.get(t, 1) == 0:
-            continue
-        e = columnar.edges(store, t)
-        counts[t] = e.num_rows
-        if e.num_rows == 0:
-            continue
-        src_l.append(pc.index_in(e.column("src"), value_set=id_col).to_numpy(zero_copy_only=False))
-        dst_l.append(pc.index_in(e.column("dst"), value_set=id_col).to_numpy(zero_copy_only=False))
-        typ_l.append(np.full(e.num_rows, _CODE[t], dtype=np.int8))
-        w_l.append(e.column("weight").to_numpy(zero_copy_only=False).astype(np.float32))
-    n = len(id_col)
-    if src_l:
-        src = np.concatenate(src_l).astype(np.int64)
-        dst = np.concatenate(dst_l).astype(np.int64)
-        typ = np.concatenate(typ_l)
-        w = np.concatenate(w_l)
-    else:
-        src = dst = np.zeros(0, np.int64)
-        typ, w = np.zeros(0, np.int8), np.zeros(0, np.float32)
-    node = np.concatenate([src, dst])
-    nbr = np.concatenate([dst, src])
-    out = np.concatenate([np.ones(len(src), bool), np.zeros(len(src), bool)])
-    typ2 = np.concatenate([typ, typ])
-    w2 = np.concatenate([w, w])
-    rank_w = np.where(np.isnan(w2), 0.0, w2)
-    order = np.lexsort((nbr, -freq[nbr] if len(nbr) else nbr, -rank_w, node))
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(node, minlength=n), out=indptr[1:])
-    ids = np.array(id_col.to_pylist(), dtype=object).astype(bytes) if n else np.zeros(0, dtype="S20")
-    adj = Adjacency(ids, indptr, nbr[order].astype(np.int32), typ2[order], out[order], w2[order], counts)
-    adj.build_seconds = round(time.perf_counter() - t0, 2)  # type: ignore[attr-defined]
+    with tempfile.TemporaryDirectory(prefix="eventkg-adjacency-") as name:
+        got = adjacency_build.build_into(Path(name), store, {t: counts.get(t, 1) for t in EVENT_TYPES})
+        adj = _load(Path(name), None)
+    if adj is None:
+        raise OSError("the adjacency just built cannot be read back")
+    adj.counts = {**counts, **got}
     return adj
 
 

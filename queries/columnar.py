@@ -211,6 +211,18 @@ def _cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
     return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
 
 
+def offset_pages(store: GraphStore, cypher: str, var: str, page: int = PAGE) -> Iterator[pa.Table]:
+    """An embedded store's ``cypher`` (with ``{where}`` where the offset filter goes, on the Event
+    node bound to ``var``) run ``page`` Event offsets at a time, each page one Arrow table."""
+    conn = _ladybug_conn(store)
+    if conn is None:
+        raise StoreError("offset_pages reads an embedded (LadybugDB) store")
+    top = _ladybug_arrow(conn, "MATCH (e:Event) RETURN max(offset(ID(e))) AS m").column(0)[0].as_py()
+    where = f"WHERE offset(ID({var})) >= $lo AND offset(ID({var})) < $hi"
+    for lo in range(0, (top + 1) if top is not None else 0, page):
+        yield _ladybug_arrow(conn, cypher.format(where=where), {"lo": lo, "hi": lo + page})
+
+
 def event_text_pages(store: GraphStore, page: int = PAGE) -> Iterator[tuple[pa.Array, pa.Array]]:
     """``(ids, texts)`` of every Event node of an embedded store, ``page`` node offsets at a time
     (the engine's result and its Arrow copy never hold the whole column)."""

@@ -149,3 +149,31 @@ def test_a_store_without_a_file_keeps_nothing(store) -> None:
     for s, r, d in list(edges)[:40]:
         if s != d:
             assert idx.has_triple(csr.position(s), r, csr.position(d))
+
+
+def test_adjacency_built_in_passes_ranks_like_the_rule(embedded, tmp_path) -> None:
+    """Each node's neighbours: best weight, then the more frequent neighbour, then its id (stored
+    direction out first, then type order), whatever the pass and chunk sizes."""
+    from eventkg.queries import adjacency, adjacency_build, columnar
+
+    freq = {n["id"]: n.get("frequency") or 0.0 for n in embedded.iter_nodes("Event")}
+    expected: dict[str, list[tuple]] = {i: [] for i in freq}
+    for code, t in enumerate(adjacency.EVENT_TYPES):
+        prop = columnar.WEIGHT_PROPERTY[t]
+        for e in embedded.iter_edges(t):
+            w = e.get(prop) if prop else None
+            w = float("nan") if w is None else float(w)
+            for node, other, out in ((e["src"], e["dst"], True), (e["dst"], e["src"], False)):
+                key = (-(0.0 if w != w else w), -np.float32(freq[other]), other, not out, code)
+                expected[node].append((key, other, t, out))
+    for passes in (dict(range_entries=5, read_chunk=3), {}):
+        folder = tmp_path / str(len(passes))
+        folder.mkdir()
+        adjacency_build.build_into(folder, embedded, {t: 1 for t in adjacency.EVENT_TYPES}, **passes)
+        adj = adjacency._load(folder, None)
+        assert adj.ids.tolist() == sorted(i.encode() for i in freq)
+        for p, nid in enumerate(adj.ids.tolist()):
+            lo, hi = adj.indptr[p], adj.indptr[p + 1]
+            got = [(adj.id_of(q), adjacency.EVENT_TYPES[c], bool(o)) for q, c, o in
+                   zip(adj.nbr[lo:hi].tolist(), adj.etype[lo:hi].tolist(), adj.out[lo:hi].tolist(), strict=True)]
+            assert got == [(o, t, out) for _, o, t, out in sorted(expected[nid.decode()], key=lambda x: x[0])], nid
