@@ -14,11 +14,11 @@ shows how much of the 2 cores it keeps busy; peak RSS from ``wait4``'s ``ru_maxr
 * ``scan``       — the baseline: a plain ``sqlite3`` scan of the whole file (every column of
   ``Eventualities``, then of ``Relations``), what merely reading it costs;
 * ``engine``     — LadybugDB alone: the rows the ingest writes, deduplicated by key as the
-  store does (``eventkg.graphstore.tables.dedupe``), prebuilt into Arrow files by another
-  process (not timed), then memory-mapped and written the fastest way found (one ``COPY`` per
-  table, each followed by ``CHECKPOINT``) with the bulk session's buffer pool
-  (``bulk_pool_bytes()``); the floor any ingest into this engine pays, in time and in
-  memory (its peak RSS is the engine's and the mapped table's);
+  store does (``eventkg.graphstore.tables.dedupe``), prebuilt into Parquet files by another
+  process (not timed), then written the engine's own way: one ``COPY table FROM 'file.parquet'``
+  per table into an empty database, each followed by ``CHECKPOINT``, with the engine's default
+  buffer pool (no eventkg logic, no budget); the floor any ingest into this engine pays, in
+  time and in memory (its peak RSS is the engine's alone);
 * ``loader``     — the ASER loader with a store that discards batches (our share; not run
   by default);
 * ``ingest``     — ``eventkg.ingest.aser.load`` into a fresh LadybugDB store;
@@ -183,6 +183,7 @@ def engine_tables(kg: str, folder: str) -> None:
     """Write the rows the ingest writes, typed and deduplicated by key as the store does, one Arrow
     file per table in ``folder`` (run in a process of its own, so the engine mode's peak RSS is the engine's)."""
     import pyarrow as pa
+    import pyarrow.parquet as pq
 
     from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
     from eventkg.graphstore.tables import conform_table, dedupe
@@ -196,9 +197,8 @@ def engine_tables(kg: str, folder: str) -> None:
             kind, keys = (NODE_TYPES[name], ("id",)) if name in NODE_TYPES else (REL_TYPES[name], ("src", "dst"))
             rows = conform_table(name, pa.concat_tables(sink.tables.pop(name)), keys, kind.properties)
             rows = dedupe(rows, keys, kind.properties)[0]  # repeated keys merge, as in the store
-            with pa.OSFile(str(Path(folder) / f"{name}.arrow"), "wb") as sink_file, \
-                    pa.ipc.new_file(sink_file, rows.schema) as writer:
-                writer.write_table(rows)
+            pq.write_table(rows, str(Path(folder) / f"{name}.parquet"), compression="none", row_group_size=131_072)
+            rows = None
 
 
 def tables_folder(store: Path) -> Path:
@@ -208,17 +208,16 @@ def tables_folder(store: Path) -> Path:
 
 def engine_floor(kg: str, store_path: str) -> tuple[float, float, dict]:
     """Seconds LadybugDB takes to write the ingest's rows (prebuilt by :func:`engine_tables` in
-    another process, memory-mapped here): one COPY per table, each followed by a CHECKPOINT,
-    with the buffer pool a bulk session of the store uses, so its peak RSS compares with the ingest's."""
+    another process as Parquet files): one ``COPY ... FROM 'file'`` per table, each followed by a
+    CHECKPOINT, with the engine's default buffer pool (its own bulk load, no eventkg logic)."""
     import ladybug
-    import pyarrow as pa
+    import pyarrow.parquet as pq
 
-    from eventkg.graphstore.ladybug_bulk import bulk_pool_bytes
     from eventkg.graphstore.ladybug_engine import schema_statements
     from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 
     folder = tables_folder(Path(store_path))
-    db = ladybug.Database(store_path, buffer_pool_size=bulk_pool_bytes())
+    db = ladybug.Database(store_path)
     conn = ladybug.Connection(db)
     conn.execute("CALL auto_checkpoint=false")
     for stmt in schema_statements():
@@ -226,14 +225,11 @@ def engine_floor(kg: str, store_path: str) -> tuple[float, float, dict]:
     counts = {"nodes": 0, "edges": 0}
     start, cpu = time.perf_counter(), cpu_seconds()
     for name in [*NODE_TYPES, *REL_TYPES]:
-        path = folder / f"{name}.arrow"
+        path = folder / f"{name}.parquet"
         if not path.exists():
             continue
-        with pa.memory_map(str(path)) as source:
-            rows = pa.ipc.open_file(source).read_all()  # noqa: F841 - COPY binds the Python variable `rows` by name
-            conn.execute(f"COPY {name} FROM rows")
-            counts["nodes" if name in NODE_TYPES else "edges"] += rows.num_rows
-            del rows
+        conn.execute(f"COPY {name} FROM '{path}'")
+        counts["nodes" if name in NODE_TYPES else "edges"] += pq.ParquetFile(str(path)).metadata.num_rows
         conn.execute("CHECKPOINT")
     seconds, cpu = time.perf_counter() - start, cpu_seconds() - cpu
     conn.close()
