@@ -96,7 +96,7 @@ def ensure_store(events: int, relations: int, seed: int = 7) -> Path:
 def provable(idx: EventIndex, q: GeneratedQuestion, max_len: int = 4) -> bool:
     """The question follows from the graph, by the 4-step reach search (module docstring)."""
     row = q.row
-    pos = {name: idx.pos[sid] for name, sid in q.names.items()}
+    pos = {name: idx.csr.position(sid) for name, sid in q.names.items()}
     if not all(idx.has_triple(pos[h], r, pos[t]) for h, r, t in row["context_tpl"]):
         return False
     e0, rel = pos[row["e0"]], row["rel"]
@@ -119,11 +119,15 @@ def run_baseline(python: str, store: Path, n: int, seed: int) -> dict[str, float
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-def bench(store: Path, n: int, seed: int, check: int, baseline_python: str | None, baseline_n: int) -> dict:
+def bench(store: Path, n: int, seed: int, check: int, baseline_python: str | None, baseline_n: int,
+          cold: bool = False) -> dict:
     import eventkg.queries.subgraphs  # noqa: F401  (one-time scikit-learn import, see the docstring)
+    from eventkg.queries import csr_cache
 
     rss0 = rss_mb()
     with open_store(str(store), read_only=True) as s:
+        if cold:  # the arrays and texts kept beside the store are dropped: read from the engine again
+            csr_cache.clear(s)
         t0 = time.perf_counter()
         csr = EventCSR.from_store(s)
         load_s = time.perf_counter() - t0
@@ -179,9 +183,11 @@ def main() -> None:
     ap.add_argument("--check", type=int, default=1000, help="questions per task checked for provability")
     ap.add_argument("--baseline-python", default=None, help="interpreter with the previous eventkg installed")
     ap.add_argument("--baseline-n", type=int, default=300, help="questions per task for the previous code")
+    ap.add_argument("--store", type=Path, default=None, help="an existing store (ASER ingested with --map-events)")
+    ap.add_argument("--cold", action="store_true", help="drop the event graph kept beside the store first")
     args = ap.parse_args()
-    store = ensure_store(int(EVENTS * args.scale), int(RELATIONS * args.scale))
-    got = bench(store, args.n, args.seed, args.check, args.baseline_python, args.baseline_n)
+    store = args.store or ensure_store(int(EVENTS * args.scale), int(RELATIONS * args.scale))
+    got = bench(store, args.n, args.seed, args.check, args.baseline_python, args.baseline_n, args.cold)
     report(got, args.n, args.baseline_n)
 
 
