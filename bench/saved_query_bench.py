@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 from eventkg.graphstore import open_store  # noqa: E402
 from eventkg.graphstore.base import GraphStore  # noqa: E402
 from eventkg.graphstore.model import ASER_RELATIONS, upper_snake  # noqa: E402
-from eventkg.graphstore.saved_queries import get_saved_query, parse_queries, run_saved_query  # noqa: E402
+from eventkg.graphstore.saved_queries import backend_of, get_saved_query, parse_queries, run_saved_query  # noqa: E402
 
 KG = Path("/data/bench/KG_aser_shape_1000000_3000000_s11.db")
 ASER_TYPES = "|".join(upper_snake(a) for a in ASER_RELATIONS)
@@ -161,7 +161,7 @@ def on_neo4j(store_path: Path, params: dict[str, dict[str, Any]], old: dict[str,
 
 
 def baseline_run(store: GraphStore, query: Any, params: dict[str, Any]) -> Any:
-    q = query.for_backend("ladybug")
+    q = query.for_backend(backend_of(store))
     values = {**q.params, **params}
     return lambda: store.query(q.cypher, values)
 

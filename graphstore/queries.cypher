@@ -21,35 +21,35 @@ MATCH p = (c:Event)-[r:CAUSES]->(e:Event {text: $event})
 WHERE c <> e
 WITH c, p, coalesce(r.weight, 0.0) AS weight
 RETURN 'cause' AS role, 1 AS hops, c.text AS event, [] AS via, weight, [p] AS graph
-ORDER BY weight DESC, event LIMIT $limit
+ORDER BY weight DESC, event LIMIT toInteger($limit)
 UNION ALL
 MATCH p1 = (c1:Event)-[r1:CAUSES]->(e:Event {text: $event})
 WHERE c1 <> e
 WITH e, c1, p1, coalesce(r1.weight, 0.0) AS w1
-ORDER BY w1 DESC, c1.text LIMIT $limit
+ORDER BY w1 DESC, c1.text LIMIT toInteger($limit)
 MATCH p2 = (c:Event)-[r2:CAUSES]->(c1)
 WHERE c <> e AND c <> c1
 WITH c, c1, p1, p2, w1, coalesce(r2.weight, 0.0) AS w2
 RETURN 'cause' AS role, 2 AS hops, c.text AS event, [c1.text] AS via, CASE WHEN w2 < w1 THEN w2 ELSE w1 END AS weight,
        [p2, p1] AS graph
-ORDER BY weight DESC, event, c1.text LIMIT $limit
+ORDER BY weight DESC, event, c1.text LIMIT toInteger($limit)
 UNION ALL
 MATCH p = (e:Event {text: $event})-[r:CAUSES]->(x:Event)
 WHERE x <> e
 WITH x, p, coalesce(r.weight, 0.0) AS weight
 RETURN 'effect' AS role, 1 AS hops, x.text AS event, [] AS via, weight, [p] AS graph
-ORDER BY weight DESC, event LIMIT $limit
+ORDER BY weight DESC, event LIMIT toInteger($limit)
 UNION ALL
 MATCH p1 = (e:Event {text: $event})-[r1:CAUSES]->(x1:Event)
 WHERE x1 <> e
 WITH e, x1, p1, coalesce(r1.weight, 0.0) AS w1
-ORDER BY w1 DESC, x1.text LIMIT $limit
+ORDER BY w1 DESC, x1.text LIMIT toInteger($limit)
 MATCH p2 = (x1)-[r2:CAUSES]->(x:Event)
 WHERE x <> e AND x <> x1
 WITH x, x1, p1, p2, w1, coalesce(r2.weight, 0.0) AS w2
 RETURN 'effect' AS role, 2 AS hops, x.text AS event, [x1.text] AS via, CASE WHEN w2 < w1 THEN w2 ELSE w1 END AS weight,
        [p1, p2] AS graph
-ORDER BY weight DESC, event, x1.text LIMIT $limit
+ORDER BY weight DESC, event, x1.text LIMIT toInteger($limit)
 // ladybug:
 // (OPTIONAL MATCH for the second hop: a plain MATCH after the LIMIT is planned as a hash join over every CAUSES edge)
 MATCH (c:Event)-[r:CAUSES]->(e:Event {id: $event_id})
@@ -131,7 +131,7 @@ ORDER BY relation, valid DESC, concept, abstraction
 MATCH p = (e:Event {text: $event})-[r:PRECEDENCE|SUCCESSION|SYNCHRONOUS|REASON|RESULT|CONDITION|CONTRAST|CONCESSION|CONJUNCTION|INSTANTIATION|RESTATEMENT|CHOSEN_ALTERNATIVE|ALTERNATIVE|EXCEPTION|CO_OCCURRENCE]-(x:Event)
 RETURN type(r) AS relation, CASE WHEN startNode(r) = e THEN 'out' ELSE 'in' END AS direction, x.text AS neighbour,
        coalesce(r.count, 0.0) AS count, p AS graph
-ORDER BY count DESC, relation, direction, neighbour LIMIT $limit
+ORDER BY count DESC, relation, direction, neighbour LIMIT toInteger($limit)
 // ladybug:
 MATCH (e:Event {id: $event_id})-[r:PRECEDENCE|SUCCESSION|SYNCHRONOUS|REASON|RESULT|CONDITION|CONTRAST|CONCESSION|CONJUNCTION|INSTANTIATION|RESTATEMENT|CHOSEN_ALTERNATIVE|ALTERNATIVE|EXCEPTION|CO_OCCURRENCE]-(x:Event)
 RETURN label(r) AS relation, CASE WHEN struct_extract(r, '_src') = id(e) THEN 'out' ELSE 'in' END AS direction,
@@ -171,7 +171,7 @@ WITH a, x, r, coalesce(r.weight, 0.0) AS w,
        WHEN 'BEFORE' THEN CASE WHEN startNode(r) = a THEN 'Before' ELSE 'After' END
        ELSE CASE WHEN startNode(r) = a THEN 'HasSubevent' ELSE 'IsSubevent' END
      END AS s
-ORDER BY w DESC, x.text, x.id, s LIMIT $limit
+ORDER BY w DESC, x.text, x.id, s LIMIT toInteger($limit)
 WITH a, collect({ns: [a, x], rs: [r], steps: [s]}) AS left1
 WITH left1
 MATCH (a:Event {text: $head})-[r:CAUSES|BEFORE|HAS_SUBEVENT]-(x:Event)
@@ -181,7 +181,7 @@ WITH left1, a, x, r, coalesce(r.weight, 0.0) AS w,
        WHEN 'BEFORE' THEN CASE WHEN startNode(r) = a THEN 'Before' ELSE 'After' END
        ELSE CASE WHEN startNode(r) = a THEN 'HasSubevent' ELSE 'IsSubevent' END
      END AS s
-ORDER BY w DESC, x.text, x.id, s LIMIT $limit
+ORDER BY w DESC, x.text, x.id, s LIMIT toInteger($limit)
 OPTIONAL MATCH (x)-[r2:CAUSES|BEFORE|HAS_SUBEVENT]-(y:Event)
 WITH left1, a, x, r, s, y, r2, coalesce(r2.weight, 0.0) AS w2, y IS NULL OR y = a AS back,
      CASE type(r2)
@@ -189,7 +189,7 @@ WITH left1, a, x, r, s, y, r2, coalesce(r2.weight, 0.0) AS w2, y IS NULL OR y = 
        WHEN 'BEFORE' THEN CASE WHEN startNode(r2) = x THEN 'Before' ELSE 'After' END
        ELSE CASE WHEN startNode(r2) = x THEN 'HasSubevent' ELSE 'IsSubevent' END
      END AS s2
-ORDER BY back, w2 DESC, y.text, y.id, x.text, x.id, s, s2 LIMIT $limit
+ORDER BY back, w2 DESC, y.text, y.id, x.text, x.id, s, s2 LIMIT toInteger($limit)
 WITH left1, a, collect(CASE WHEN back THEN NULL ELSE {ns: [a, x, y], rs: [r, r2], steps: [s, s2]} END) AS left2
 // the same from the tail, each path walked towards it
 WITH left1, left2
@@ -200,7 +200,7 @@ WITH left1, left2, b, x, r, coalesce(r.weight, 0.0) AS w,
        WHEN 'BEFORE' THEN CASE WHEN startNode(r) = x THEN 'Before' ELSE 'After' END
        ELSE CASE WHEN startNode(r) = x THEN 'HasSubevent' ELSE 'IsSubevent' END
      END AS s
-ORDER BY w DESC, x.text, x.id, s LIMIT $limit
+ORDER BY w DESC, x.text, x.id, s LIMIT toInteger($limit)
 WITH left1, left2, b, collect({ns: [x, b], rs: [r], steps: [s]}) AS right1
 WITH left1, left2, right1
 MATCH (b:Event {text: $tail})-[r:CAUSES|BEFORE|HAS_SUBEVENT]-(x:Event)
@@ -210,7 +210,7 @@ WITH left1, left2, right1, b, x, r, coalesce(r.weight, 0.0) AS w,
        WHEN 'BEFORE' THEN CASE WHEN startNode(r) = x THEN 'Before' ELSE 'After' END
        ELSE CASE WHEN startNode(r) = x THEN 'HasSubevent' ELSE 'IsSubevent' END
      END AS s
-ORDER BY w DESC, x.text, x.id, s LIMIT $limit
+ORDER BY w DESC, x.text, x.id, s LIMIT toInteger($limit)
 OPTIONAL MATCH (x)-[r2:CAUSES|BEFORE|HAS_SUBEVENT]-(y:Event)
 WITH left1, left2, right1, b, x, r, s, y, r2, coalesce(r2.weight, 0.0) AS w2, y IS NULL OR y = b AS back,
      CASE type(r2)
@@ -218,7 +218,7 @@ WITH left1, left2, right1, b, x, r, s, y, r2, coalesce(r2.weight, 0.0) AS w2, y 
        WHEN 'BEFORE' THEN CASE WHEN startNode(r2) = y THEN 'Before' ELSE 'After' END
        ELSE CASE WHEN startNode(r2) = y THEN 'HasSubevent' ELSE 'IsSubevent' END
      END AS s2
-ORDER BY back, w2 DESC, y.text, y.id, x.text, x.id, s, s2 LIMIT $limit
+ORDER BY back, w2 DESC, y.text, y.id, x.text, x.id, s, s2 LIMIT toInteger($limit)
 WITH left1, left2, right1, b, collect(CASE WHEN back THEN NULL ELSE {ns: [y, x, b], rs: [r2, r], steps: [s2, s]} END) AS right2
 // a path is a walk from the head joined to a walk to the tail where they meet (1+0, 1+1, 2+1 or 2+2 steps)
 WITH left1 + left2 AS lefts, [{ns: [b], rs: [], steps: []}] + right1 + right2 AS rights
@@ -242,7 +242,7 @@ RETURN size(relations) AS hops, [n IN ns | n.text] AS events, relations,
          WHEN seq =~ '(IsResult,)*(IsSubevent,)+(IsResult,)*' THEN 'IsResult'
        END AS induced,
        ns + rs AS graph
-ORDER BY hops, events, relations LIMIT $limit
+ORDER BY hops, events, relations LIMIT toInteger($limit)
 // ladybug:
 // (grouped collects: LadybugDB 0.22 drops the ORDER BY before a LIMIT that feeds an ungrouped aggregate)
 // from the head: its $limit strongest edges, and the $limit strongest next edges from those
