@@ -65,14 +65,13 @@ def engine_append(nodes: int) -> None:
     import numpy as np
     import pyarrow as pa
 
-    from eventkg.graphstore import ladybug_bulk, open_store
+    from eventkg.graphstore import open_store
     from eventkg.graphstore.ladybug_engine import copy_arrow, release_free_memory
     from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
     from eventkg.graphstore.tables import row_schema
 
     folder = Path(os.environ["EVENTKG_BENCH_TMP"])
     store = open_store(str(fresh(folder / "engine-append.lbug")))
-    store._set_buffer_pool(ladybug_bulk.bulk_pool_bytes())
     ids = pa.array([f"{i:020x}" for i in range(nodes)])
     rows = {"id": ids, "sources": pa.array([["aser"]] * nodes, pa.list_(pa.string())), "text": ids}
     for field in row_schema(("id",), NODE_TYPES["Event"].properties):  # the other properties null, typed

@@ -37,7 +37,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from eventkg import settings
 from eventkg.graphstore.base import StoreError, WriteResult
 from eventkg.graphstore.digest import EMPTY, TableDigest, table_digest
 from eventkg.graphstore.keyset import KeySet, edge_fingerprints, fingerprints
@@ -47,14 +46,6 @@ from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 from eventkg.graphstore.spool import TableSpool, read_partitions, read_parts
 from eventkg.graphstore.tables import changed_rows, dedupe, key_column
 
-POOL_SHARE = 0.5  # of the memory budget (EVENTKG_MEMORY_MB), the engine's buffer pool during a bulk session
-
-
-def bulk_pool_bytes() -> int:
-    """ladybug's buffer pool during a bulk session: ``POOL_SHARE`` of the memory budget. Its default
-    is 80% of the machine's memory, so pages a bulk load reads or writes would never be evicted and
-    the process would grow with the graph; queries after the session get the default again."""
-    return int(settings.memory_mb() * 2**20 * POOL_SHARE)
 # waiting rows (keys seen before: a re-run after a crash) upserted per transaction; a fixed
 # part so the re-run's memory does not grow with the table (see spool.read_partitions)
 LATE_UPSERT_ROWS = 250_000
@@ -109,15 +100,10 @@ class BulkSession:
             return
         self.late_result = WriteResult()
         self._copied, self.late_skipped = {}, {}
-        self._set_buffer_pool(bulk_pool_bytes())
         try:
             yield self
         finally:
-            try:
-                self._end_session()
-            finally:
-                if not self._engine_failed and getattr(self, "_conn", None) is not None:
-                    self._set_buffer_pool(0)
+            self._end_session()
 
     def nodes_done(self) -> None:
         """The loader sends no more nodes: write the held ones now (it reads its edges meanwhile)."""

@@ -16,8 +16,18 @@ from typing import Any
 
 import pyarrow as pa
 
+from eventkg import settings
 from eventkg.graphstore.base import StoreError
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
+
+POOL_SHARE = 0.5  # of the memory budget (EVENTKG_MEMORY_MB), the engine's buffer pool
+
+
+def buffer_pool_bytes() -> int:
+    """ladybug's buffer pool for every open store: ``POOL_SHARE`` of the memory budget. The engine's
+    default is 80% of the machine's memory, and it keeps every page it reads until then, so a
+    bulk load or a scan of a big graph would grow the process with the graph."""
+    return int(settings.memory_mb() * 2**20 * POOL_SHARE)
 
 
 def _columns(props: Mapping[str, str]) -> str:

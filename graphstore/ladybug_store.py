@@ -60,6 +60,7 @@ from eventkg.graphstore.digest_book import DigestBook
 from eventkg.graphstore.keyset import KeySet
 from eventkg.graphstore.ladybug_bulk import STAGE_READ_ROWS, BulkSession
 from eventkg.graphstore.ladybug_engine import (
+    buffer_pool_bytes,
     check_store_path,
     copy_arrow,
     copy_file,
@@ -151,7 +152,7 @@ class LadybugStore(BulkSession, GraphStore):
         self._pending: dict[str, TableDigest | None] = {}  # digests of tables changed since the last CHECKPOINT
         self._copied: dict[str, TableDigest] = {}  # this bulk session's held rows COPYed, per table
         self.late_skipped: dict[str, int] = {}  # waiting rows found equal to the stored table by digest
-        self._pool_bytes = 0  # ladybug's buffer pool size; 0 = its default (see BULK_BUFFER_POOL_BYTES)
+        self._pool_bytes = buffer_pool_bytes()  # ladybug's buffer pool (the memory budget's share)
         self._keyset_max = settings.keyset_max()  # keys remembered, all tables together (before opening)
         self._open()
         self._unflushed_rows = 0
