@@ -71,6 +71,9 @@ class Batch:
     edges: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     node_tables: dict[str, pa.Table] = field(default_factory=dict)
     edge_tables: dict[str, pa.Table] = field(default_factory=dict)
+    #: every edge's endpoints are nodes the same ingest wrote before (the loader resolved them from
+    #: its own node rows, as ASER's relations are): a store need not look them up
+    ends_known: bool = False
 
     def add_node(self, label: str, row: dict[str, Any]) -> None:
         self.nodes.setdefault(label, []).append(row)

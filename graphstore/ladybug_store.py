@@ -192,10 +192,12 @@ class LadybugStore(BulkSession, GraphStore):
         fps: dict[str, Fingerprints] = {}
         nodes = typed_tables(NODE_TYPES, ("id",), batch.nodes, batch.node_tables, fps)
         edges = typed_tables(REL_TYPES, ("src", "dst"), batch.edges, batch.edge_tables, fps)
-        for name in [*nodes, *edges, *(REL_TYPES[t].source for t in edges), *(REL_TYPES[t].target for t in edges)]:
+        ends = [] if batch.ends_known else [*(REL_TYPES[t].source for t in edges), *(REL_TYPES[t].target for t in edges)]
+        for name in [*nodes, *edges, *ends]:
             if not self._routed_by_digest(name):
                 self._keyset(name)  # built before the transaction, from committed state
-        check_endpoints(self._conn, nodes, edges, self._keyset, chunk=LOOKUP_CHUNK)
+        if not batch.ends_known:  # else a missing end would fail its COPY, which is checked
+            check_endpoints(self._conn, nodes, edges, self._keyset, chunk=LOOKUP_CHUNK)
         if self._spool is not None:
             held = self._hold_batch(nodes, edges, fps)
             if held is not None:

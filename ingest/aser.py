@@ -274,6 +274,7 @@ class EidMap:
         self._parts: list[tuple[np.ndarray, np.ndarray, np.ndarray | pa.Array]] = []
         self.size = 0
         self.full = False
+        self.from_sqlite = 0  # ends resolved by reading Eventualities (not among the rows sent as nodes)
         self._packed: bool | None = None  # ids kept as bytes (hex ids) or as strings; set by the first add
         self._h1 = self._h2 = np.empty(0, np.uint64)
         self._oids: np.ndarray | pa.Array = pa.array([], pa.string())
@@ -328,7 +329,9 @@ class EidMap:
             found = _hex_strings(self._oids[pos]) if self._packed else self._oids.take(pa.array(pos))
             out = pc.if_else(pa.array(hit), found, out)
         if out.null_count:
+            before = out.null_count
             out = self._from_sqlite(eids, out)
+            self.from_sqlite += before - out.null_count
         return out
 
     def _from_sqlite(self, eids: pa.Array, out: pa.Array) -> pa.Array:
@@ -458,7 +461,9 @@ def _relation_chunks(file: str, parts: Iterator[TableChunk], eid_map: EidMap,
         t = part.table
         n = t.num_rows
         hids, tids = (t.column(c).combine_chunks() for c in ("hid", "tid"))
+        read_before = eid_map.from_sqlite
         src, dst = eid_map.resolve(hids), eid_map.resolve(tids)
+        ends_known = eid_map.from_sqlite == read_before  # every end one of the event rows sent before
         problems: dict[int, str] = {}
         for end, ids, eids in (("hid", src, hids), ("tid", dst, tids)):
             if ids.null_count:
@@ -482,7 +487,7 @@ def _relation_chunks(file: str, parts: Iterator[TableChunk], eid_map: EidMap,
             if table is not None:
                 edges.setdefault(rtype, []).append(table)
         tables = {t: ts[0] if len(ts) == 1 else pa.concat_tables(ts) for t, ts in edges.items()}
-        yield Chunk(n, {}, tables, rejects)
+        yield Chunk(n, {}, tables, rejects, ends_known=ends_known)
 
 
 def concept_name(info: Any) -> str | None:

@@ -72,6 +72,8 @@ class Chunk:
     # the loader sends no more nodes: the pipeline writes what is pending and lets the store
     # write the nodes it holds now (``nodes_done()``), while the loader reads the edges
     nodes_done: bool = False
+    # every edge's ends are nodes of earlier chunks of this ingest (``Batch.ends_known``)
+    ends_known: bool = False
 
 
 @dataclass
@@ -208,6 +210,7 @@ class _Batcher:
         self.node_tables: dict[str, list[Any]] = {}  # Arrow tables from Chunk items
         self.edge_tables: dict[str, list[Any]] = {}
         self.pending = 0
+        self.ends_known = True  # while every edge pending came from a chunk that says so
 
     def add(self, row: Row) -> None:
         for label, r in row.nodes:
@@ -221,6 +224,7 @@ class _Batcher:
             old = table.get(key)
             table[key] = r if old is None else merge_props(old, r)
         self.pending += len(row.nodes) + len(row.edges)
+        self.ends_known = self.ends_known and not row.edges
 
     def add_chunk(self, chunk: Chunk) -> None:
         for label, table in chunk.nodes.items():
@@ -229,11 +233,13 @@ class _Batcher:
         for rtype, table in chunk.edges.items():
             self.edge_tables.setdefault(rtype, []).append(table)
             self.pending += table.num_rows
+        self.ends_known = self.ends_known and (chunk.ends_known or not chunk.edges)
 
     def take(self) -> Batch:
         batch = Batch(
             nodes={k: list(v.values()) for k, v in self.nodes.items() if v},
             edges={k: list(v.values()) for k, v in self.edges.items() if v},
+            ends_known=self.ends_known,
         )
         for label, tables in self.node_tables.items():
             for t in tables:
@@ -241,7 +247,7 @@ class _Batcher:
         for rtype, tables in self.edge_tables.items():
             for t in tables:
                 batch.add_edge_table(rtype, t)
-        self.nodes, self.edges, self.pending = {}, {}, 0
+        self.nodes, self.edges, self.pending, self.ends_known = {}, {}, 0, True
         self.node_tables, self.edge_tables = {}, {}
         return batch
 
