@@ -172,6 +172,12 @@ class Sink:
     def bulk_load(self):
         return contextlib.nullcontext(self)
 
+    def begin_ingest(self, what: str) -> None:
+        pass
+
+    def end_ingest(self, what: str, *, completed: bool) -> None:
+        pass
+
 
 def cpu_seconds() -> float:
     """CPU time of this process so far, all threads (the engine's included)."""

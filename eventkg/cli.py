@@ -17,6 +17,7 @@ from rich.table import Table
 
 from eventkg.errors import EXIT_CODE, EventKGError
 from eventkg.graphstore import StoreError, open_store, resolve_store_url
+from eventkg.graphstore.base import IncompleteStoreError
 from eventkg.output import parse_params, print_rows
 from eventkg.queries.stats import instances_without_text, store_stats
 
@@ -51,11 +52,26 @@ COMMAND_MODULES = (
 class State:
     """Per-invocation settings shared by every command."""
 
-    def __init__(self, store: str | None) -> None:
+    def __init__(self, store: str | None, allow_incomplete: bool = False) -> None:
         self.store_url = resolve_store_url(store)
+        self.allow_incomplete = allow_incomplete
 
-    def open(self, *, read_only: bool = False):
-        return open_store(self.store_url, read_only=read_only)
+    def open(self, *, read_only: bool = False, complete: bool = False):
+        """The store; one line on stderr when an ingest into it began and did not complete, and a
+        refusal then when the command derives results from the graph (``complete``) unless
+        ``--allow-incomplete`` was given."""
+        store = open_store(self.store_url, read_only=read_only)
+        unfinished = store.unfinished_ingests()
+        if unfinished:
+            what = "; ".join(unfinished)
+            if complete and not self.allow_incomplete:
+                store.close()
+                raise IncompleteStoreError(
+                    f"store {self.store_url} holds an unfinished ingest ({what}): its graph may be partial. "
+                    "Run that ingest again to complete it, or pass --allow-incomplete")
+            err_console.print(f"warning: store {self.store_url} holds an unfinished ingest ({what}): "
+                              "its graph may be partial; run that ingest again to complete it", markup=False)
+        return store
 
 
 @app.callback()
@@ -69,8 +85,13 @@ def main_callback(
             "unset, $EVENTKG_STORE (read by eventkg.settings, like every setting).",
         ),
     ] = None,
+    allow_incomplete: Annotated[
+        bool,
+        typer.Option("--allow-incomplete", help="Let questions, eval and export read a store whose last ingest "
+                     "did not complete (by default they refuse it; every command warns)."),
+    ] = False,
 ) -> None:
-    ctx.obj = State(store)
+    ctx.obj = State(store, allow_incomplete)
 
 
 def state(ctx: typer.Context) -> State:

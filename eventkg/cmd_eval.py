@@ -84,7 +84,7 @@ def eval_command(
     http = {"timeout": timeout, "concurrency": concurrency, "use_cache": not no_cache,
             "cache": ResponseCache(cache_dir) if cache_dir else None}
     options = {"style": style, "level": level, "origin": origin}
-    with state(ctx).open(read_only=True) as store, ModelBars(task) as bars:
+    with state(ctx).open(read_only=True, complete=True) as store, ModelBars(task) as bars:
         done = evaluate_models(store, task, model, out_dir=out, n=n, split=split, seed=seed, task_options=options,
                                judge=judge, http=http, progress=bars.update)
     if as_json:

@@ -61,7 +61,7 @@ def _export(ctx: typer.Context, write: Callable[[Any, Path], dict], file: Path, 
     if text is None and given:
         flags = ", ".join(FLAGS[name] for name in given)
         raise ExportError(f"{flags} apply to a subgraph: give --text too (without --text the whole store is exported)")
-    with state(ctx).open(read_only=True) as store:
+    with state(ctx).open(read_only=True, complete=True) as store:
         if text is None:
             counts = write(store, file)
         else:
@@ -122,7 +122,7 @@ def export_lm_eval_command(
     from eventkg.cli import state
     from eventkg.tasks.export_lmeval import GROUP, export_lm_eval
 
-    with state(ctx).open(read_only=True) as store:
+    with state(ctx).open(read_only=True, complete=True) as store:
         counts = export_lm_eval(store, out, origin=origin, split=split)
     for name, count in counts.items():
         console.print(f"{name}: {count} documents")
@@ -146,7 +146,7 @@ def export_neo4j_import_command(
     from eventkg.graphstore.neo4j_import import export_neo4j_import
 
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with state(ctx).open(read_only=True) as store, Progress(*columns, console=console, transient=True) as bar:
+    with state(ctx).open(read_only=True, complete=True) as store, Progress(*columns, console=console, transient=True) as bar:
         tasks: dict[str, int] = {}
 
         def progress(name: str, done: int, total: int) -> None:

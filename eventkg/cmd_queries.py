@@ -99,7 +99,7 @@ def questions_cmd(
 
     bar = Progress(TextColumn("questions"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    console=err_console, transient=True)
-    with state(ctx).open(read_only=not store_q) as store, bar:
+    with state(ctx).open(read_only=not store_q, complete=True) as store, bar:
         job = bar.add_task("questions", total=n)
         made = make_questions(store, task, level, n, seed, negatives=negatives, model=model, size=size, save=store_q,
                               progress=lambda k: bar.advance(job, k),

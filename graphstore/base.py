@@ -50,6 +50,10 @@ class StoreError(EventKGError):
     """
 
 
+class IncompleteStoreError(StoreError):
+    """A command that derives results from the graph was asked to read a store whose ingest did not complete."""
+
+
 class WriteRefused(StoreError):
     """A write was attempted through the read-only Cypher passthrough."""
 
@@ -232,6 +236,32 @@ class GraphStore(ABC):
     url: str
     #: Called with a short message while a bulk session writes what it held (for progress bars).
     on_bulk_write: Callable[[str], None] | None = None
+
+    # -- unfinished ingests ----------------------------------------------------------------
+    def begin_ingest(self, what: str) -> None:
+        """Record, before its first write, that the ingest ``what`` (source and files) is writing:
+        a crash keeps the mark, and readers are told the graph may be partial."""
+        marks = self.unfinished_ingests()
+        if what not in marks:
+            self._keep_marks([*marks, what])
+        self._wrote = False
+
+    def end_ingest(self, what: str, *, completed: bool) -> None:
+        """Clear ``what``'s mark when it completed, or when it failed without changing the store."""
+        if completed or not self._wrote:
+            marks = self.unfinished_ingests()
+            if what in marks:
+                self._keep_marks([m for m in marks if m != what])
+
+    @abstractmethod
+    def unfinished_ingests(self) -> list[str]:
+        """The ingests that began writing this store and did not complete (oldest first)."""
+
+    @abstractmethod
+    def _keep_marks(self, marks: list[str]) -> None:
+        """Store the list of unfinished ingests durably (before the caller writes anything)."""
+
+    _wrote = False  # the store changed since the last begin_ingest (each backend sets it)
 
     # -- writing ---------------------------------------------------------------------------
     @abstractmethod

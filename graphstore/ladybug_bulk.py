@@ -40,7 +40,7 @@ import pyarrow.compute as pc
 from eventkg.graphstore.base import StoreError, WriteResult
 from eventkg.graphstore.digest import EMPTY, TableDigest, table_digest
 from eventkg.graphstore.keyset import KeySet, edge_fingerprints, fingerprints
-from eventkg.graphstore.ladybug_engine import count_rows, release_free_memory, rollback
+from eventkg.graphstore.ladybug_engine import count_rows, max_offset, release_free_memory, rollback
 from eventkg.graphstore.ladybug_upsert import update_by_node_groups
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 from eventkg.graphstore.spool import TableSpool, read_partitions, read_parts
@@ -78,17 +78,23 @@ class BulkSession:
     _digest_now: Any
     _forget_digests: Any
     _stamp: Any
+    _reopen: Any
+    _delete_everything: Any
+    _fresh_session: bool
+    _wrote: bool
 
     @contextmanager
     def bulk_load(self) -> Iterator[Any]:
         """Hold new rows in a :class:`~eventkg.graphstore.spool.TableSpool` and write them table by
-        table: the nodes when the first batch with edges comes (while the loader reads on), in
-        slices, the edges at the end, one COPY per rel table, checkpointed every
-        ``REL_PENDING_EDGES`` edges (``LadybugStore._flush_spool``).
+        table when the session ends, each from staged files in as few COPYs as the memory budget
+        allows (``LadybugStore._flush_spool``).
 
-        Inside the session a batch whose keys are all new is validated and its endpoints
-        checked, then held. Any other batch first writes what is held. A crash loses what is held, or leaves a prefix of its tables written:
-        running the ingest again completes it.
+        All or nothing: when the caller raises inside the session (a bad row, a whole-file error,
+        Ctrl-C), nothing it held is written. Into a store that held no node when the session began,
+        the nodes are written as soon as the loader's edges start (while it reads them: they cost
+        no wall time then), and a failure afterwards deletes every row again; into a store that
+        held nodes, everything waits for the end. A crash (SIGKILL) leaves what was written:
+        running the ingest again completes it (the store's ingest mark says so meanwhile).
         """
         if self._spool is not None or self.read_only:
             yield self
@@ -100,14 +106,19 @@ class BulkSession:
             return
         self.late_result = WriteResult()
         self._copied, self.late_skipped = {}, {}
+        self._fresh_session = all(max_offset(self._conn, label) < 0 for label in NODE_TYPES)
+        self._wrote = False
         try:
             yield self
-        finally:
-            self._end_session()
+        except BaseException:
+            self._abandon_session()
+            raise
+        self._end_session()
 
     def nodes_done(self) -> None:
-        """The loader sends no more nodes: write the held ones now (it reads its edges meanwhile)."""
-        if self._spool is not None:
+        """The loader sends no more nodes: into a fresh store, write the held ones now (it reads its
+        edges meanwhile); into one that holds nodes, they wait for the end (see :meth:`bulk_load`)."""
+        if self._spool is not None and self._fresh_session:
             self._flush_spool(list(NODE_TYPES))
 
     def _end_session(self) -> None:
@@ -118,14 +129,43 @@ class BulkSession:
         try:
             if not self._engine_failed:
                 self._flush_spool()
+        except BaseException:
+            self._undo_fresh_session()
+            raise
         finally:
-            self._spool = None
-            self._unkeyed.clear()  # written (their key sets rebuilt when needed) or never to be
-            self._by_digest.clear()
-            spool.close()
-            if self._late is not None:
-                self._late.close()
-                self._late = None
+            self._close_spools(spool)
+
+    def _abandon_session(self) -> None:
+        """The caller failed inside the session: drop what is held, and undo what was written."""
+        spool = self._spool
+        if spool is None:
+            return
+        self._close_spools(spool)
+        self._keysets.clear()  # they hold keys that were never written
+        self._undo_fresh_session()
+
+    def _undo_fresh_session(self) -> None:
+        """After a failed session into a store that held no node: delete every row written since,
+        so the store is again what it was (empty). Else what was written stays (the ingest mark
+        tells readers)."""
+        if not (self._wrote and self._fresh_session):
+            return
+        try:
+            self._engine_failed = False
+            self._reopen()  # a failed COPY may have left the connection unusable
+            self._delete_everything()
+            self._wrote = False
+        except Exception:  # noqa: BLE001 - the first error is the one to report
+            self._engine_failed = True
+
+    def _close_spools(self, spool: TableSpool) -> None:
+        self._spool = None
+        self._unkeyed.clear()  # written (their key sets rebuilt when needed) or never to be
+        self._by_digest.clear()
+        spool.close()
+        if self._late is not None:
+            self._late.close()
+            self._late = None
 
     def _hold_batch(self, nodes: Mapping[str, pa.Table], edges: Mapping[str, pa.Table],
                     fps: Mapping[str, Fingerprints]) -> WriteResult | None:
@@ -148,7 +188,7 @@ class BulkSession:
             present, unsure = keys.lookup(*fps[name])
             known[name] = present | unsure
         self._hold_split(tables, fps, known, result)
-        if edges:  # the node phase of a loader is over: write its nodes while it reads on
+        if edges and self._fresh_session:  # the node phase of a loader is over: write its nodes while it reads on
             self._flush_spool(list(NODE_TYPES))
         return result
 

@@ -43,6 +43,8 @@ the engine helpers (DDL, results, COPY) in :mod:`eventkg.graphstore.ladybug_engi
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -158,6 +160,8 @@ class LadybugStore(BulkSession, GraphStore):
         self._unflushed_rows = 0
         self._rows_since_open = 0  # see checkpoint()
         self._engine_failed = False
+        self._fresh_session = False  # a bulk session began with every node table empty
+        self._wrote = False  # this store wrote since the bulk session began (see _stamp)
         self._keysets: dict[str, KeySet | None] = {}  # see _keyset
         self._unkeyed: set[str] = set()  # rel tables a bulk session holds without a key set (BulkSession._holds_unkeyed)
         self._by_digest: set[str] = set()  # stored rel tables whose rows all wait (BulkSession._routed_by_digest)
@@ -452,9 +456,34 @@ class LadybugStore(BulkSession, GraphStore):
         self._pending.update(dict.fromkeys(names))
         self._book.drop(names)
 
+    def unfinished_ingests(self) -> list[str]:
+        try:
+            return list(json.loads(self._marks_path().read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            return []
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"cannot read {self._marks_path()}: {exc}") from None
+
+    def _keep_marks(self, marks: list[str]) -> None:
+        path = self._marks_path()
+        if not marks:
+            path.unlink(missing_ok=True)
+            return
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(marks, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+
+    def _marks_path(self) -> Path:
+        """The list of unfinished ingests, beside the database file."""
+        return Path(self.url + ".ingests")
+
     def _stamp(self) -> None:
         """After a write of this store's: its files as it left them (digest_book rule 3), so a crash
         from here on does not drop the digests of tables it did not touch."""
+        self._wrote = True
         if self._book is not None:
             self._book.save()
 
@@ -513,6 +542,10 @@ class LadybugStore(BulkSession, GraphStore):
         if self.read_only:
             raise WriteRefused(f"store {self.url} was opened read-only")
         self._flush_spool()
+        self._delete_everything()
+
+    def _delete_everything(self) -> None:
+        """Every row of every table deleted, then checkpointed (the tables stay)."""
         self._forget_digests()
         for rel in REL_TYPES.values():
             self._conn.execute(f"MATCH ()-[e:{rel.name}]->() DELETE e")
@@ -520,6 +553,7 @@ class LadybugStore(BulkSession, GraphStore):
             self._conn.execute(f"MATCH (n:{label}) DELETE n")
         self._keysets.clear()
         self._pending.update(dict.fromkeys([*NODE_TYPES, *REL_TYPES], EMPTY))  # set at the next CHECKPOINT
+        self._fold_wal()
 
     # -- which keys exist --------------------------------------------------------------------
     def _keyset(self, name: str) -> KeySet | None:

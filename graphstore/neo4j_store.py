@@ -57,6 +57,10 @@ CHUNK = 5_000  # rows per UNWIND statement
 TX_ROWS, TX_BYTES = nb.TX_ROWS, nb.TX_BYTES  # bounds of one write transaction (see neo4j_batches)
 
 
+#: the label of the nodes that record unfinished ingests (not part of the data model)
+INGEST_MARK = "EventKGIngest"
+
+
 class Neo4jStore(BoundedWrites, GraphStore):
     """A Neo4j 5 database holding the eventkg graph."""
 
@@ -114,6 +118,7 @@ class Neo4jStore(BoundedWrites, GraphStore):
                 typed[name] = nb.typed_table(name, rows, table)
         if not typed:
             return WriteResult()
+        self._wrote = True  # a big batch goes in several transactions: one may land before an error
         try:
             with self._session() as session:
                 parts = self._split_known(session, typed)
@@ -124,6 +129,17 @@ class Neo4jStore(BoundedWrites, GraphStore):
             raise StoreError(unreachable(self.url, self._address, exc)) from None
         except Neo4jError as exc:
             raise StoreError(f"writing to Neo4j at {self.url}: {one_line(exc.message or exc)}") from None
+
+    def unfinished_ingests(self) -> list[str]:
+        rows = self._read(f"MATCH (m:{INGEST_MARK}) RETURN m.what AS what ORDER BY m.started, m.what")
+        return [r["what"] for r in rows]
+
+    def _keep_marks(self, marks: list[str]) -> None:
+        with self._session() as s:
+            s.execute_write(lambda tx: tx.run(
+                f"MATCH (m:{INGEST_MARK}) WHERE NOT m.what IN $marks DELETE m "
+                f"WITH count(*) AS gone UNWIND $marks AS what MERGE (m:{INGEST_MARK} {{what: what}}) "
+                "ON CREATE SET m.started = datetime()", marks=marks).consume())
 
     def clear(self) -> None:
         """Delete all nodes and edges: one transaction when small, else in batches."""

@@ -458,11 +458,18 @@ def run(
     refuse = _Rejects(on_error, rejects, report)
     drive = _Drive(store, report, refuse, batch_size, limit, progress)
     iterator = Prefetch(items) if prefetch and limit != 0 else iter(items)
+    what = f"{source} {' '.join(str(f) for f in files)}"
+    completed = False
     try:
         if limit == 0:
             report.limited = True
             return report
-        drive.items(iterator)
+        store.begin_ingest(what)  # before the first write: a crash leaves the mark for readers
+        try:
+            drive.items(iterator)
+            completed = True
+        finally:
+            store.end_ingest(what, completed=completed)  # kept when a failure left part of it written
     finally:
         close = getattr(iterator, "close", None)
         if close is not None:

@@ -100,7 +100,9 @@ def test_without_room_for_a_spool_the_session_writes_batch_by_batch(tmp_path, mo
         assert store.counts()["edges"]["SYNCHRONOUS"] == 99
 
 
-def test_a_full_disk_while_holding_is_one_error_and_earlier_batches_land(tmp_path, monkeypatch):
+def test_a_full_disk_while_holding_is_one_error_and_nothing_lands(tmp_path, monkeypatch):
+    """The session is all or nothing: the first batch's nodes were written (a fresh store writes
+    them once edges come) and are deleted again when a later batch fails."""
     from eventkg.graphstore import spool
 
     with open_store(str(tmp_path / "s.lbug")) as store:
@@ -110,7 +112,7 @@ def test_a_full_disk_while_holding_is_one_error_and_earlier_batches_land(tmp_pat
             store.write_batch(_events(100, start=500))
         monkeypatch.undo()
         counts = store.counts()
-        assert counts["nodes"]["Event"] == 100 and counts["edges"]["SYNCHRONOUS"] == 99
+        assert counts["nodes"]["Event"] == 0 and counts["edges"]["SYNCHRONOUS"] == 0
         assert _spools(tmp_path) == []
 
 
