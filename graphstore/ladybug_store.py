@@ -88,9 +88,10 @@ CHECKPOINT_ROWS = 5_000_000  # rows written between checkpoints
 # ~120M keys, ~1.9 GB) with EVENTKG_KEYSET_MAX (eventkg.settings; read when a store is opened,
 # so a bad value is an error of that open, not of importing this module).
 # the engine's buffer pool per row of one COPY (its primary-key index for nodes, its sorted
-# edges for rels), with room to spare; measured in docs/scale.md
+# edges for rels), with room to spare; measured in docs/scale.md. A rel table is best kept to one
+# COPY: a second COPY into it rewrites it and holds ~135 B per node it joins until its checkpoint
 ENGINE_NODE_BYTES = 160
-ENGINE_EDGE_BYTES = 100
+ENGINE_EDGE_BYTES = 64
 POOL_FOR_COPY = 0.8  # share of the buffer pool one COPY may plan to fill
 REOPEN_ROWS = 1_000_000  # rows written between reopenings of the database (see checkpoint())
 # edges COPYed into rel tables between checkpoints of a bulk session: what a COPY keeps until
