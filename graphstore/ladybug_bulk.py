@@ -119,6 +119,9 @@ class BulkSession:
         """The loader sends no more nodes: into a fresh store, write the held ones now (it reads its
         edges meanwhile); into one that holds nodes, they wait for the end (see :meth:`bulk_load`)."""
         if self._spool is not None and self._fresh_session:
+            for label in NODE_TYPES:  # rebuilt by a scan if a later batch asks (ASER's edges do not:
+                self._keysets.pop(label, None)  # their ends are known), ~16 B per node freed first
+            release_free_memory()
             self._flush_spool(list(NODE_TYPES))
 
     def _end_session(self) -> None:
