@@ -1,15 +1,13 @@
 """The bulk session of the LadybugDB store: which rows ``bulk_load()`` holds back, and which wait.
 
 Inside a session new rows are not written batch by batch: they are held in a
-:class:`~eventkg.graphstore.spool.TableSpool` and written table by table (nodes in slices, one COPY per rel table) when
-the loader's nodes are done and when the session ends (see :mod:`eventkg.graphstore.spool` for
-the measurements). Rows whose keys are already held or stored wait in a second spool and are
-upserted, one pass per table, after the held rows are written; a table whose waiting rows are
-exactly its stored rows (a re-run after a crash) is skipped, proven by digests
-(:mod:`eventkg.graphstore.digest_book`). ASER 1M/3M crash re-run, bench/ingest_bench.py, main's
-code and this, interleaved, 2 shared cores (last two rounds): 29.8 / 26.4 s, 43.1 / 39.7 CPU-s,
-1,219 / 1,218 MB before; 20.0 / 19.8 s, 33.5 / 32.6 CPU-s, 834 / 839 MB with the skip (2.66M of
-the rows sent again skipped), RSS over the 330K/1M re-run's 1.42-1.47x -> 1.20-1.25x.
+:class:`~eventkg.graphstore.spool.TableSpool` and written table by table (each from staged
+Parquet files, in as few COPYs as the memory budget allows) when the session ends, the nodes of
+a fresh store earlier, while the loader reads its edges. A failure inside the session writes
+nothing it held (and deletes again what a fresh store got early): see :meth:`BulkSession.bulk_load`.
+Rows whose keys are already held or stored wait in a second spool and are upserted, one pass per
+table, after the held rows are written; a table whose waiting rows are exactly its stored rows
+(a re-run after a crash) is skipped, proven by digests (:mod:`eventkg.graphstore.digest_book`).
 
 What a session remembers of keys is kept from growing with the graph where nothing needs it: a
 rel table empty when first held has no key set (every row held, repeats merged at its COPY,

@@ -22,14 +22,11 @@ Why it looks the way it does (measured on ladybug 0.22, see bench/store_bench.py
 * Inside ``bulk_load()`` new rows are held and written table by table
   (:mod:`eventkg.graphstore.ladybug_bulk`, :mod:`eventkg.graphstore.spool`).
 * Checkpoints: auto-checkpoint after a big commit rewrites whole rel tables, so it is off;
-  the store checkpoints every ``CHECKPOINT_ROWS`` rows and on close. A bulk session's writes
-  keep the engine's memory flat in graph size: fixed-size node slices, a fixed count of
-  edges between checkpoints, the database reopened and freed heap handed back after each
-  (ASER 1M/3M over 330K/1M peak RSS, two interleaved rounds, bench/ingest_bench.py: ingest
-  1.43-1.49x -> 1.19-1.22x, --map-events 1.48-1.67x -> 1.23-1.37x, crash re-run 1.78x -> 1.46x).
-  What still grows is the engine's: a COPY of 200K events into a table of 800K, with its
-  checkpoint, takes +282 MB over the open database, into an empty one +104 MB (measured alone);
-  checkpointing only after the last slice takes +543 MB, so each slice is checkpointed.
+  the store checkpoints every ``CHECKPOINT_ROWS`` rows and on close. A bulk session writes each
+  held table from staged Parquet files in one COPY, or in as few as the memory budget allows
+  (:func:`copy_rows`), each checkpointed and the database reopened after it so each COPY starts
+  from the same floor. Every store opens with the budget's buffer pool
+  (:func:`~eventkg.graphstore.ladybug_engine.buffer_pool_bytes`). Figures: ``docs/performance.md``.
 * Only one read-write process may open a database file at a time.
 * Each table's content digest is kept beside the store (:mod:`eventkg.graphstore.digest_book`,
   whose rules every write path here follows: drop a table's digest before writing it, set it
@@ -272,8 +269,8 @@ class LadybugStore(BulkSession, GraphStore):
         """Write the held tables (``names``, default all; nodes first), keeping the engine's memory
         bounded by fixed budgets rather than by the graph's size.
 
-        Node tables go in ``NODE_COPY_ROWS`` at a time, each slice checkpointed; rel tables one
-        COPY each (see ``eventkg.graphstore.spool``), checkpointed once ``REL_PENDING_EDGES`` edges
+        Each table goes in from staged Parquet files, one COPY unless the memory budget says more
+        (:meth:`_copy_budgeted`); rel tables are checkpointed once ``REL_PENDING_EDGES`` edges
         wait for it. After each checkpoint the database is reopened and freed memory handed back
         (:meth:`_checkpoint_and_release`), so each COPY starts from the same floor.
 

@@ -13,8 +13,8 @@ Why (LadybugDB 0.22, measured with 1M events and 1.3M edges over the 15 ASER typ
 
 So a bulk session appends each table's new rows to a file (memory stays flat as the input
 grows) and writes the tables one by one when it ends: node tables first, so every edge
-finds its endpoints. Rel tables are memory-mapped when read back, not copied; node tables,
-which may be COPYed in several parts, are read a few batches at a time (:meth:`TableSpool.slices`).
+finds its endpoints. A held table is read back a few batches at a time (:func:`read_parts`)
+into a :class:`Staged` Parquet file the engine COPYs itself, so no table is ever resident whole.
 
 Rows whose keys are already held or stored (ASER texts repeated across loader batches, a
 re-run after a crash) go to a second spool and are upserted, table by table in one pass
