@@ -469,7 +469,11 @@ def run(
             drive.items(iterator)
             completed = True
         finally:
-            store.end_ingest(what, completed=completed)  # kept when a failure left part of it written
+            try:
+                store.end_ingest(what, completed=completed)  # kept when a failure left part of it written
+            except Exception:
+                if completed:  # else the ingest's own error is the one to report (e.g. a server gone)
+                    raise
     finally:
         close = getattr(iterator, "close", None)
         if close is not None:
