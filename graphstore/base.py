@@ -248,10 +248,14 @@ class GraphStore(ABC):
 
     def end_ingest(self, what: str, *, completed: bool) -> None:
         """Clear ``what``'s mark when it completed, or when it failed without changing the store."""
-        if completed or not self._wrote:
+        if completed or not self.changed_since_begin():
             marks = self.unfinished_ingests()
             if what in marks:
                 self._keep_marks([m for m in marks if m != what])
+
+    def changed_since_begin(self) -> bool:
+        """True when the store was written since the last :meth:`begin_ingest` (and not undone)."""
+        return self._wrote
 
     @abstractmethod
     def unfinished_ingests(self) -> list[str]:

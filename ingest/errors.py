@@ -51,3 +51,8 @@ class MissingFilesError(IngestError):
 
 class WrongSchemaError(IngestError):
     """A database file does not have the tables/columns the source expects."""
+
+
+class PartialIngestError(EventKGError):
+    """An ingest failed after part of it was written (Neo4j over Bolt, a crash of the final write):
+    the message says what had landed; the store records the ingest as unfinished."""

@@ -23,9 +23,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from eventkg.errors import EventKGError
 from eventkg.graphstore.base import Batch, GraphStore, WriteResult, merge_props
 from eventkg.ingest.checks import Keys, check_batch_size, check_rejects_path
-from eventkg.ingest.errors import BadRowError, EmptyInputError, IngestError, MissingFilesError, RowError
+from eventkg.ingest.errors import (
+    BadRowError,
+    EmptyInputError,
+    IngestError,
+    MissingFilesError,
+    PartialIngestError,
+    RowError,
+)
 
 ON_ERROR = ("fail", "skip")
 DEFAULT_BATCH_SIZE = 50_000
@@ -468,6 +476,13 @@ def run(
         try:
             drive.items(iterator)
             completed = True
+        except EventKGError as exc:
+            if not store.changed_since_begin():
+                raise
+            raise PartialIngestError(
+                f"{exc} -- before it, {report.batches:,} batch(es) of this ingest had been written "
+                f"({sum(report.nodes.values()):,} node rows, {sum(report.edges.values()):,} edge rows sent); "
+                "the store records the ingest as unfinished: run it again to complete it") from exc
         finally:
             try:
                 store.end_ingest(what, completed=completed)  # kept when a failure left part of it written

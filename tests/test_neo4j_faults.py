@@ -71,7 +71,7 @@ def test_a_server_killed_mid_ingest_is_one_line_and_a_rerun_gives_the_clean_grap
         _, err = run.communicate(timeout=120)
         lines = [ln for ln in err.splitlines() if ln.strip()]
         assert run.returncode == 2 and len(lines) == 1, err
-        assert lines[0].startswith("error: ") and "Neo4j" in lines[0], lines[0]
+        assert lines[0].startswith("error: ") and "Neo4j" in lines[0] and "unfinished" in lines[0], lines[0]
 
         server = server_mod.start(home=home, port=port, password="faults-test-pw", heap="512m", pagecache="128m")
         server.keep_home = True
