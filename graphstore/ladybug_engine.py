@@ -21,6 +21,7 @@ from eventkg.graphstore.base import StoreError
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 
 POOL_SHARE = 0.5  # of the memory budget (EVENTKG_MEMORY_MB), the engine's buffer pool
+EDGE_POOL_SHARE = 0.75  # of the budget, the pool while a bulk session writes its rel tables (edge_pool_bytes)
 
 
 def buffer_pool_bytes() -> int:
@@ -28,6 +29,14 @@ def buffer_pool_bytes() -> int:
     default is 80% of the machine's memory, and it keeps every page it reads until then, so a
     bulk load or a scan of a big graph would grow the process with the graph."""
     return int(settings.memory_mb() * 2**20 * POOL_SHARE)
+
+
+def edge_pool_bytes() -> int:
+    """The buffer pool while a bulk session writes its rel tables: ``EDGE_POOL_SHARE`` of the budget.
+    A rel COPY looks both ends of every edge up in the node table's primary-key index; once that
+    index outgrows the pool (~10M events in 1 GiB) each lookup may read a page, and the loader's
+    memory is gone by then, so the rel tables get the larger share."""
+    return int(settings.memory_mb() * 2**20 * EDGE_POOL_SHARE)
 
 
 def _columns(props: Mapping[str, str]) -> str:

@@ -64,6 +64,7 @@ from eventkg.graphstore.ladybug_engine import (
     copy_arrow,
     copy_file,
     count_rows,
+    edge_pool_bytes,
     release_free_memory,
     rollback,
     schema_statements,
@@ -295,6 +296,7 @@ class LadybugStore(BulkSession, GraphStore):
                 if name in NODE_TYPES:
                     self._write_held_nodes(name)
                     continue
+                self._set_buffer_pool(edge_pool_bytes())  # no-op once set (see edge_pool_bytes)
                 if pending and pending + rows > REL_PENDING_EDGES:
                     self._checkpoint_and_release()
                     pending = 0
@@ -306,6 +308,7 @@ class LadybugStore(BulkSession, GraphStore):
                     pending = 0
             if pending:
                 self._checkpoint_and_release()
+            self._set_buffer_pool(buffer_pool_bytes())
             self._apply_late(names or [*NODE_TYPES, *REL_TYPES])
             if self.on_bulk_write is not None:
                 self.on_bulk_write("")  # done writing
