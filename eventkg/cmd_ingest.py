@@ -111,6 +111,9 @@ class IngestProgress:
         self._bar.update(self._task, rows=rows, rejected=rejected)
 
     def stage(self, message: str | None) -> None:
+        if message and message.startswith("note: "):  # kept above the bar, not replaced by the next stage
+            self._bar.console.print(message, markup=False, highlight=False)
+            return
         self._bar.update(self._task, stage=f"- {message}" if message else "")
 
 

@@ -234,7 +234,8 @@ class GraphStore(ABC):
     """One typed graph, whatever engine holds it."""
 
     url: str
-    #: Called with a short message while a bulk session writes what it held (for progress bars).
+    #: Called with a short message while a bulk session writes what it held (for progress bars);
+    #: a message starting ``note: `` is one to keep (e.g. a table written in several COPYs).
     on_bulk_write: Callable[[str], None] | None = None
 
     # -- unfinished ingests ----------------------------------------------------------------

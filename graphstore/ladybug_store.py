@@ -370,7 +370,7 @@ class LadybugStore(BulkSession, GraphStore):
         says so first (``on_bulk_write``) when the table takes more than one."""
         limit = copy_rows(name, self._pool_bytes)
         if rows > limit and self.on_bulk_write is not None:
-            self.on_bulk_write(f"{name}: {rows:,} rows need {-(-rows // limit)} COPYs of at most {limit:,} "
+            self.on_bulk_write(f"note: {name}: {rows:,} rows need {-(-rows // limit)} COPYs of at most {limit:,} "
                                f"under EVENTKG_MEMORY_MB={settings.memory_mb()} (raise it for fewer)")
         schema = row_schema(("id",) if name in NODE_TYPES else ("src", "dst"),
                             (NODE_TYPES.get(name) or REL_TYPES[name]).properties)

@@ -438,3 +438,24 @@ def test_changed_stored_nodes_are_rewritten_a_few_node_groups_per_transaction(tm
     assert sorted(i for part in parts for i in part) == changed
     assert [sorted({i // 20 for i in part}) for part in parts] == [[0], [1], [2], [3], [4]]
     assert [i for i in range(100) if stored[event_id(f"e{i}")].get("frequency") == 7.0] == changed
+
+
+def test_a_table_bigger_than_one_copy_may_take_goes_in_several_and_says_so_first(tmp_path, monkeypatch):
+    """The memory budget bounds the rows of one COPY (``copy_rows``): past it a held table is
+    COPYed in parts, each checkpointed, after a ``note:`` naming the parts and the setting."""
+    from eventkg.graphstore import ladybug_store
+
+    monkeypatch.setattr(ladybug_store, "copy_rows", lambda name, pool: 40)
+    copies, messages = [], []
+    monkeypatch.setattr(ladybug_store, "copy_file", lambda conn, name, path, f=ladybug_store.copy_file: (
+        copies.append(name), f(conn, name, path))[-1])
+    with open_store(str(tmp_path / "s.lbug")) as store:
+        store.on_bulk_write = messages.append
+        with store.bulk_load():
+            store.write_batch(_events(100))
+        counts = store.counts()
+        assert counts["nodes"]["Event"] == 100 and counts["edges"]["SYNCHRONOUS"] == 99
+    assert copies.count("Event") == 3 and copies.count("SYNCHRONOUS") == 3  # 40 + 40 + 20, 40 + 40 + 19
+    notes = [m for m in messages if m.startswith("note: ")]
+    assert notes[0].startswith("note: Event: 100 rows need 3 COPYs of at most 40") and "EVENTKG_MEMORY_MB" in notes[0]
+    assert messages.index(notes[0]) < messages.index(next(m for m in messages if m.startswith("note: SYNCHRONOUS")))
