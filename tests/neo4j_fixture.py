@@ -18,15 +18,20 @@ from eventkg.graphstore import open_store
 from eventkg.graphstore.neo4j_server import Neo4jServer
 
 
-@pytest.fixture(scope="session")
-def neo4j_server() -> Iterator[Neo4jServer]:
-    """A running Neo4j server on 127.0.0.1 (auth on), stopped after the session."""
+def require_neo4j_tools() -> None:
+    """Skip the calling test when java or mvn is missing; with ``CI`` set, fail it instead."""
     missing = server_mod.missing_tools()
     if missing:
         reason = f"Neo4j test server needs {' and '.join(missing)} on PATH"
         if os.environ.get("CI"):
             pytest.fail(f"{reason} (CI is set, so this does not skip)", pytrace=False)
         pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def neo4j_server() -> Iterator[Neo4jServer]:
+    """A running Neo4j server on 127.0.0.1 (auth on), stopped after the session."""
+    require_neo4j_tools()
     # EVENTKG_NEO4J_AUTH=0 runs the suite against a server without authentication
     auth = os.environ.get("EVENTKG_NEO4J_AUTH", "1") != "0"
     # C1-only JIT: a short-lived server warms up in half the time (peak speed matters less)

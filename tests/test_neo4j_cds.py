@@ -13,6 +13,7 @@ import pytest
 
 from eventkg.graphstore import neo4j_cds
 from eventkg.graphstore import neo4j_server as server_mod
+from tests.neo4j_fixture import require_neo4j_tools
 
 CLASSPATH = ["/x/neo4j-5.26.0.jar", "/x/arrow-bom-5.26.0.pom", "/x/lucene-core-9.11.1.jar"]
 
@@ -100,11 +101,7 @@ def test_a_training_jvm_that_writes_nothing_gives_no_archive(tmp_path):
 
 
 def test_the_recorded_archives_serve_neo4j_classes_to_a_real_jvm(tmp_path):
-    missing = server_mod.missing_tools()
-    if missing:
-        if os.environ.get("CI"):
-            pytest.fail(f"needs {' and '.join(missing)} on PATH (CI is set, so this does not skip)", pytrace=False)
-        pytest.skip(f"needs {' and '.join(missing)} on PATH")
+    require_neo4j_tools()
     classpath = server_mod.prepare()  # records both archives the first time
     (tmp_path / "neo4j.conf").write_text("")
     for role in (neo4j_cds.ADMIN, neo4j_cds.SERVER):

@@ -10,18 +10,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from eventkg.graphstore import neo4j_server as server_mod
 from eventkg.graphstore import open_store
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 from eventkg.ingest.aser_shape import make_aser_shape_kg
+from tests.neo4j_fixture import require_neo4j_tools
 
 
 def _content(store) -> str:
@@ -50,11 +48,7 @@ def _events(url: str) -> int:
 
 
 def test_a_server_killed_mid_ingest_is_one_line_and_a_rerun_gives_the_clean_graph(tmp_path):
-    missing = server_mod.missing_tools()
-    if missing:
-        if os.environ.get("CI"):
-            pytest.fail(f"needs {' and '.join(missing)}", pytrace=False)
-        pytest.skip(f"needs {' and '.join(missing)}")
+    require_neo4j_tools()
     kg = make_aser_shape_kg(tmp_path / "KG.db", 20_000, 60_000, seed=3)
     home = tmp_path / "n4"
     server = server_mod.start(home=home, password="faults-test-pw", heap="512m", pagecache="128m")
