@@ -438,6 +438,31 @@ class _Drive:
         self.report.created, self.report.updated = self.result.created, self.result.updated
 
 
+def _marked(store: GraphStore, what: str, drive: _Drive, iterator: Iterator[Row | Reject | Chunk]) -> None:
+    """``drive.items(iterator)`` inside the store's unfinished-ingest mark: set before the first
+    write (a crash leaves it for readers), cleared when the ingest completes or fails without
+    changing the store; a failure after writes says what had landed (:class:`PartialIngestError`)."""
+    completed = False
+    store.begin_ingest(what)
+    try:
+        drive.items(iterator)
+        completed = True
+    except EventKGError as exc:
+        if not store.changed_since_begin():
+            raise
+        report = drive.report
+        raise PartialIngestError(
+            f"{exc} -- before it, {report.batches:,} batch(es) of this ingest had been written "
+            f"({sum(report.nodes.values()):,} node rows, {sum(report.edges.values()):,} edge rows sent); "
+            "the store records the ingest as unfinished: run it again to complete it") from exc
+    finally:
+        try:
+            store.end_ingest(what, completed=completed)
+        except Exception:
+            if completed:  # else the ingest's own error is the one to report (e.g. a server gone)
+                raise
+
+
 def run(
     store: GraphStore,
     source: str,
@@ -466,29 +491,11 @@ def run(
     refuse = _Rejects(on_error, rejects, report)
     drive = _Drive(store, report, refuse, batch_size, limit, progress)
     iterator = Prefetch(items) if prefetch and limit != 0 else iter(items)
-    what = f"{source} {' '.join(str(f) for f in files)}"
-    completed = False
     try:
         if limit == 0:
             report.limited = True
             return report
-        store.begin_ingest(what)  # before the first write: a crash leaves the mark for readers
-        try:
-            drive.items(iterator)
-            completed = True
-        except EventKGError as exc:
-            if not store.changed_since_begin():
-                raise
-            raise PartialIngestError(
-                f"{exc} -- before it, {report.batches:,} batch(es) of this ingest had been written "
-                f"({sum(report.nodes.values()):,} node rows, {sum(report.edges.values()):,} edge rows sent); "
-                "the store records the ingest as unfinished: run it again to complete it") from exc
-        finally:
-            try:
-                store.end_ingest(what, completed=completed)  # kept when a failure left part of it written
-            except Exception:
-                if completed:  # else the ingest's own error is the one to report (e.g. a server gone)
-                    raise
+        _marked(store, f"{source} {' '.join(str(f) for f in files)}", drive, iterator)
     finally:
         close = getattr(iterator, "close", None)
         if close is not None:
