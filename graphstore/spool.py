@@ -89,23 +89,6 @@ class TableSpool:
         self.rows.pop(name, None)
         return self.folder / f"{name}.arrow"
 
-    def drain(self, order: list[str], copied: Callable[[str], bool] = lambda name: False
-              ) -> Iterator[tuple[str, pa.Table]]:
-        """Each held table (in ``order``), memory-mapped; its file is deleted once the caller moves on.
-
-        A table the caller will replace by a changed copy (``copied(name)``) is read into memory
-        instead: a mapping's pages stay resident until the caller moves on, so a copy would hold
-        the table twice (the ASER events at 1M: ~90 MB more at the peak).
-        """
-        for name in [n for n in order if n in self._writers]:
-            if copied(name):
-                yield name, self.take(name)
-                continue
-            path = self._finish(name)
-            with pa.memory_map(str(path)) as source:
-                yield name, pa.ipc.open_file(source).read_all()
-            path.unlink()
-
     def slices(self, name: str, rows: int) -> Iterator[pa.Table]:
         """The held table ``name`` in slices of at most ``rows`` rows (written batches cut where
         needed), each read into memory when the caller asks for it (its file deleted at the end), so
