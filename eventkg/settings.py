@@ -153,32 +153,29 @@ def nltk_data_dir() -> Path:
     return _path(NLTK_DATA) or cache_dir("nltk_data")
 
 
-def memory_mb() -> int:
-    """``$EVENTKG_MEMORY_MB``: a whole number of MiB >= 512 (default 2,048)."""
-    value = MEMORY_MB.raw()
+def _whole_number(setting: Setting, default: int, minimum: int, not_a_number: str, too_small: str) -> int:
+    """A whole-number setting at least ``minimum`` (``default`` when unset); each bad value named."""
+    value = setting.raw()
     if value is None:
-        return 2048
+        return default
     try:
         number = int(value)
     except ValueError:
-        raise MEMORY_MB.error(value, "a whole number of MiB") from None
-    if number < 512:
-        raise MEMORY_MB.error(value, "at least 512 (MiB)")
+        raise setting.error(value, not_a_number) from None
+    if number < minimum:
+        raise setting.error(value, too_small)
     return number
+
+
+def memory_mb() -> int:
+    """``$EVENTKG_MEMORY_MB``: a whole number of MiB >= 512 (default 2,048)."""
+    return _whole_number(MEMORY_MB, 2048, 512, "a whole number of MiB", "at least 512 (MiB)")
 
 
 def keyset_max() -> int:
     """``$EVENTKG_KEYSET_MAX``: a whole number >= 0 (default 20,000,000)."""
-    value = KEYSET_MAX.raw()
-    if value is None:
-        return 20_000_000
-    try:
-        number = int(value)
-    except ValueError:
-        raise KEYSET_MAX.error(value, "a whole number of keys, e.g. 150000000") from None
-    if number < 0:
-        raise KEYSET_MAX.error(value, "a whole number of keys >= 0")
-    return number
+    return _whole_number(KEYSET_MAX, 20_000_000, 0, "a whole number of keys, e.g. 150000000",
+                         "a whole number of keys >= 0")
 
 
 def neo4j_credentials() -> tuple[str | None, str | None]:
