@@ -42,7 +42,7 @@ from typing import Any
 
 from eventkg.graphstore.model import CLOMO_RELATIONS
 from eventkg.ingest.checks import Keys, missing_parts
-from eventkg.ingest.errors import BadRowError, IngestError, RowError
+from eventkg.ingest.errors import RowError
 from eventkg.ingest.nodes import edge_row, node_row
 from eventkg.ingest.pipeline import (
     DEFAULT_BATCH_SIZE,
@@ -50,10 +50,9 @@ from eventkg.ingest.pipeline import (
     Progress,
     Reject,
     Row,
-    read_json_document,
+    json_list_items,
     resolve_files,
     run,
-    whole_file_reject,
 )
 
 SOURCE = "clomo"
@@ -185,17 +184,8 @@ def item_row(obj: Any, split: str, subsets: tuple[str, ...] = ()) -> Row:
 
 def _file_items(path: Path) -> Iterator[tuple[str, Any] | Reject]:
     """(place, item) per item of one file; a file that is not a JSON list is one Reject."""
-    try:
-        data = read_json_document(path)
-        if not isinstance(data, list):
-            raise BadRowError(str(path), None, f"expected a JSON list of CLoMo items (got a {type(data).__name__})")
-    except IngestError as exc:
-        yield whole_file_reject(exc)
-        return
-    if not data:
-        yield Reject(str(path), 0, "empty file: no items")
-    for i, obj in enumerate(data):
-        yield f"item {i}", obj
+    for got in json_list_items(path, "expected a JSON list of CLoMo items (got a {type})", "empty file: no items"):
+        yield got if isinstance(got, Reject) else (f"item {got[0]}", got[1])
 
 
 def _subset_members(files: list[Path]) -> dict[str, dict[str, tuple[Any, ...]]]:

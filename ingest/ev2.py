@@ -75,7 +75,7 @@ from typing import Any
 
 from eventkg.graphstore.model import EVENT_RELATIONS, FAMILIES, VAGUE, normalise_text, stable_id
 from eventkg.ingest.checks import Keys, missing_parts
-from eventkg.ingest.errors import BadRowError, IngestError, RowError
+from eventkg.ingest.errors import RowError
 from eventkg.ingest.nodes import edge_row, event_relation_edge, event_row, node_row
 from eventkg.ingest.pipeline import (
     DEFAULT_BATCH_SIZE,
@@ -84,10 +84,9 @@ from eventkg.ingest.pipeline import (
     Reject,
     Row,
     json_line_rows,
-    read_json_document,
+    json_list_items,
     resolve_files,
     run,
-    whole_file_reject,
 )
 
 SOURCE = "ev2"
@@ -372,17 +371,12 @@ def _question_edges(
 
 def _clustering_rows(path: Path, keys: Keys) -> Iterator[Row | Reject]:
     """One row per cluster; a file that is not a JSON list of clusters is one reject."""
-    try:
-        data = read_json_document(path)
-        if not isinstance(data, list):
-            raise BadRowError(str(path), None,
-                              "clustering file must be a JSON list of clusters (lists of event-type names)")
-    except IngestError as exc:
-        yield whole_file_reject(exc)
-        return
-    if not data:
-        yield Reject(str(path), 0, "empty file: no clusters")
-    for i, cluster in enumerate(data):
+    for got in json_list_items(path, "clustering file must be a JSON list of clusters (lists of event-type names)",
+                               "empty file: no clusters"):
+        if isinstance(got, Reject):
+            yield got
+            continue
+        i, cluster = got
         place = f"cluster {i}"
         if not (isinstance(cluster, list) and cluster and all(isinstance(x, str) and x.strip() for x in cluster)):
             yield Reject(str(path), place, "a cluster must be a non-empty list of event-type names", cluster)

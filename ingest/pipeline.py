@@ -203,6 +203,22 @@ def read_json_document(path: Path) -> Any:
         raise BadRowError(str(path), exc.lineno, f"broken JSON: {json_reason(exc)}") from None
 
 
+def json_list_items(path: Path, not_a_list: str, empty: str) -> Iterator[tuple[int, Any] | Reject]:
+    """(index, item) per item of a file holding one JSON list. A file that cannot be read or is not
+    a list is one Reject (:func:`whole_file_reject`; ``not_a_list`` may name ``{type}``), and an
+    empty list one Reject (``empty``) too."""
+    try:
+        data = read_json_document(path)
+        if not isinstance(data, list):
+            raise BadRowError(str(path), None, not_a_list.format(type=type(data).__name__))
+    except IngestError as exc:
+        yield whole_file_reject(exc)
+        return
+    if not data:
+        yield Reject(str(path), 0, empty)
+    yield from enumerate(data)
+
+
 def whole_file_reject(exc: IngestError) -> Reject:
     """A whole-file error as one Reject: fail mode raises it as it was, skip mode records the file
     as one reject and goes on with the other files."""
