@@ -49,12 +49,31 @@ def creation_order(stmts: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 def ensure_schema(driver: neo4j.Driver, database: str | None) -> None:
-    """Create the missing constraints/indexes (once per database, not on every open)."""
+    """Create the missing constraints/indexes (once per database, not on every open).
+
+    Each DDL runs in a managed transaction of its own: two processes opening a fresh database
+    at once (an ingest and a reader in a second terminal) may deadlock on the label locks, a
+    transient error the driver retries; a rule the other process created meanwhile is what we
+    wanted (``IF NOT EXISTS`` does not cover a race: the server says it already exists).
+    """
     with driver.session(database=database, default_access_mode=neo4j.WRITE_ACCESS) as s:
         have = {r["name"] for r in s.run("SHOW CONSTRAINTS YIELD name")}
         have |= {r["name"] for r in s.run("SHOW INDEXES YIELD name")}
         todo = [ddl for name, ddl in creation_order(schema_statements()) if name not in have]
         for ddl in todo:
-            s.run(ddl).consume()
+            try:
+                s.execute_write(_run_ddl, ddl)
+            except neo4j.exceptions.ClientError as exc:
+                if not (exc.code or "").startswith(_ALREADY_THERE):
+                    raise
         if todo:
             s.run("CALL db.awaitIndexes(300)").consume()
+
+
+def _run_ddl(tx: neo4j.ManagedTransaction, ddl: str) -> None:
+    tx.run(ddl).consume()
+
+
+#: the Neo4j status codes of a schema rule created by another process between our check and our DDL
+_ALREADY_THERE = tuple(f"Neo.ClientError.Schema.{c}" for c in (
+    "EquivalentSchemaRuleAlreadyExists", "IndexAlreadyExists", "ConstraintAlreadyExists"))

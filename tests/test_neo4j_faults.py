@@ -59,7 +59,9 @@ def test_a_server_killed_mid_ingest_is_one_line_and_a_rerun_gives_the_clean_grap
         deadline = time.monotonic() + 120
         while _events(server.url) == 0 and run.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert run.poll() is None, "the ingest ended before the server could be killed: make the file bigger"
+        if run.poll() is not None:
+            out, err = run.communicate()
+            raise AssertionError(f"the ingest ended (exit {run.returncode}) before the server could be killed: {err}")
         server.process.kill()  # like a crash of the server: no clean shutdown
         server.process.wait()
         _, err = run.communicate(timeout=120)

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from eventkg.graphstore import Batch, MissingEndpointError, StoreError, WriteRefused
+from eventkg.graphstore import Batch, MissingEndpointError, StoreError, WriteRefused, open_store
 from eventkg.graphstore.model import NODE_TYPES
 from eventkg.graphstore.neo4j_store import INDEXED, Neo4jStore, parse_url
 from eventkg.graphstore.neo4j_upsert import empty_kinds
@@ -49,6 +49,30 @@ def test_constraints_and_indexes_exist_after_open(n4):
         for prop in props:
             assert (label, prop) in have
     assert all(i["state"] == "ONLINE" for i in indexes)
+
+
+def test_stores_opened_at_once_on_a_fresh_database_all_get_the_schema(n4, neo4j_server):
+    """Two terminals opening a fresh database together (an ingest, a reader) both create the schema:
+    neither may fail with a lock deadlock or an 'already exists' from the other's DDL."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from eventkg.graphstore.neo4j_schema import schema_statements
+
+    names = [name for name, _ in schema_statements()]
+    for _ in range(3):
+        for name in names:  # the constraints own their indexes: drop them first
+            n4.query(f"DROP CONSTRAINT {name} IF EXISTS", write=True)
+            n4.query(f"DROP INDEX {name} IF EXISTS", write=True)
+
+        def open_and_count(_: int) -> int:
+            with open_store(neo4j_server.url) as s:
+                return s.counts()["nodes"]["Event"]
+
+        with ThreadPoolExecutor(4) as pool:
+            assert list(pool.map(open_and_count, range(4))) == [0, 0, 0, 0]
+        have = {r["name"] for r in n4.query("SHOW CONSTRAINTS YIELD name")}
+        have |= {r["name"] for r in n4.query("SHOW INDEXES YIELD name")}
+        assert set(names) <= have
 
 
 def test_unreachable_server_is_one_line_store_error_naming_url():
