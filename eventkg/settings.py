@@ -72,8 +72,9 @@ KEYSET_MAX = Setting("EVENTKG_KEYSET_MAX", "`20000000`",
                      "Keys an embedded store remembers in memory (16 bytes each); raise it for big ingests "
                      "(ASER core: `150000000`).")
 MEMORY_MB = Setting("EVENTKG_MEMORY_MB", "`2048`",
-                    "Memory (MiB) an embedded ingest plans to stay within: half is the engine's buffer pool, "
-                    "and a table bigger than one COPY can build in it goes in several; raise it to go faster.")
+                    "Memory (MiB) an embedded store plans to stay within: half is the engine's buffer pool when "
+                    "reading; an ingest's node COPYs get a quarter (a bigger table goes in several), its rel "
+                    "COPYs what the process leaves, at most three quarters; raise it to go faster.")
 NEO4J_USER = Setting("NEO4J_USER", "`neo4j` when only a password is set",
                      "Neo4j user when the store URL carries none.")
 NEO4J_PASSWORD = Setting("NEO4J_PASSWORD", "none (no auth; a random one for the test server)",

@@ -22,6 +22,7 @@ from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 
 POOL_SHARE = 0.5  # of the memory budget (EVENTKG_MEMORY_MB), the engine's buffer pool
 EDGE_POOL_SHARE = 0.75  # of the budget, the pool while a bulk session writes its rel tables (edge_pool_bytes)
+NODE_POOL_SHARE = 0.25  # of the budget, the pool while a bulk session writes its node tables (node_pool_bytes)
 
 
 def buffer_pool_bytes() -> int:
@@ -37,6 +38,39 @@ def edge_pool_bytes() -> int:
     index outgrows the pool (~10M events in 1 GiB) each lookup may read a page, and the loader's
     memory is gone by then, so the rel tables get the larger share."""
     return int(settings.memory_mb() * 2**20 * EDGE_POOL_SHARE)
+
+
+def node_pool_bytes() -> int:
+    """The buffer pool while a bulk session writes its node tables: ``NODE_POOL_SHARE`` of the budget.
+    The loader still holds its own memory then (it reads the edges meanwhile, with its id map), and
+    a checkpoint of a big node table takes memory outside the pool, so the nodes get the smaller
+    share and more COPYs (:func:`~eventkg.graphstore.ladybug_store.copy_rows`)."""
+    return int(settings.memory_mb() * 2**20 * NODE_POOL_SHARE)
+
+
+EDGE_COPY_MARGIN = 256 * 2**20  # what a rel COPY and its checkpoint take beside the pool (edge_pool_for)
+MIN_POOL = 256 * 2**20
+
+
+def edge_pool_for(process_bytes: int | None) -> int:
+    """The pool for a rel COPY starting now: :func:`edge_pool_bytes`, less what would take the process
+    over the budget with the memory it holds already (``process_bytes``, its resident size; unknown:
+    the share alone). The COPY fills the pool, so the process peaks near ``process_bytes`` + pool +
+    ``EDGE_COPY_MARGIN``; rounded down to 64 MiB so near sizes keep the open database."""
+    cap = edge_pool_bytes()
+    if process_bytes is None:
+        return cap
+    room = settings.memory_mb() * 2**20 - process_bytes - EDGE_COPY_MARGIN
+    return max(MIN_POOL, min(cap, room)) // (64 * 2**20) * (64 * 2**20)
+
+
+def resident_bytes() -> int | None:
+    """This process's resident memory now (Linux ``/proc/self/statm``), or None where unknown."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _columns(props: Mapping[str, str]) -> str:

@@ -65,7 +65,10 @@ from eventkg.graphstore.ladybug_engine import (
     copy_file,
     count_rows,
     edge_pool_bytes,
+    edge_pool_for,
+    node_pool_bytes,
     release_free_memory,
+    resident_bytes,
     rollback,
     schema_statements,
     short_error,
@@ -90,6 +93,7 @@ CHECKPOINT_ROWS = 5_000_000  # rows written between checkpoints
 # COPY: a second COPY into it rewrites it and holds ~135 B per node it joins until its checkpoint
 ENGINE_NODE_BYTES = 160
 ENGINE_EDGE_BYTES = 64
+POOL_SLACK = 256 * 2**20  # a rel COPY keeps a pool up to this much under what the budget leaves (no reopen)
 POOL_FOR_COPY = 0.8  # share of the buffer pool one COPY may plan to fill
 REOPEN_ROWS = 1_000_000  # rows written between reopenings of the database (see checkpoint())
 # edges COPYed into rel tables between checkpoints of a bulk session: what a COPY keeps until
@@ -294,9 +298,9 @@ class LadybugStore(BulkSession, GraphStore):
                 if self.on_bulk_write is not None:
                     self.on_bulk_write(f"writing {name} ({done}/{len(order)}, {rows:,} rows)")
                 if name in NODE_TYPES:
+                    self._set_buffer_pool(node_pool_bytes())  # no-op once set (see node_pool_bytes)
                     self._write_held_nodes(name)
                     continue
-                self._set_buffer_pool(edge_pool_bytes())  # no-op once set (see edge_pool_bytes)
                 if pending and pending + rows > REL_PENDING_EDGES:
                     self._checkpoint_and_release()
                     pending = 0
@@ -368,7 +372,7 @@ class LadybugStore(BulkSession, GraphStore):
         """COPY ``parts`` into ``name`` from staged Parquet files of at most the rows one COPY may
         take under the memory budget (:func:`copy_rows`), each but the last followed by a checkpoint;
         says so first (``on_bulk_write``) when the table takes more than one."""
-        limit = copy_rows(name, self._pool_bytes)
+        limit = copy_rows(name, self._pool_bytes if name in NODE_TYPES else edge_pool_bytes())
         if rows > limit and self.on_bulk_write is not None:
             self.on_bulk_write(f"note: {name}: {rows:,} rows need {-(-rows // limit)} COPYs of at most {limit:,} "
                                f"under EVENTKG_MEMORY_MB={settings.memory_mb()} (raise it for fewer)")
@@ -386,16 +390,28 @@ class LadybugStore(BulkSession, GraphStore):
                     stage.add(taken)
                     part = part.slice(taken.num_rows)
                     if stage.rows >= limit:
+                        self._before_copy(name)
                         self._copy_staged(name, stage, base)
                         stage.discard()
                         stage = None
                         self._checkpoint_and_release()
                 part = None
             if stage is not None:
+                self._before_copy(name)
                 self._copy_staged(name, stage, base)
         finally:
             if stage is not None:
                 stage.discard()
+
+    def _before_copy(self, name: str) -> None:
+        """Hand back what staging freed, then size the pool for a rel COPY to what the budget leaves
+        (:func:`~eventkg.graphstore.ladybug_engine.edge_pool_for`); node COPYs keep theirs, which
+        :func:`copy_rows` planned the rows by."""
+        release_free_memory()
+        if name in REL_TYPES:
+            fit = edge_pool_for(resident_bytes())
+            if self._pool_bytes > fit or self._pool_bytes < fit - POOL_SLACK:  # else keep the open database
+                self._set_buffer_pool(fit)
 
     def _copy_held(self, name: str, table: pa.Table) -> None:
         if table.num_rows:

@@ -90,7 +90,7 @@ from eventkg.ingest.sqlite_arrow import (
 SOURCE = "aser"
 LEVEL = "schema"
 BATCH_SIZE = 200_000  # table rows per store write: ~15% faster than the pipeline's 50,000 on LadybugDB
-CHUNK = 500_000  # most source rows read from SQLite per chunk (fewer when --batch-size is smaller)
+CHUNK = 200_000  # most source rows read from SQLite per chunk (fewer when --batch-size is smaller)
 CONCEPT_CHUNK = 10_000  # concept rows fetched at a time (row path: concept files are small)
 LOCK_WAIT = 1.0  # seconds to wait for a writer's lock on KG.db before saying it is locked
 EID_MAP_MAX = 20_000_000  # eventualities whose ids are kept in memory (~26 bytes each)

@@ -459,3 +459,20 @@ def test_a_table_bigger_than_one_copy_may_take_goes_in_several_and_says_so_first
     notes = [m for m in messages if m.startswith("note: ")]
     assert notes[0].startswith("note: Event: 100 rows need 3 COPYs of at most 40") and "EVENTKG_MEMORY_MB" in notes[0]
     assert messages.index(notes[0]) < messages.index(next(m for m in messages if m.startswith("note: SYNCHRONOUS")))
+
+
+def test_a_rel_copy_gets_the_pool_the_budget_leaves_beside_the_process(monkeypatch):
+    """``edge_pool_for``: the share's cap when the process is small, the budget less the process and
+    the COPY's margin when it is not (rounded down to 64 MiB), never under the floor."""
+    from eventkg.graphstore import ladybug_engine as engine
+
+    mib = 2**20
+    monkeypatch.setenv("EVENTKG_MEMORY_MB", "2048")
+    assert engine.edge_pool_for(None) == int(2048 * mib * engine.EDGE_POOL_SHARE)
+    assert engine.edge_pool_for(100 * mib) == int(2048 * mib * engine.EDGE_POOL_SHARE)  # 1,692 MiB of room > cap
+    # 2,048 - 681 - 256 = 1,111 MiB of room, 1,088 once rounded down to 64 MiB
+    assert engine.edge_pool_for(681 * mib) == 1088 * mib
+    assert engine.edge_pool_for(1900 * mib) == 256 * mib  # no room: the floor
+    monkeypatch.setenv("EVENTKG_MEMORY_MB", "8192")
+    assert engine.edge_pool_for(681 * mib) == int(8192 * mib * engine.EDGE_POOL_SHARE)
+    assert engine.resident_bytes() > 10 * mib  # this process, read from /proc
