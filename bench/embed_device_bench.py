@@ -4,8 +4,8 @@ What it measures, on ``--texts`` ASER-shaped event texts (the ``words`` column t
 :func:`eventkg.ingest.aser_shape.make_aser_shape_kg` writes, 1M by default):
 
 1. **build on the accelerator**: every text through the index build's own resumable path
-   (:func:`eventkg.queries.vector_encode.encode_chunks`: chunks saved as they finish), on
-   ``--device`` with the batch size :func:`eventkg.queries.embeddings.default_batch_size` picks
+   (:func:`eventkg.queries.vectors.encode.encode_chunks`: chunks saved as they finish), on
+   ``--device`` with the batch size :func:`eventkg.queries.vectors.embeddings.default_batch_size` picks
    for it; texts/s and the wall time for all of them;
 2. **batch sizes**: the same encoder on a ``--sweep`` sample with other batch sizes, so the
    default can be seen to be near the best;
@@ -33,8 +33,8 @@ import time
 from pathlib import Path
 
 from eventkg.ingest.aser_shape import make_aser_shape_kg
-from eventkg.queries.embeddings import Embedder, default_batch_size, resolve_device, usable_cores
-from eventkg.queries.vector_encode import encode_chunks
+from eventkg.queries.vectors.embeddings import Embedder, default_batch_size, resolve_device, usable_cores
+from eventkg.queries.vectors.encode import encode_chunks
 
 
 def aser_texts(n: int, workdir: Path, seed: int = 7) -> list[str]:

@@ -63,7 +63,7 @@ KILL_SHARE = 0.5  # crash mode: SIGKILL once more than this share of the held re
 
 def child(mode: str, kg: str, store_path: str, batch_size: int | None = None) -> None:
     """Runs inside the measured process; prints one JSON line."""
-    from eventkg.graphstore.ladybug_store import _import_ladybug
+    from eventkg.graphstore.ladybug.store import _import_ladybug
 
     _import_ladybug()  # imported before the clock starts, as the engine mode does
     if mode == "engine-tables":
@@ -219,7 +219,7 @@ def engine_floor(kg: str, store_path: str) -> tuple[float, float, dict]:
     import ladybug
     import pyarrow.parquet as pq
 
-    from eventkg.graphstore.ladybug_engine import schema_statements
+    from eventkg.graphstore.ladybug.engine import schema_statements
     from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 
     folder = tables_folder(Path(store_path))

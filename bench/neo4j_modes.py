@@ -5,7 +5,7 @@
 
 * ``neo4j-bolt``: a Neo4j server with Neo4j's default memory settings (512 MB heap, page
   cache as Neo4j sizes it, default transaction memory limit) from
-  ``eventkg.graphstore.neo4j_server``; ``eventkg.ingest.aser.load`` writes the file through Bolt
+  ``eventkg.graphstore.neo4j.server.launch``; ``eventkg.ingest.aser.load`` writes the file through Bolt
   (``Neo4jStore``). ``seconds`` is the ingest alone (the server is up before the clock
   starts); ``rate`` is Relations rows/s, ``edge_rate`` typed edges/s (a row gives 1-3).
   Then, on the same server and in the same run, the baseline: the raw driver writing
@@ -30,7 +30,7 @@ Measured (2 cores, ASER shape 1M/3M = 4.5M edges, 2026-11-23, two runs of the st
 of main and this one back to back): bulk 53.5 s / 44.3 s before, 32.9 s / 33.6 s after
 (export 4.1 + import 19.9 + up 4.9 + schema 4.7; ~135K edges/s); the importer, CPU-bound on
 both cores, is the largest step. With the JVMs' class-data archives and the password written
-without a JVM (``graphstore/neo4j_cds.py``; same file, same sitting, ``$EVENTKG_NEO4J_CDS=0``
+without a JVM (``graphstore/neo4j/server/cds.py``; same file, same sitting, ``$EVENTKG_NEO4J_CDS=0``
 and on alternating, a slower machine than before: the sqlite3 scan took 13.2 s, not 10.3):
 off 39.2 / 38.5 s (33.7 / 33.6 s without the schema step; up 6.9 / 6.0 s), on 38.3 / 36.1 s
 (32.2 / 30.7 s; up 5.2 / 3.9 s): best 146.6K edges/s without the schema step.
@@ -43,7 +43,7 @@ in the same runs 22.0K-22.4K / 15.7K-22.0K edges/s, ends by node id 25.2K/s. At 
 247 s, 12.1K rows/s, 18.2K edges/s (server CPU 261 s, client 60 s), counts identical to the
 embedded ingest of the same file (965,000 events, 4,499,813 edges), raw driver 21.3K/s. New
 edges find their ends by internal node id and go a node pair at a time
-(``graphstore/neo4j_pairs.py``); the server runs the parallel collector. 50K/s is out of
+(``graphstore/neo4j/pairs.py``); the server runs the parallel collector. 50K/s is out of
 reach here: the fastest raw single-type statement (ends by id, warm JVM) did 25K edges/s,
 the pair statement 26-36 µs of server CPU per edge, and the first 96K nodes cost ~115 µs
 each while the JVM warms up.
@@ -161,8 +161,8 @@ def raw_create_rate(server, n_edges: int = RAW_EDGES, batch: int = RAW_BATCH, *,
 
 
 def _bolt(kg_path: str, workdir: Path, out: dict) -> None:
-    from eventkg.graphstore import neo4j_server
-    from eventkg.graphstore.neo4j_store import Neo4jStore
+    from eventkg.graphstore.neo4j.server import launch as neo4j_server
+    from eventkg.graphstore.neo4j.store import Neo4jStore
     from eventkg.ingest import aser
 
     server = neo4j_server.start(heap=None, pagecache=None, home=None)  # Neo4j's default memory settings
@@ -202,9 +202,11 @@ def _bulk(kg_path: str, workdir: Path, out: dict) -> None:
     edges/s, ~110K rows/s at best. 200K edges/s (22.5 s) is out of reach on 2 cores: the
     importer alone needs ~25-30 s of CPU.
     """
-    from eventkg.graphstore import neo4j_cds, neo4j_server, open_store
-    from eventkg.graphstore.neo4j_import import export_neo4j_import
-    from eventkg.graphstore.neo4j_store import Neo4jStore
+    from eventkg.graphstore import open_store
+    from eventkg.graphstore.neo4j.admin_import import export_neo4j_import
+    from eventkg.graphstore.neo4j.server import cds as neo4j_cds
+    from eventkg.graphstore.neo4j.server import launch as neo4j_server
+    from eventkg.graphstore.neo4j.store import Neo4jStore
     from eventkg.ingest import aser
 
     lbug, csv_dir, home = workdir / "bulk.lbug", workdir / "neo4j-import", workdir / "neo4j-home"

@@ -40,7 +40,7 @@ from eventkg.graphstore import open_store
 from eventkg.graphstore.model import FAMILIES, VAGUE, family_of
 from eventkg.queries.csr import EventCSR
 from eventkg.queries.event_graph import EventIndex
-from eventkg.queries.questions import GeneratedQuestion, generate_questions
+from eventkg.queries.questions.generate import GeneratedQuestion, generate_questions
 from eventkg.queries.table1 import CODE
 
 FOLDER = Path("/tmp/eventkg-bench")
@@ -50,7 +50,7 @@ _BASELINE = """
 import json, resource, sys, time
 from eventkg.graphstore import open_store
 from eventkg.queries.event_graph import EventIndex
-from eventkg.queries.questions import generate_questions
+from eventkg.queries.questions.generate import generate_questions
 import eventkg.queries.subgraphs  # the same one-time import as the present side
 store, n, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

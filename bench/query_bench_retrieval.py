@@ -8,12 +8,12 @@ Every figure sits beside a baseline measured in the same run:
 
 1. **build**: reading the texts of all events of the store (columnar Arrow read vs the
    previous ``iter_nodes`` loop), and embedding a sample of ``--sample`` texts (10K) with
-   the resumable chunked build (:func:`eventkg.queries.vector_encode.encode_chunks`, chunks saved)
+   the resumable chunked build (:func:`eventkg.queries.vectors.encode.encode_chunks`, chunks saved)
    vs the previous loop (``Embedder.encode`` on chunks of 4,096, batch 256, default torch
    threads), interleaved, best of two rounds each (other jobs on a shared machine make single
    timings drift). The hours for all the store's events are **extrapolated** from the sample rate.
 2. **ann**: 1M unit vectors of dim 384, 2,000 held-out queries, top 10: exact search
-   (``IndexFlatIP``, batched) vs the index :func:`eventkg.queries.vector_faiss.build_faiss` builds
+   (``IndexFlatIP``, batched) vs the index :func:`eventkg.queries.vectors.faiss_build.build_faiss` builds
    (kind ``--index-kind``, parameters calibrated at build time), QPS and recall@10. Data:
    ``lowdim`` = a mixture of 2,000 clusters in a 64-dimensional subspace plus isotropic
    noise (sentence embeddings have a low intrinsic dimension), and ``uniform`` = uniformly
@@ -51,11 +51,11 @@ import numpy as np
 from eventkg.graphstore import open_store
 from eventkg.graphstore.base import Batch, GraphStore
 from eventkg.queries import adjacency, columnar
-from eventkg.queries import vector_index as vx
-from eventkg.queries.embeddings import Embedder
 from eventkg.queries.retrieve import retrieve
-from eventkg.queries.vector_encode import encode_chunks
-from eventkg.queries.vector_faiss import set_search_params
+from eventkg.queries.vectors import index as vx
+from eventkg.queries.vectors.embeddings import Embedder
+from eventkg.queries.vectors.encode import encode_chunks
+from eventkg.queries.vectors.faiss_build import set_search_params
 
 D = 384
 

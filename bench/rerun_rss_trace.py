@@ -39,8 +39,8 @@ def memory() -> str:
 
 def main(kg: str, store_path: str) -> None:
     from eventkg.graphstore import open_store
-    from eventkg.graphstore.ladybug_bulk import BulkSession
-    from eventkg.graphstore.ladybug_store import LadybugStore
+    from eventkg.graphstore.ladybug.bulk import BulkSession
+    from eventkg.graphstore.ladybug.store import LadybugStore
     from eventkg.ingest import aser
 
     start = time.perf_counter()

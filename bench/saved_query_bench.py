@@ -10,7 +10,7 @@ relations (both directions); it anchors ``aser-neighbourhood``, ``causes-and-eff
 ``paths-between`` (to the second busiest: the two hubs share the most paths, the worst case).
 Each query runs once cold (right after the store is opened) and ``--repeat`` times warm
 (median); a query still running after ``--timeout`` seconds is stopped and reported as such.
-``--baseline REV`` runs the queries of ``graphstore/queries.cypher`` at that git revision too
+``--baseline REV`` runs the queries of ``graphstore/saved.cypher`` at that git revision too
 (without limits: what Browser and ``eventkg saved`` returned before), in the same run.
 ``--neo4j`` then loads the same store into a local Neo4j server by the bulk path (``export
 neo4j-import`` + ``neo4j-admin database import``, as ``bench/neo4j_modes.py`` does) and times the
@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 from eventkg.graphstore import open_store  # noqa: E402
 from eventkg.graphstore.base import GraphStore  # noqa: E402
 from eventkg.graphstore.model import ASER_RELATIONS, upper_snake  # noqa: E402
-from eventkg.graphstore.saved_queries import backend_of, get_saved_query, parse_queries, run_saved_query  # noqa: E402
+from eventkg.graphstore.saved_cypher import backend_of, get_saved_query, parse_queries, run_saved_query  # noqa: E402
 
 KG = Path("/data/bench/KG_aser_shape_1000000_3000000_s11.db")
 ASER_TYPES = "|".join(upper_snake(a) for a in ASER_RELATIONS)
@@ -97,9 +97,9 @@ def cases(store: GraphStore) -> dict[str, dict[str, Any]]:
 
 
 def baseline_queries(rev: str) -> dict[str, Any]:
-    text = subprocess.run(["git", "show", f"{rev}:graphstore/queries.cypher"], cwd=ROOT, check=True,
+    text = subprocess.run(["git", "show", f"{rev}:graphstore/saved.cypher"], cwd=ROOT, check=True,
                           capture_output=True, text=True).stdout
-    return parse_queries(text, f"{rev}:queries.cypher")
+    return parse_queries(text, f"{rev}:graphstore/saved.cypher")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--store", type=Path, default=None, help="LadybugDB store (default: /tmp/eventkg-saved-bench/<kg>.lbug)")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--timeout", type=float, default=30.0, help="seconds before a query is stopped")
-    ap.add_argument("--baseline", default=None, help="git revision whose queries.cypher to run beside")
+    ap.add_argument("--baseline", default=None, help="git revision whose saved.cypher to run beside")
     ap.add_argument("--neo4j", action="store_true", help="also on Neo4j, bulk-imported from the same store")
     args = ap.parse_args(argv)
     store_path = args.store or Path("/tmp/eventkg-saved-bench") / f"{args.kg.stem}.lbug"
@@ -139,9 +139,9 @@ def on_neo4j(store_path: Path, params: dict[str, dict[str, Any]], old: dict[str,
     import shutil
     import tempfile
 
-    from eventkg.graphstore import neo4j_server
-    from eventkg.graphstore.neo4j_import import export_neo4j_import
-    from eventkg.graphstore.neo4j_store import Neo4jStore
+    from eventkg.graphstore.neo4j.admin_import import export_neo4j_import
+    from eventkg.graphstore.neo4j.server import launch as neo4j_server
+    from eventkg.graphstore.neo4j.store import Neo4jStore
 
     work = Path(tempfile.mkdtemp(prefix="saved-bench-neo4j-"))
     try:

@@ -46,7 +46,8 @@ MODES = ("fresh", "onto", "onto-before", "onto-no-digests", "onto-no-digests-bef
 
 def child(mode: str, kg: str, store_path: str) -> None:
     """Runs inside the measured process; prints one JSON line."""
-    from eventkg.graphstore import ladybug_store, open_store
+    from eventkg.graphstore import open_store
+    from eventkg.graphstore.ladybug import store as ladybug_store
     from eventkg.ingest import aser
 
     ladybug_store._import_ladybug()
@@ -66,7 +67,7 @@ def engine_append(nodes: int) -> None:
     import pyarrow as pa
 
     from eventkg.graphstore import open_store
-    from eventkg.graphstore.ladybug_engine import copy_arrow, release_free_memory
+    from eventkg.graphstore.ladybug.engine import copy_arrow, release_free_memory
     from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
     from eventkg.graphstore.tables import row_schema
 
@@ -110,7 +111,7 @@ def engine_update(store, ids, groups: int) -> tuple[float, float]:
     import numpy as np
     import pyarrow as pa
 
-    from eventkg.graphstore import ladybug_upsert as lu
+    from eventkg.graphstore.ladybug import upsert as lu
 
     pick = np.random.default_rng(groups).choice(len(ids), min(UPDATED_EVENTS, len(ids)), replace=False)
     cols = ["id", "sources", "text", "frequency"]

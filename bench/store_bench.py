@@ -103,7 +103,7 @@ def bench_ladybug(nodes: list[dict], edges: list[dict], batch: int, workdir: Pat
 
 
 def bench_neo4j(nodes: list[dict], edges: list[dict], batch: int) -> dict:
-    from eventkg.graphstore.neo4j_server import start
+    from eventkg.graphstore.neo4j.server.launch import start
 
     server = start(heap="2g", pagecache="1g")
     try:

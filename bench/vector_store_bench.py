@@ -9,7 +9,7 @@ Each step runs in its own process (peak RSS is that process's ``ru_maxrss``):
    :func:`eventkg.ingest.aser_shape.make_aser_shape_kg`) ingested with ``--map-events``; the same
    opens, then ``retrieve(k=5, hops=2)`` p50/p95 over 200 calls with the index loaded;
 3. ``large``: ``--large`` synthetic clustered unit vectors (dim 384) written as a vectors file,
-   the compressed index (:func:`eventkg.queries.vector_large.build_large`) built over them:
+   the compressed index (:func:`eventkg.queries.vectors.compressed.build_large`) built over them:
    seconds, peak RSS beside the file's size, recall@10 against exact search on held-out
    queries, single-query latency. No encoder: it measures the index, not the model.
 
@@ -71,8 +71,8 @@ def cpu_s() -> float:
 
 
 def opens(store, levels) -> list[dict]:
-    from eventkg.queries import vector_index as vx
-    from eventkg.queries.embeddings import Embedder
+    from eventkg.queries.vectors import index as vx
+    from eventkg.queries.vectors.embeddings import Embedder
 
     Embedder().encode(["warm up"])  # the model loaded once, outside the timings
     out = [{"model_loaded_rss_mb": round(peak_rss_mb()), "model_loaded_anon_mb": round(AnonPeak.now())}]
@@ -110,7 +110,7 @@ def step_aser(work: Path, n: int) -> dict:
     store = open_store(str(work / "aser.lbug"))
     load(store, "aser", db, map_events=True)
     result = {"opens": opens(store, ["schema", None])}
-    from eventkg.queries import vector_index as vx
+    from eventkg.queries.vectors import index as vx
 
     vi = vx.open_index(store)
     texts = [r["text"] for r in store.query("MATCH (e:Event) RETURN e.text AS text LIMIT 200")]
@@ -134,7 +134,7 @@ def _files(folder: Path) -> dict[str, int]:
 def step_large(work: Path, n: int, d: int = 384) -> dict:
     import faiss
 
-    from eventkg.queries import vector_large
+    from eventkg.queries.vectors import compressed as vector_large
 
     rng = np.random.default_rng(0)
     centres = rng.normal(size=(2000, d)).astype(np.float32)
@@ -164,7 +164,7 @@ def step_large(work: Path, n: int, d: int = 384) -> dict:
     heap.finalize()
     truth = heap.I
     _, got = index.search(queries, 10)
-    from eventkg.queries.vector_faiss import recall_at_k
+    from eventkg.queries.vectors.faiss_build import recall_at_k
 
     lat = []
     faiss.omp_set_num_threads(1)

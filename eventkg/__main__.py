@@ -1,3 +1,3 @@
-from eventkg.cli import main
+from eventkg.cli.app import main
 
 main()

@@ -156,14 +156,14 @@ def generate_and_store(store: GraphStore, n: int, seed: int, negatives: str = "f
     that only this run's questions are scored.
     """
     from eventkg.queries.event_graph import EventIndex
-    from eventkg.queries.make_questions import make_questions
+    from eventkg.queries.questions.make import make_questions
 
     check_options(n, negatives)
     progress("read the event graph", 0, None)
     idx = EventIndex.from_store(store)
     sampler = None
     if negatives == "faiss":
-        from eventkg.queries.negatives import NegativeSampler
+        from eventkg.queries.negatives.nearest import NegativeSampler
 
         sampler = NegativeSampler(store, level="schema")
     counts: dict[str, int] = {}

@@ -69,7 +69,7 @@ class Batch:
     On Neo4j this holds for batches of up to ``neo4j_store.TX_ROWS`` rows and
     ``TX_BYTES`` estimated bytes; a bigger batch is written in several transactions
     (nodes first), and if one fails the earlier ones stay: writing the batch again
-    completes it (see ``eventkg.graphstore.neo4j_store``)."""
+    completes it (see ``eventkg.graphstore.neo4j.store``)."""
 
     nodes: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     edges: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
@@ -277,7 +277,7 @@ class GraphStore(ABC):
     def bulk_load(self) -> Iterator[GraphStore]:
         """A bulk-load session: the store may hold the new rows of the batches written inside
         it and write them when it ends, table by table (an embedded-store speed-up; see
-        ``eventkg.graphstore.spool``). Batches are still validated and checked when handed over.
+        ``eventkg.graphstore.ladybug.spool``). Batches are still validated and checked when handed over.
         Rows are written at the end even when the block raises, unless the store itself
         failed. The default writes every batch at once."""
         yield self

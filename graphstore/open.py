@@ -31,7 +31,7 @@ def open_store(url: str | None = None, *, read_only: bool = False) -> GraphStore
     """
     url = resolve_store_url(url)
     if url.startswith(NEO4J_SCHEMES):
-        from eventkg.graphstore.neo4j_store import Neo4jStore
+        from eventkg.graphstore.neo4j.store import Neo4jStore
 
         return Neo4jStore(url)
     if "://" in url and not url.startswith("ladybug://"):
@@ -42,6 +42,6 @@ def open_store(url: str | None = None, *, read_only: bool = False) -> GraphStore
             f"no store at {path}: nothing has been ingested there (check --store / EVENTKG_STORE, "
             "or fill it with `eventkg ingest SOURCE PATH` or `eventkg demo`)"
         )
-    from eventkg.graphstore.ladybug_store import LadybugStore
+    from eventkg.graphstore.ladybug.store import LadybugStore
 
     return LadybugStore(path, read_only=read_only)

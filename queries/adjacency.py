@@ -95,7 +95,7 @@ def open_adjacency(store: GraphStore, index_folder: Path, event_count: int | Non
     if held is not None and event_count is None:
         return held[0]
     if event_count is None:
-        from eventkg.queries.vector_index import event_count as count_events
+        from eventkg.queries.vectors.index import event_count as count_events
 
         event_count = count_events(store)
     if held is not None and held[1] == event_count and all(

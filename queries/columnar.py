@@ -6,7 +6,7 @@ module reads the columns it needs as ``pyarrow`` tables:
 
 * LadybugDB: one read-only Cypher query whose result is taken with ``get_as_arrow``
   (the engine hands over whole column chunks, as the store itself does for its keyed
-  lookups in ``graphstore/ladybug_store.py``);
+  lookups in ``graphstore/ladybug/store.py``);
 * Neo4j: keyset pages ordered by ``id`` (nodes) or one streamed result pulled
   ``batch_size`` records at a time (edges), each page turned into one Arrow batch;
 * any other :class:`~eventkg.graphstore.base.GraphStore`: its ``iter_nodes`` / ``iter_edges``,
@@ -44,7 +44,7 @@ WEIGHT_PROPERTY = {name: ("weight" if "weight" in rel.properties else "count" if
 
 def _ladybug_conn(store: GraphStore) -> Any | None:
     """The LadybugDB connection of an embedded store, else None."""
-    from eventkg.graphstore.ladybug_store import LadybugStore
+    from eventkg.graphstore.ladybug.store import LadybugStore
 
     return getattr(store, "_conn", None) if isinstance(store, LadybugStore) else None
 

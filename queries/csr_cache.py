@@ -4,7 +4,7 @@ Reading ASER 10M/30M's events and event relations out of the engine takes tens o
 (~1 µs an edge, the engine's result and its Arrow copy), every time questions are asked. The
 arrays of :class:`~eventkg.queries.csr.EventCSR` (ids, levels, the CSR, the types) are written
 once to ``<index folder>/event_graph/`` (beside the vector index and the retrieval adjacency,
-:func:`eventkg.queries.vector_files.index_dir`), ~31 bytes an event and 5 an adjacency entry,
+:func:`eventkg.queries.vectors.files.index_dir`), ~31 bytes an event and 5 an adjacency entry,
 and memory-mapped by later reads: opening costs nothing, and only the pages a run touches
 are read (into the page cache, shared, dropped by the kernel under pressure). The arrays just
 built are swapped for their mapped copies too, so a first run holds no second copy.
@@ -33,7 +33,7 @@ TEXTS = "texts.utf8"
 
 def folder_of(store: Any) -> Path | None:
     """Where an embedded store's event graph is kept, or None (a server, an in-memory store)."""
-    from eventkg.queries.vector_files import index_dir
+    from eventkg.queries.vectors.files import index_dir
 
     url = str(getattr(store, "url", ""))
     if "://" in url and not url.startswith("ladybug://"):

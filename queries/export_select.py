@@ -16,7 +16,7 @@ import networkx as nx
 
 from eventkg.graphstore.base import GraphStore
 from eventkg.queries.retrieve import RetrieveError, retrieve
-from eventkg.queries.vector_index import LEVELS, Notice, Progress, open_index
+from eventkg.queries.vectors.index import LEVELS, Notice, Progress, open_index
 
 
 def select_subgraph(

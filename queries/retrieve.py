@@ -1,7 +1,7 @@
 """Retrieval for prompts: text -> nearest events -> typed k-hop subgraph -> prompt text.
 
 ``retrieve(store, "PersonX studies for the exam", k=5, hops=2)`` embeds the text, finds
-the k nearest Event nodes in the store's FAISS index (:mod:`eventkg.queries.vector_index`),
+the k nearest Event nodes in the store's FAISS index (:mod:`eventkg.queries.vectors.index`),
 pulls their ``hops``-hop neighbourhood over the event relations (and ``HAS_TYPE``, so
 instance events bring their event types) with ``store.neighbourhood``, and wraps it in a
 :class:`RetrievedSubgraph`.
@@ -44,7 +44,7 @@ from eventkg.errors import EventKGError
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import ASER_RELATIONS, CANONICAL, NODE_TYPES, REL_TYPES, upper_snake
 from eventkg.queries import adjacency
-from eventkg.queries.vector_index import VectorIndex, index_dir, open_index
+from eventkg.queries.vectors.index import VectorIndex, index_dir, open_index
 
 DEFAULT_REL_TYPES = ("CAUSES", "BEFORE", "HAS_SUBEVENT", "HAS_TYPE")
 STYLES = ("direct", "context")
@@ -299,7 +299,7 @@ def _bounded(
     trust: bool,
 ) -> tuple[nx.MultiDiGraph, list[tuple[str, int, int]]]:
     """The capped neighbourhood from the ranked adjacency, with node properties from the store."""
-    from eventkg.queries.vector_index import event_count
+    from eventkg.queries.vectors.index import event_count
 
     adj = adjacency.open_adjacency(store, index_dir(store), None if trust else event_count(store), types)
     exp = adjacency.expand(adj, adj.positions(seed_ids), hops, types, per_node, limit)

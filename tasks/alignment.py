@@ -76,7 +76,7 @@ def type_clusters(store: GraphStore, names: Sequence[str], seed: int = 0) -> dic
     import faiss
     import numpy as np
 
-    from eventkg.queries.embeddings import load_model, resolve_model
+    from eventkg.queries.vectors.embeddings import load_model, resolve_model
 
     names = sorted(set(names))
     vecs = load_model(resolve_model(None)).encode([n.replace("_", " ") for n in names], normalize_embeddings=True)

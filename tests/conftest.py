@@ -19,7 +19,7 @@ PROJECT_SAMPLES = Path(__file__).resolve().parent.parent / "ingest" / "samples"
 CHECKOUT = Path(__file__).resolve().parent.parent
 
 try:  # the Neo4j server fixture lives beside this file
-    from tests.neo4j_fixture import n4, neo4j_server  # noqa: F401
+    from tests.support.neo4j_fixture import n4, neo4j_server  # noqa: F401
 except ModuleNotFoundError:  # pragma: no cover - while the fixture is being written
     pass
 

@@ -56,7 +56,7 @@ def test_registry_names_are_unique_and_documented():
 
 
 def test_documented_defaults_are_the_applied_ones(clean_env):
-    from eventkg.queries.vector_index import index_kind
+    from eventkg.queries.vectors.index import index_kind
 
     assert settings.KEYSET_MAX.default == f"`{settings.keyset_max()}`" == "`20000000`"
     assert settings.NEO4J_VERSION.default == f"`{settings.neo4j_version()}`"
@@ -144,7 +144,7 @@ def test_read_when_asked_not_at_import(clean_env, tmp_path):
 
 
 def test_one_cache_root_with_named_folders(clean_env, tmp_path):
-    from eventkg.graphstore import neo4j_server
+    from eventkg.graphstore.neo4j.server import launch as neo4j_server
     from eventkg.tasks.models.cache import ResponseCache
 
     clean_env.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
@@ -242,8 +242,8 @@ def test_cli_reports_a_bad_value_in_one_line(tmp_path):
 
 def test_importing_the_embedding_modules_loads_no_heavy_library():
     code = (
-        "import sys, eventkg.settings, eventkg.queries.embeddings, eventkg.queries.vector_index\n"
-        "import eventkg.queries.negatives, eventkg.queries.retrieve\n"
+        "import sys, eventkg.settings, eventkg.queries.vectors.embeddings, eventkg.queries.vectors.index\n"
+        "import eventkg.queries.negatives.nearest, eventkg.queries.retrieve\n"
         "heavy = ('faiss', 'torch', 'sentence_transformers', 'sklearn', 'nltk', 'transformers')\n"
         "print(' '.join(m for m in heavy if m in sys.modules))"
     )
@@ -252,7 +252,7 @@ def test_importing_the_embedding_modules_loads_no_heavy_library():
 
 
 def test_index_files_get_the_mode_open_gives(tmp_path):
-    from eventkg.queries.vector_files import atomic_write
+    from eventkg.queries.vectors.files import atomic_write
 
     before = os.umask(0o027)
     try:

@@ -165,7 +165,7 @@ class EmbedSimModel(_Baseline):
 
     def encode(self, texts: list[str]):
         if self._encoder is None:
-            from eventkg.queries.embeddings import load_model, resolve_model
+            from eventkg.queries.vectors.embeddings import load_model, resolve_model
 
             self._encoder = load_model(resolve_model(self.model_path))
         return self._encoder.encode(texts, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)

@@ -1,0 +1,180 @@
+"""The ``eventkg`` command line: a thin skin over the library.
+
+Each command group lives in its own ``eventkg/cmd_*.py`` module exposing
+``register(app)``; this module owns the global ``--store`` option and error handling.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from eventkg.cli.output import parse_params, print_rows
+from eventkg.errors import EXIT_CODE, EventKGError
+from eventkg.graphstore import StoreError, open_store, resolve_store_url
+from eventkg.graphstore.base import IncompleteStoreError
+from eventkg.queries.stats import instances_without_text, store_stats
+
+__all__ = ["app", "main", "state", "instances_without_text"]  # instances_without_text: kept where tests import it
+
+app = typer.Typer(
+    name="eventkg",
+    help=(
+        "eventkg — one typed graph for EV², EECKG, ASER, AbsPyramid and CLoMo.\n\n"
+        "Example:  eventkg --store ./my.lbug ingest ev2 data/ev2  &&  eventkg stats"
+    ),
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+console = Console()
+err_console = Console(stderr=True)
+
+# Command modules; each defines register(app). Missing ones are skipped so that the
+# CLI keeps working while a part is being built.
+COMMAND_MODULES = (
+    "eventkg.cli.ingest",
+    "eventkg.cli.algorithms",
+    "eventkg.cli.negatives",
+    "eventkg.cli.evaluate",
+    "eventkg.cli.export",
+    "eventkg.cli.demo",
+    "eventkg.cli.browser",
+)
+
+
+class State:
+    """Per-invocation settings shared by every command."""
+
+    def __init__(self, store: str | None, allow_incomplete: bool = False) -> None:
+        self.store_url = resolve_store_url(store)
+        self.allow_incomplete = allow_incomplete
+
+    def open(self, *, read_only: bool = False, complete: bool = False):
+        """The store; one line on stderr when an ingest into it began and did not complete, and a
+        refusal then when the command derives results from the graph (``complete``) unless
+        ``--allow-incomplete`` was given."""
+        store = open_store(self.store_url, read_only=read_only)
+        unfinished = store.unfinished_ingests()
+        if unfinished:
+            what = "; ".join(unfinished)
+            if complete and not self.allow_incomplete:
+                store.close()
+                raise IncompleteStoreError(
+                    f"store {self.store_url} holds an unfinished ingest ({what}): its graph may be partial. "
+                    "Run that ingest again to complete it, or pass --allow-incomplete")
+            err_console.print(f"warning: store {self.store_url} holds an unfinished ingest ({what}): "
+                              "its graph may be partial; run that ingest again to complete it", markup=False)
+        return store
+
+
+@app.callback()
+def main_callback(
+    ctx: typer.Context,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            help="Store URL: a LadybugDB path (default ~/.local/share/eventkg/store.lbug) or neo4j://host:7687; "
+            "unset, $EVENTKG_STORE (read by eventkg.settings, like every setting).",
+        ),
+    ] = None,
+    allow_incomplete: Annotated[
+        bool,
+        typer.Option("--allow-incomplete", help="Let questions, eval and export read a store whose last ingest "
+                     "did not complete (by default they refuse it; every command warns)."),
+    ] = False,
+) -> None:
+    ctx.obj = State(store, allow_incomplete)
+
+
+def state(ctx: typer.Context) -> State:
+    """The :class:`State` of this invocation (set by the global callback)."""
+    return ctx.find_root().obj
+
+
+@app.command()
+def stats(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")] = False,
+) -> None:
+    """Count nodes per label and edges per type (eventkg.queries.stats.store_stats(store)).
+
+    Example:  eventkg --store neo4j://localhost:7687 stats --json
+    """
+    with state(ctx).open(read_only=True) as store:
+        counts = store_stats(store)
+    if as_json:
+        print(json.dumps(counts, indent=2))
+        return
+    table = Table(title=f"eventkg store {state(ctx).store_url}")
+    table.add_column("kind")
+    table.add_column("name")
+    table.add_column("count", justify="right")
+    for kind in ("nodes", "edges"):
+        for name, n in counts[kind].items():
+            if n:
+                table.add_row(kind, name, f"{n:,}")
+    table.add_row("total", "nodes", f"{sum(counts['nodes'].values()):,}")
+    table.add_row("total", "edges", f"{sum(counts['edges'].values()):,}")
+    if counts["instances_without_text"]:
+        table.add_row("events", "instances without text", f"{counts['instances_without_text']:,}")
+    console.print(table)
+
+
+@app.command()
+def cypher(
+    ctx: typer.Context,
+    query: Annotated[str | None, typer.Argument(help="The Cypher query (read-only unless --write).")] = None,
+    write: Annotated[bool, typer.Option("--write", help="Allow the query to change the graph.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of row objects.")] = False,
+    saved: Annotated[str | None, typer.Option("--saved", help="Run a saved exploration query by name.")] = None,
+    param: Annotated[list[str] | None, typer.Option("--param", "-p", help="Query parameter NAME=VALUE.")] = None,
+) -> None:
+    """Run Cypher against the store; refuses writes unless --write is given.
+
+    Example:  eventkg cypher "MATCH (e:Event) RETURN e.text AS text LIMIT 5" --json
+    """
+    params = parse_params(param or [])
+    if saved:
+        from eventkg.cli.browser import saved_cmd
+
+        saved_cmd(ctx, saved, param, as_json)  # the saved query's limit, ids and cut message
+        return
+    if not query:
+        raise StoreError("give a QUERY or --saved NAME")
+    with state(ctx).open(read_only=not write) as store:
+        rows = store.query(query, params, write=write)
+    print_rows(console, rows, as_json)
+
+
+def _register_commands() -> None:
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue
+            raise
+        module.register(app)
+
+
+_register_commands()
+
+
+def main() -> None:
+    """Console-script entry point: an EventKGError becomes one line on stderr and exit code 2."""
+    try:
+        app()
+    except EventKGError as exc:
+        err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(EXIT_CODE)
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        sys.exit(130)

@@ -1,0 +1,172 @@
+"""``eventkg export``: the graph (or a retrieved subgraph) and benchmark items for other tools.
+
+Thin skin over the library: ``rdf`` is :func:`eventkg.queries.export_rdf.export_rdf`,
+``graphml`` is :func:`eventkg.queries.export_graphml.export_graphml` (both on the whole store, or
+on :func:`eventkg.queries.export_select.select_subgraph` with ``--text``), ``lm-eval`` is
+:func:`eventkg.tasks.export_lmeval.export_lm_eval` and ``neo4j-import`` is
+:func:`eventkg.graphstore.neo4j.admin_import.export_neo4j_import`. Library modules are imported
+inside the commands, so ``eventkg --help`` loads neither rdflib nor the embedding stack.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import Progress
+
+console = Console()
+err_console = Console(stderr=True)
+export_app = typer.Typer(
+    help="Export the graph, a subgraph or benchmark items for other tools.\n\n"
+    "Example:  eventkg export rdf graph.ttl;  eventkg export graphml sub.graphml --text 'study' -k 5",
+    no_args_is_help=True,
+)
+
+# The subgraph selection: the options of ``eventkg subgraph``, same names and meaning.
+File = Annotated[Path, typer.Argument(help="File to write.")]
+Text = Annotated[str | None, typer.Option("--text", help="Export only the subgraph `eventkg subgraph --text` retrieves (default: the whole store).")]
+K = Annotated[int | None, typer.Option("-k", help="With --text: how many nearest events seed the subgraph (default 5).")]
+Hops = Annotated[int | None, typer.Option("--hops", help="With --text: neighbourhood radius around the seeds (default 2).")]
+Rel = Annotated[list[str] | None, typer.Option("--rel", help="With --text: relation types to follow (repeatable; default event relations + HAS_TYPE).")]
+Level = Annotated[str | None, typer.Option("--level", help="With --text: seed only from schema or instance events.")]
+Model = Annotated[str | None, typer.Option("--model", help="With --text: embedding model folder or name.")]
+Device = Annotated[str, typer.Option("--device", help="With --text: encoder device: auto (CUDA when present), cpu, cuda, mps.")]
+IndexKind = Annotated[str | None, typer.Option("--index-kind", help="With --text: FAISS index for a build: auto, flat, ivf, hnsw (default $EVENTKG_INDEX or auto).")]
+AsJson = Annotated[bool, typer.Option("--json", help="Print the counts written as JSON.")]
+
+
+#: the subgraph options by their library argument names (select_subgraph's keywords)
+FLAGS = {"k": "-k", "hops": "--hops", "rel_types": "--rel", "level": "--level", "model_name": "--model",
+         "device": "--device", "index_kind": "--index-kind"}
+
+
+def _notice(message: str) -> None:
+    err_console.print(message, highlight=False)
+
+
+def _export(ctx: typer.Context, write: Callable[[Any, Path], dict], file: Path, as_json: bool,
+            text: str | None, **selection: Any) -> None:
+    """Open the store, pick the whole store or the subgraph, write, print what was written."""
+    from eventkg.cli.app import state
+    from eventkg.queries.export_rows import ExportError
+
+    given = {name: value for name, value in selection.items() if value is not None and value != []}
+    if given.get("device") == "auto":
+        del given["device"]
+    if text is None and given:
+        flags = ", ".join(FLAGS[name] for name in given)
+        raise ExportError(f"{flags} apply to a subgraph: give --text too (without --text the whole store is exported)")
+    with state(ctx).open(read_only=True, complete=True) as store:
+        if text is None:
+            counts = write(store, file)
+        else:
+            from eventkg.queries.export_select import select_subgraph
+
+            counts = write(select_subgraph(store, text, notice=_notice, **given), file)
+    if as_json:
+        print(json.dumps({"file": str(file), **counts}, indent=2))
+        return
+    for kind in ("nodes", "edges"):
+        for name, n in counts[kind].items():
+            if n:
+                console.print(f"{kind} {name}: {n:,}")
+    extra = f", {counts['triples']:,} triples" if "triples" in counts else ""
+    console.print(f"wrote {file}: {sum(counts['nodes'].values()):,} nodes, {sum(counts['edges'].values()):,} edges{extra}")
+
+
+def export_rdf_command(ctx: typer.Context, file: File, text: Text = None, k: K = None, hops: Hops = None,
+                       rel: Rel = None, level: Level = None, model: Model = None, device: Device = "auto",
+                       index_kind: IndexKind = None, as_json: AsJson = False) -> None:
+    """Write the store (or, with --text, a retrieved subgraph) as RDF: Turtle for .ttl, N-Triples for .nt.
+
+    Streamed batch by batch with rdflib. Namespace ekg: = https://eventkg.org/ns# (node labels as classes, relationship types and property names as predicates), nodes are https://eventkg.org/id/ID; each edge is one ekg:TYPE triple, its properties (sources, weight, count...) sit on its rdf:Statement.
+
+    Example:  eventkg export rdf graph.ttl  &&  eventkg export rdf learn.nt --text "learn" -k 3 --hops 1
+    """
+    from eventkg.queries.export_rdf import export_rdf
+
+    _export(ctx, export_rdf, file, as_json, text, k=k, hops=hops, rel_types=rel, level=level, model_name=model,
+            device=device, index_kind=index_kind)
+
+
+def export_graphml_command(ctx: typer.Context, file: File, text: Text = None, k: K = None, hops: Hops = None,
+                           rel: Rel = None, level: Level = None, model: Model = None, device: Device = "auto",
+                           index_kind: IndexKind = None, as_json: AsJson = False) -> None:
+    """Write the store (or, with --text, a retrieved subgraph) as GraphML with networkx.
+
+    Node attribute label = the node label, edge id and attribute type = the relationship type, properties kept; sources are comma-joined and choices a JSON array (GraphML has no lists). The whole graph is built in memory: for a big store prefer a subgraph or RDF.
+
+    Example:  eventkg export graphml study.graphml --text "PersonX studies all night" -k 5 --hops 2
+    """
+    from eventkg.queries.export_graphml import export_graphml
+
+    _export(ctx, export_graphml, file, as_json, text, k=k, hops=hops, rel_types=rel, level=level, model_name=model,
+            device=device, index_kind=index_kind)
+
+
+def export_lm_eval_command(
+    ctx: typer.Context,
+    out: Annotated[Path, typer.Argument(help="Folder to write the lm-eval task configs and data into.")],
+    origin: Annotated[str | None, typer.Option("--origin", help="Only imported or generated questions.")] = None,
+    split: Annotated[str | None, typer.Option("--split", help="Only questions of this split.")] = None,
+) -> None:
+    """Write CEC/CRR questions as an lm-evaluation-harness task folder (YAML + JSON lines).
+
+    Example:  eventkg export lm-eval ./lm-tasks && lm_eval --model hf --model_args pretrained=gpt2 --tasks eventkg_ev2 --include_path ./lm-tasks
+    """
+    from eventkg.cli.app import state
+    from eventkg.tasks.export_lmeval import GROUP, export_lm_eval
+
+    with state(ctx).open(read_only=True, complete=True) as store:
+        counts = export_lm_eval(store, out, origin=origin, split=split)
+    for name, count in counts.items():
+        console.print(f"{name}: {count} documents")
+    console.print(f"run: lm_eval --tasks {GROUP} --include_path {out.resolve()} --model ...")
+
+
+def export_neo4j_import_command(
+    ctx: typer.Context,
+    out: Annotated[Path, typer.Argument(help="Folder to write the CSV files, import.json and import.sh into.")],
+) -> None:
+    """Write the graph as CSV files for Neo4j's bulk importer (neo4j-admin database import full).
+
+    The fastest way to put a big graph into a new Neo4j database: ingest into the embedded store (the default --store), export, import offline, start Neo4j. Same ids, labels, relationship types and properties as writing through Bolt (sources as string arrays). Constraints and indexes are created when eventkg first opens the database.
+
+    Example:  eventkg export neo4j-import ./n4csv && python -m eventkg.graphstore.neo4j.server.launch --import ./n4csv --home ./n4
+    (or, with a Neo4j installation: stop it, then ./n4csv/import.sh neo4j)
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+
+    from eventkg.cli.app import state
+    from eventkg.graphstore.neo4j.admin_import import export_neo4j_import
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with state(ctx).open(read_only=True, complete=True) as store, Progress(*columns, console=console, transient=True) as bar:
+        tasks: dict[str, int] = {}
+
+        def progress(name: str, done: int, total: int) -> None:
+            if name not in tasks:
+                tasks[name] = bar.add_task(name, total=total)
+            bar.update(tasks[name], completed=done)
+
+        counts = export_neo4j_import(store, out, progress=progress)  # a StoreError is cli.main's one line
+    for name, count in counts.items():
+        console.print(f"{name}: {count:,}")
+    console.print(f"wrote {out}; import with: python -m eventkg.graphstore.neo4j.server.launch --import {out} --home NEW_FOLDER")
+    console.print(f"  or, into a stopped Neo4j installation: {out / 'import.sh'} [database]")
+
+
+export_app.command("rdf")(export_rdf_command)
+export_app.command("graphml")(export_graphml_command)
+export_app.command("lm-eval")(export_lm_eval_command)
+export_app.command("neo4j-import")(export_neo4j_import_command)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``export`` command group to the eventkg app."""
+    app.add_typer(export_app, name="export")

@@ -1,0 +1,213 @@
+"""Talking to the LadybugDB engine: the schema's DDL, store file checks, results, COPY from Arrow.
+
+Plain functions over a ``ladybug.Connection`` (they hold no state), shared by
+:mod:`eventkg.graphstore.ladybug.store` and the modules it is split into.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+from collections.abc import Iterator, Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from eventkg import settings
+from eventkg.graphstore.base import StoreError
+from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
+
+POOL_SHARE = 0.5  # of the memory budget (EVENTKG_MEMORY_MB), the engine's buffer pool
+EDGE_POOL_SHARE = 0.75  # of the budget, the pool while a bulk session writes its rel tables (edge_pool_bytes)
+NODE_POOL_SHARE = 0.25  # of the budget, the pool while a bulk session writes its node tables (node_pool_bytes)
+
+
+def buffer_pool_bytes() -> int:
+    """ladybug's buffer pool for every open store: ``POOL_SHARE`` of the memory budget. The engine's
+    default is 80% of the machine's memory, and it keeps every page it reads until then, so a
+    bulk load or a scan of a big graph would grow the process with the graph."""
+    return int(settings.memory_mb() * 2**20 * POOL_SHARE)
+
+
+def edge_pool_bytes() -> int:
+    """The buffer pool while a bulk session writes its rel tables: ``EDGE_POOL_SHARE`` of the budget.
+    A rel COPY looks both ends of every edge up in the node table's primary-key index; once that
+    index outgrows the pool (~10M events in 1 GiB) each lookup may read a page, and the loader's
+    memory is gone by then, so the rel tables get the larger share."""
+    return int(settings.memory_mb() * 2**20 * EDGE_POOL_SHARE)
+
+
+def node_pool_bytes() -> int:
+    """The buffer pool while a bulk session writes its node tables: ``NODE_POOL_SHARE`` of the budget.
+    The loader still holds its own memory then (it reads the edges meanwhile, with its id map), and
+    a checkpoint of a big node table takes memory outside the pool, so the nodes get the smaller
+    share and more COPYs (:func:`~eventkg.graphstore.ladybug.store.copy_rows`)."""
+    return int(settings.memory_mb() * 2**20 * NODE_POOL_SHARE)
+
+
+EDGE_COPY_MARGIN = 256 * 2**20  # what a rel COPY and its checkpoint take beside the pool (edge_pool_for)
+MIN_POOL = 256 * 2**20
+
+
+def edge_pool_for(process_bytes: int | None) -> int:
+    """The pool for a rel COPY starting now: :func:`edge_pool_bytes`, less what would take the process
+    over the budget with the memory it holds already (``process_bytes``, its resident size; unknown:
+    the share alone). The COPY fills the pool, so the process peaks near ``process_bytes`` + pool +
+    ``EDGE_COPY_MARGIN``; rounded down to 64 MiB so near sizes keep the open database."""
+    cap = edge_pool_bytes()
+    if process_bytes is None:
+        return cap
+    room = settings.memory_mb() * 2**20 - process_bytes - EDGE_COPY_MARGIN
+    return max(MIN_POOL, min(cap, room)) // (64 * 2**20) * (64 * 2**20)
+
+
+def resident_bytes() -> int | None:
+    """This process's resident memory now (Linux ``/proc/self/statm``), or None where unknown."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _columns(props: Mapping[str, str]) -> str:
+    return "".join(f", `{name}` {ctype}" for name, ctype in props.items())
+
+
+def schema_statements() -> list[str]:
+    """DDL declaring every node and rel table of the data model."""
+    stmts = [
+        f"CREATE NODE TABLE IF NOT EXISTS {n.label}(id STRING PRIMARY KEY, sources STRING{_columns(n.properties)})"
+        for n in NODE_TYPES.values()
+    ]
+    stmts += [
+        f"CREATE REL TABLE IF NOT EXISTS {r.name}(FROM {r.source} TO {r.target}, sources STRING{_columns(r.properties)})"
+        for r in REL_TYPES.values()
+    ]
+    return stmts
+
+
+def check_store_path(p: Path) -> None:
+    """Refuse a path that cannot be a store: a folder, an unreadable or foreign file, an unwritable folder."""
+    if p.is_dir():
+        raise StoreError(f"cannot open store {p}: it is a folder, not a LadybugDB file")
+    if p.exists():
+        if not os.access(p, os.R_OK):
+            raise StoreError(f"cannot open store {p}: not readable")
+        with open(p, "rb") as fh:  # a database file starts with ladybug's magic
+            head = fh.read(4)
+        if head and head[:3] != b"LBU" and head[:3] != b"KUZ":
+            raise StoreError(f"cannot open store {p}: the file exists and is not a LadybugDB database")
+        return
+    parent = p.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot create store {p}: {exc.strerror}") from exc
+    if not os.access(parent, os.W_OK):
+        raise StoreError(f"cannot create store {p}: folder {parent} is not writable")
+
+
+def short_error(exc: BaseException) -> str:
+    """The first line of an engine error, without its exception-class prefix noise."""
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def fetch_rows(conn: Any, cypher: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """A query's result as one dict per row."""
+    result = conn.execute(cypher, dict(params or {}))
+    cols = result.get_column_names()
+    out = []
+    while result.has_next():
+        out.append(dict(zip(cols, result.get_next(), strict=True)))
+    return out
+
+
+def fetch_tuples(conn: Any, cypher: str, params: Mapping[str, Any] | None = None) -> list[list[Any]]:
+    """A query's result as one list of values per row."""
+    result = conn.execute(cypher, dict(params or {}))
+    out = []
+    while result.has_next():
+        out.append(result.get_next())
+    return out
+
+
+def count_rows(conn: Any, name: str) -> int:
+    """Rows stored in a node or rel table."""
+    pattern = f"(n:{name})" if name in NODE_TYPES else f"()-[n:{name}]->()"
+    return fetch_tuples(conn, f"MATCH {pattern} RETURN count(*)")[0][0]
+
+
+def max_offset(conn: Any, label: str) -> int:
+    """The highest node offset of ``label`` (-1 when it has no node)."""
+    value = conn.execute(f"MATCH (n:{label}) RETURN max(offset(id(n)))").get_next()[0]
+    return -1 if value is None else int(value)
+
+
+def table_pages(conn: Any, name: str, returns: str, *, page: int) -> Iterator[pa.Table]:
+    """``RETURN returns`` over a node table (its node bound to ``n``) or a rel table (``(a)-[e]->(b)``),
+    ``page`` node offsets (of ``n``, or of the sources ``a``) at a time, each page one Arrow table:
+    a big table read in bounded parts, never whole."""
+    if name in NODE_TYPES:
+        label, match, var = name, f"(n:{name})", "n"
+    else:
+        rel = REL_TYPES[name]
+        label, match, var = rel.source, f"(a:{rel.source})-[e:{name}]->(b:{rel.target})", "a"
+    for low in range(0, max_offset(conn, label) + 1, page):
+        yield conn.execute(
+            f"MATCH {match} WHERE offset(id({var})) >= {low} AND offset(id({var})) < {low + page} RETURN {returns}"
+        ).get_as_arrow(0)
+
+
+def copy_arrow(conn: Any, table: str, arrow: pa.Table) -> None:
+    """``COPY table FROM`` a typed Arrow table (see :mod:`eventkg.graphstore.tables`)."""
+    # ladybug binds Python variables named in COPY ... FROM <name> from the caller's scope
+    eventkg_copy_rows = arrow  # noqa: F841
+    try:
+        conn.execute(f"COPY {table} FROM eventkg_copy_rows")
+    except RuntimeError as exc:
+        raise StoreError(f"writing {table}: {short_error(exc)}") from exc
+
+
+def copy_file(conn: Any, table: str, path: Path) -> None:
+    """``COPY table FROM`` a Parquet file the engine reads itself, a row group at a time."""
+    quoted = str(path).replace("\\", "\\\\").replace("'", "\\'")
+    try:
+        conn.execute(f"COPY {table} FROM '{quoted}'")
+    except RuntimeError as exc:
+        raise StoreError(f"writing {table}: {short_error(exc)}") from exc
+
+
+def rollback(conn: Any) -> None:
+    """Roll back the open transaction; the engine may already have aborted it on error."""
+    try:
+        conn.execute("ROLLBACK")
+    except RuntimeError as exc:
+        if "No active transaction" not in str(exc):
+            raise
+
+
+@cache
+def _malloc_trim():
+    """glibc's ``malloc_trim``, or None on another C library."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return libc.malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+def release_free_memory() -> None:
+    """Give the heap's free pages back to the system (glibc ``malloc_trim(0)``; Arrow's pool too).
+
+    Called after a bulk session reopens the database: the engine frees what a COPY built,
+    but glibc keeps freed arenas mapped, so without it the process never shrinks between
+    COPYs and each peak stands on the last one's leftovers.
+    """
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+    pa.default_memory_pool().release_unused()

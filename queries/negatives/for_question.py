@@ -1,0 +1,70 @@
+"""Hard negatives for one question named by text: what ``eventkg negatives`` prints.
+
+Names -> ids (:mod:`eventkg.queries.lookup`), the store's vector index opened (built on first
+use, resumable) and :class:`~eventkg.queries.negatives.nearest.NegativeSampler` asked; the result is
+plain data (the CLI's ``--json`` shape). FAISS and the encoder are imported only when called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from eventkg.graphstore.base import GraphStore
+
+
+def negatives_for(
+    store: GraphStore,
+    event: str,
+    relation: str,
+    *,
+    k: int = 3,
+    answer: str | None = None,
+    level: str | None = None,
+    model: str | None = None,
+    clusters: int | None = None,
+    similarity_cap: float = 0.9,
+    seed: int | None = None,
+    rebuild: bool = False,
+    device: str = "auto",
+    index_kind: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    notice: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """``k`` events close to the answer and not linked to ``event`` by ``relation``'s family.
+
+    ``answer`` defaults to a direct ``relation`` neighbour of ``event``. Returns
+    ``{"event", "relation", "answer", "negatives": [{"id", "text", "similarity"}], "index"}``
+    (fewer than ``k`` negatives when fewer candidates pass the filters).
+
+    >>> negatives_for(store, "learn", "Causes", k=3, level="schema")["negatives"]  # doctest: +SKIP
+    """
+    from eventkg.graphstore.model import CANONICAL, family_of
+    from eventkg.queries.lookup import LEVELS, default_answer, find_event
+    from eventkg.queries.negatives.nearest import NegativeSampler, NegativesError, require_event_relations
+    from eventkg.queries.vectors.index import clear_index, index_dir, open_index
+
+    if level is not None and level not in LEVELS:
+        raise NegativesError(f"--level {level!r}: expected one of {', '.join(LEVELS)}")
+    if relation not in CANONICAL:
+        raise NegativesError(f"--rel {relation!r}: expected one of {', '.join(CANONICAL)}")
+    require_event_relations(store, family_of(relation))
+    qid, _ = find_event(store, event, level)
+    aid = find_event(store, answer, level)[0] if answer else default_answer(store, qid, relation)
+    if rebuild:
+        clear_index(store)
+    sampler = NegativeSampler(store, model_name=model, level=level, similarity_cap=similarity_cap, clusters=clusters)
+    ans_level = level or store.get_nodes("Event", [aid])[aid].get("level")
+    vi = open_index(store, model, ans_level if ans_level in LEVELS else None, progress=progress, notice=notice,
+                    device=device, index_kind=index_kind)
+    scored = sampler.sample_scored(qid, relation, aid, k=k, rng=seed)
+    nodes = store.get_nodes("Event", [qid, aid, *(i for i, _ in scored)])
+    text = {i: n.get("text") for i, n in nodes.items()}
+    return {
+        "event": {"id": qid, "text": text.get(qid)},
+        "relation": relation,
+        "answer": {"id": aid, "text": text.get(aid)},
+        "negatives": [{"id": i, "text": text.get(i), "similarity": round(s, 4)} for i, s in scored],
+        "index": {"path": str(index_dir(store)), "built": vi.built, "size": len(vi), "model": vi.manifest["model"],
+                  "kind": vi.manifest["params"]["kind"]},
+    }

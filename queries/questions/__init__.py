@@ -1,0 +1,7 @@
+"""CEC and CRR questions from the event graph (seed 001, section 3), in EV²'s JSON-lines schema.
+
+One entry point, :func:`~eventkg.queries.questions.make.make_questions` (``eventkg questions`` and
+the demo call it): ``generate`` samples components and drafts, ``build`` turns a component into
+questions (Table 1 relation, context, vetted negatives), ``rows`` says what a question is,
+``store`` writes them as JSON lines or ``Question`` nodes.
+"""

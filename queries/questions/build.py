@@ -1,0 +1,279 @@
+"""Questions from components: pairs, Table 1 relation, context, vetted negatives, EV² rows.
+
+One :class:`QuestionBuilder` per run turns Algorithm 1 components
+(:mod:`eventkg.queries.components`) into :class:`Draft` questions by the rules of
+:mod:`eventkg.queries.questions.generate`: every choice made, every random number drawn, and the
+events the row will show listed, but no text read yet. The caller reads the texts of a
+batch of drafts at once (:meth:`eventkg.queries.event_texts.StoreTexts.prefetch`: one keyed
+lookup in the store, not one per event) and then makes their
+:class:`~eventkg.queries.questions.rows.GeneratedQuestion` rows. Everything asked of the whole graph
+(is a negative linked to ``e0``? which family member holds for CRR? is a Vague partner
+unrelated?) goes through one :class:`~eventkg.queries.vetting.MeetInTheMiddle`, loaded once per
+head event; the rest is Python over the component's 3-5 events.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from eventkg.graphstore.model import EVENT_RELATIONS, FAMILIES, VAGUE, family_of
+from eventkg.queries.components import Component
+from eventkg.queries.csr import EventCSR
+from eventkg.queries.induce import induce
+from eventkg.queries.negatives.unlinked import FAMILY_MASK, draw_unlinked
+from eventkg.queries.questions.rows import CEC_QUESTIONS, CRR_CHOICES, CRR_QUESTION, GeneratedQuestion, NegativeSource
+from eventkg.queries.table1 import ALL_RELATIONS, CODE
+from eventkg.queries.vetting import MeetInTheMiddle
+
+Triple = tuple[int, str, int]
+
+
+def dag_paths(comp: Component, max_len: int) -> dict[int, dict[int, list[list[Triple]]]]:
+    """head -> tail -> DAG paths (as triples) of at most max_len edges, shortest first."""
+    succ: dict[int, list[Triple]] = {}
+    for t in comp.triples:
+        succ.setdefault(t[0], []).append(t)
+    out: dict[int, dict[int, list[list[Triple]]]] = {}
+    for h in comp.nodes:
+        found: dict[int, list[list[Triple]]] = {}
+        stack: list[list[Triple]] = [[t] for t in succ.get(h, [])]
+        while stack:
+            path = stack.pop()
+            found.setdefault(path[-1][2], []).append(path)
+            if len(path) < max_len:
+                stack.extend(path + [t] for t in succ.get(path[-1][2], []))
+        for paths in found.values():
+            paths.sort(key=lambda p: (len(p), [CODE[r] for _, r, _ in p]))
+        out[h] = found
+    return out
+
+
+def ancestors(comp: Component, node: int) -> set[int]:
+    pred: dict[int, list[int]] = {}
+    for h, _, t in comp.triples:
+        pred.setdefault(t, []).append(h)
+    seen: set[int] = set()
+    stack = [node]
+    while stack:
+        for p in pred.get(stack.pop(), []):
+            if p not in seen:
+                seen.add(p)
+                stack.append(p)
+    return seen
+
+
+def path_relation(paths: list[list[Triple]]) -> tuple[str | None, list[Triple]]:
+    """The first (shortest) path Table 1 induces something for, and that relation."""
+    for p in paths:  # shortest first, so a direct edge wins
+        rel = induce([r for _, r, _ in p])
+        if rel is not None:
+            return rel, p
+    return None, []
+
+
+@dataclass
+class Draft:
+    """One question with every choice made: ``make()`` writes its row once the texts of
+    ``shown`` (the events the row names) can be read."""
+
+    shown: list[int]
+    make: Callable[[], GeneratedQuestion]
+
+
+class QuestionBuilder:
+    """Turns components into questions; holds the graph, the vetting search and the options of one run."""
+
+    def __init__(self, csr: EventCSR, task: str, level: str, rng: random.Random, negatives: NegativeSource | None,
+                 pool: Sequence[int], *, max_len: int, pairs: int, vague_prob: float, require_context: bool,
+                 tries: int = 64) -> None:
+        from eventkg.queries.subgraphs import verbalise  # its module imports scikit-learn: load on use
+
+        self.csr, self.task, self.level, self.rng, self.negatives = csr, task, level, rng, negatives
+        self.pool, self.allowed = pool, np.zeros(len(csr), dtype=bool)
+        self.allowed[pool] = True
+        self.max_len, self.pairs, self.vague_prob, self.require_context = max_len, pairs, vague_prob, require_context
+        self.tries, self.verbalise = tries, verbalise
+        self.vet = MeetInTheMiddle(csr, max_len)
+
+    # -- pairs -----------------------------------------------------------------------------
+    def questions(self, comp: Component) -> Iterator[Draft]:
+        dag = dag_paths(comp, self.max_len)
+        candidates = [(h, t) for h in comp.nodes for t in sorted(dag[h])]
+        self.rng.shuffle(candidates)
+        made = 0
+        for h, t in candidates:
+            if made >= self.pairs:
+                break
+            anc = ancestors(comp, h)
+            if self.require_context and not anc:
+                continue
+            rel, _path = path_relation(dag[h][t])
+            if rel is None:
+                continue
+            keep = anc | {h}
+            context = [tr for tr in comp.triples if tr[0] in keep and tr[2] in keep]
+            qid = f"{comp.cid}-{made}"
+            built = (self._cec(qid, comp, h, t, rel, context) if self.task == "CEC"
+                     else self._crr(qid, comp, h, t, rel, context))
+            if built:
+                made += 1
+                yield from built
+
+    # -- CEC -------------------------------------------------------------------------------
+    def negatives_for(self, comp: Component, h: int, t: int, rel: str) -> list[int] | None:
+        """Three vetted negatives: proposed by the sampler (if any), topped up at random."""
+        csr, mask = self.csr, FAMILY_MASK[family_of(rel)]
+        self.vet.load(h, mask)
+        skip = set(comp.nodes)
+        chosen: list[int] = []
+        if self.negatives is not None:
+            exclude = {csr.ids[p] for p in comp.nodes}
+            ids = self.negatives.sample(csr.ids[h], rel, csr.ids[t], k=3, exclude=set(exclude), rng=self.rng)
+            proposed = []
+            for zid in ids:
+                z = csr.position(zid)
+                if z is not None and z not in skip and self.allowed[z] and csr.level[z] == csr.level[h]:
+                    skip.add(z)
+                    proposed.append(z)
+            if proposed:
+                linked = self.vet.linked(np.array(proposed), mask).tolist()
+                chosen = [z for z, bad in zip(proposed, linked, strict=True) if not bad][:3]
+        if len(chosen) < 3:
+            chosen += draw_unlinked(self.vet, self.pool, self.rng, 3 - len(chosen), mask, skip, self.tries)
+        return chosen if len(chosen) == 3 else None
+
+    def _cec(self, qid: str, comp: Component, h: int, t: int, rel: str, context: list[Triple]) -> list[Draft]:
+        negs = self.negatives_for(comp, h, t, rel)
+        if negs is None:
+            return []
+        choices = [t, *negs]
+        self.rng.shuffle(choices)
+        namer = self._namer([h, t, *negs, *(x for tr in context for x in (tr[0], tr[2]))])
+        return [Draft(namer.shown(), lambda: self._cec_row(qid, h, t, rel, context, negs, choices, namer))]
+
+    def _cec_row(self, qid: str, h: int, t: int, rel: str, context: list[Triple], negs: list[int], choices: list[int],
+                 namer: Namer) -> GeneratedQuestion:
+        row: dict[str, Any] = {
+            "id": qid, "e0": namer.name(h), "rel": rel, "e1": namer.name(t),
+            "negative_chosen": [namer.name(z) for z in negs],
+            **self._context(namer, context),
+            "question": CEC_QUESTIONS[rel].format(e0=namer.name(h)),
+            "choices": [namer.name(c) for c in choices],
+        }
+        return self._finish(row, namer, context + [(h, rel, t)])
+
+    # -- CRR -------------------------------------------------------------------------------
+    def _crr(self, qid: str, comp: Component, h: int, t: int, rel: str, context: list[Triple]) -> list[Draft]:
+        fam = family_of(rel)
+        self.vet.load(h, FAMILY_MASK[fam])
+        if self.vet.induced(t, tuple(CODE[r] for r in FAMILIES[fam])) != 1 << CODE[rel]:
+            return []  # both directions of the family hold somewhere: no single right answer
+        namer = self._namer([h, t, *(x for tr in context for x in (tr[0], tr[2]))])
+        out = [Draft(namer.shown(), lambda: self._crr_row(qid, h, t, rel, fam, context, [(h, rel, t)], namer))]
+        if self.rng.random() < self.vague_prob:
+            vague = self._vague(qid, comp, h, context)
+            if vague is not None:
+                out.append(vague)
+        return out
+
+    def _vague(self, qid: str, comp: Component, h: int, context: list[Triple]) -> Draft | None:
+        """EV²'s Vague item: ``e0`` with an event unrelated to it (the CEC-negative kind: no
+        relation of any family by a walk of at most ``max_len``), asked within the family of
+        an edge ``e0`` really has outside the context (that edge joins ``event_relation``, as
+        in the release)."""
+        edge = self._edge_outside(h, context)
+        if edge is None:
+            return None
+        x, code = edge
+        self.vet.load(h, ALL_RELATIONS)
+        got = draw_unlinked(self.vet, self.pool, self.rng, 1, ALL_RELATIONS, set(comp.nodes), self.tries)
+        if not got:
+            return None
+        z, r = got[0], EVENT_RELATIONS[code]
+        namer = self._namer([h, z, *(n for tr in context for n in (tr[0], tr[2]))])
+        return Draft([*namer.shown(), x],
+                     lambda: self._crr_row(qid, h, z, VAGUE, family_of(r), context, [(h, r, x)], namer))
+
+    def _edge_outside(self, h: int, context: list[Triple]) -> tuple[int, int] | None:
+        """A seeded random entry ``(neighbour, code)`` of ``h`` whose neighbour the context does not
+        join to ``h`` (entries in (neighbour, code) order; a hub's row is indexed, not listed)."""
+        shown = {b for a, _, b in context if a == h} | {a for a, _, b in context if b == h}
+        lo, hi = self.csr.row(h)
+        hidden = self.csr.positions_to(h, shown)
+        if hi - lo - len(hidden) <= 0:
+            return None
+        i = lo + self.rng.randrange(hi - lo - len(hidden))
+        for pos in hidden:  # ascending: step over the hidden entries
+            if pos <= i:
+                i += 1
+        return self.csr.entry(i)
+
+    def _crr_row(self, qid: str, h: int, t: int, rel: str, fam: str, context: list[Triple], extra: list[Triple],
+                 namer: Namer) -> GeneratedQuestion:
+        a, b, _ = CRR_CHOICES[fam]
+        e0, e1 = namer.name(h), namer.name(t)
+        row: dict[str, Any] = {
+            "id": qid, "e0": e0, "rel": rel, "e1": e1, **self._context(namer, context),
+            "question": CRR_QUESTION.format(e0=e0, a=a, b=b, e1=e1),
+            "choices": list(CRR_CHOICES[fam]),
+        }
+        return self._finish(row, namer, context + extra)
+
+    # -- names -----------------------------------------------------------------------------
+    def _context(self, namer: Namer, context: list[Triple]) -> dict[str, Any]:
+        named = namer.triples(context)
+        return {"context": self.verbalise(named), "context_tpl": [list(x) for x in named]}
+
+    def _namer(self, nodes: list[int]) -> Namer:
+        return Namer(self.csr, self.level, list(dict.fromkeys(nodes)), self.rng)
+
+    def _finish(self, row: dict[str, Any], namer: Namer, schema_triples: list[Triple]) -> GeneratedQuestion:
+        csr = self.csr
+        if self.level == "instance":
+            row["instances"] = {namer.name(p): csr.text(namer.instance[p]) for p in namer.order}
+            row["event_type"] = {namer.name(p): namer.type_name(p) for p in namer.order}
+            row["event_relation"] = [[csr.name(h), r, csr.name(t)] for h, r, t in dict.fromkeys(schema_triples)]
+        names = {namer.name(p): namer.store_id(p) for p in namer.order}
+        ctx_ids: dict[str, None] = {}
+        for h, _, t in row["context_tpl"]:
+            ctx_ids.setdefault(names[h])
+            ctx_ids.setdefault(names[t])
+        return GeneratedQuestion(row, self.task, self.level, names, list(ctx_ids))
+
+
+class Namer:
+    """Names of the events in one question: EV² type names, or ``eventN`` instance ids.
+
+    The random draws (instance numbers and shown instances) are made when it is built; the
+    texts are read only when a name is asked for."""
+
+    def __init__(self, csr: EventCSR, level: str, order: list[int], rng: random.Random) -> None:
+        self.csr, self.level, self.order = csr, level, order
+        self.instance: dict[int, int] = {}
+        self._numbers: dict[int, str] = {}
+        if level == "instance":
+            numbers = rng.sample(range(1, 101), len(order)) if len(order) <= 100 else range(1, len(order) + 1)
+            for p, k in zip(order, numbers, strict=False):
+                self.instance[p] = rng.choice(csr.instances(p))
+                self._numbers[p] = f"event{k}"
+
+    def shown(self) -> list[int]:
+        """The events whose texts the names and the row read."""
+        return [*self.order, *self.instance.values()]
+
+    def name(self, p: int) -> str:
+        return self._numbers[p] if self.level == "instance" else self.csr.name(p)
+
+    def type_name(self, p: int) -> str:
+        return self.csr.name(p)
+
+    def store_id(self, p: int) -> str:
+        return self.csr.ids[self.instance[p] if self.level == "instance" else p]
+
+    def triples(self, triples: list[Triple]) -> list[tuple[str, str, str]]:
+        return [(self.name(h), r, self.name(t)) for h, r, t in triples]

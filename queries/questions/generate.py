@@ -1,0 +1,191 @@
+"""CEC and CRR questions from the event graph (seed 001, section 3), in EV²'s JSON-lines schema.
+
+Construction, per Algorithm 1 component (forward and backward copies, see
+:mod:`eventkg.queries.components`):
+
+1. pairs ``(head, tail)`` where ``tail`` is reachable from ``head`` in the component DAG by a
+   path of at most ``max_len`` (4) edges, and ``head`` has predecessors (they are the
+   background); up to ``pairs`` (3) pairs per component, in seeded random order;
+2. the queried relation is the direct edge's relation, else Table 1 induction over the DAG
+   path (:func:`eventkg.queries.induce.induce`); pairs whose path induces nothing are skipped;
+3. the context is every component triple among the head's predecessors (ancestors) and the
+   head, so it never states the answer triple or its inverse, and every context triple is a
+   stored edge (read through the inverse table);
+4. CEC (4-way): the answer plus 3 negatives from a sampler (FAISS hard negatives from
+   :mod:`eventkg.queries.negatives.nearest`, or :class:`GraphNegativeSampler`); every negative is checked
+   here against the graph whatever sampler proposed it: same level, not in the component,
+   not the query or answer, no duplicate, and not linked to the query by the asked
+   relation's family by any walk of at most ``max_len`` edges (so no negative is a true
+   answer, even by induction);
+5. CRR (3-way): the choices are the asked relation's family plus Vague; the pair's own
+   family is asked when exactly one member of it holds over the whole graph (walks of at
+   most ``max_len``); with probability ``vague_prob`` a Vague item follows, built as EV²
+   builds them (242 of the release's 244): ``e0`` with an event unrelated to it (same
+   level, outside the component, no relation of any family by a walk of at most
+   ``max_len``: the kind CEC uses as negatives), asked within the family of an edge ``e0``
+   really has (about a third of CRR questions are Vague).
+
+Instance level: components are walked over event types that have instance events
+(``HAS_TYPE``); each type in a question is shown as one of its instances, numbered
+``eventN`` per question as in EV², with ``instances``, ``event_type`` and ``event_relation``
+(as the release: the type-level triples of the question's graph, i.e. the context plus the
+answer triple ``(type(e0), rel, type(e1))``; for Vague, the context plus the edge of
+``e0`` whose family is asked).
+
+Everything is deterministic for a seed and a graph (the index is ordered by event id, so
+two backends holding the same graph give the same questions).
+
+Speed (``bench/query_bench_questions.py``, 1M-event / 3M-relation ASER-shaped store): the graph
+is read in columns into numpy arrays (:mod:`eventkg.queries.csr`), and each "is this event
+linked to ``e0``?" is answered by meeting in the middle, two steps from each end
+(:mod:`eventkg.queries.vetting`) instead of a 4-step search from ``e0``. The answers are the
+same as the 4-step search's (walks of at most ``max_len``, read both ways), so the rules above
+hold unchanged. Where this module's parts live: rows and errors
+(:mod:`~eventkg.queries.questions.rows`), construction (:mod:`~eventkg.queries.questions.build`),
+vetted random negatives (:mod:`~eventkg.queries.negatives.unlinked`), writing
+(:mod:`~eventkg.queries.questions.store`), the graph's own check
+(:func:`eventkg.queries.oracle.kg_oracle_answer`).
+"""
+
+from __future__ import annotations
+
+import gc
+import random
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from eventkg.graphstore.base import GraphStore
+from eventkg.queries.components import iter_components
+from eventkg.queries.csr import EventCSR
+from eventkg.queries.event_graph import EventIndex, as_csr
+from eventkg.queries.negatives.unlinked import GraphNegativeSampler
+from eventkg.queries.questions.build import Draft, QuestionBuilder
+from eventkg.queries.questions.rows import (
+    CEC_QUESTIONS,
+    CRR_CHOICES,
+    CRR_QUESTION,
+    LEVELS,
+    SOURCE,
+    TASKS,
+    GeneratedQuestion,
+    NegativeSource,
+    QuestionError,
+)
+from eventkg.queries.questions.store import store_questions, write_jsonl
+
+#: drafts whose texts are read from the store in one lookup (``event_texts.StoreTexts``)
+TEXT_BATCH = 4096
+
+__all__ = ["CEC_QUESTIONS", "CRR_CHOICES", "CRR_QUESTION", "LEVELS", "SOURCE", "TASKS", "GeneratedQuestion",
+           "GraphNegativeSampler", "NegativeSource", "QuestionError", "check_store_can_generate", "generate",
+           "generate_questions", "question_pool", "store_questions", "write_jsonl"]
+
+
+def check_store_can_generate(store: GraphStore, level: str) -> None:
+    """Raise a :class:`QuestionError` that says why, before any work, when the store cannot
+    give questions of ``level``: no EV² event relations (an ASER store ingested without
+    ``--map-events``), or, for the instance level, no instance events at all."""
+    from eventkg.queries.columnar import edge_counts
+    from eventkg.queries.negatives.nearest import NegativesError, require_event_relations
+
+    try:
+        require_event_relations(store, "temporal")  # BEFORE, CAUSES or HAS_SUBEVENT: any one will do
+    except NegativesError as exc:
+        raise QuestionError(str(exc)) from None
+    if level == "instance" and not edge_counts(store, ["HAS_TYPE"])["HAS_TYPE"]:
+        raise QuestionError(
+            f"store {store.url} has no instance-level events (instance -HAS_TYPE-> type): ASER and EECKG "
+            "hold schema-level events only; ingest EV² instance files (`eventkg ingest ev2 ...`) or ask "
+            "for --level schema"
+        )
+
+
+def _check_arguments(task: str, level: str, n: int) -> str:
+    task = task.upper()
+    if task not in TASKS:
+        raise QuestionError(f"unknown task {task!r}; expected CEC or CRR")
+    if level not in LEVELS:
+        raise QuestionError(f"unknown level {level!r}; expected schema or instance")
+    if n < 0:
+        raise QuestionError("n must not be negative")
+    return task
+
+
+def question_pool(csr: EventCSR, level: str) -> np.ndarray:
+    """Events a question of ``level`` may use: schema events, or (instance) the schema types with instances."""
+    schema = csr.level == 0
+    pool = np.flatnonzero(schema) if level == "schema" else np.flatnonzero(schema & (np.diff(csr.inst_indptr) > 0))
+    return pool.astype(np.int32) if len(csr) < 2**31 else pool
+
+
+def generate_questions(
+    source: GraphStore | EventIndex | EventCSR | Any,
+    task: str,
+    level: str = "schema",
+    n: int = 100,
+    seed: int = 0,
+    *,
+    negatives: NegativeSource | None = None,
+    size: int = 3,
+    max_len: int = 4,
+    pairs: int = 3,
+    vague_prob: float = 0.5,
+    require_context: bool = True,
+    progress: Callable[[int], None] | None = None,
+) -> list[GeneratedQuestion]:
+    """Up to ``n`` questions with their store ids (see the module docstring for the rules).
+
+    ``source``: a store (read in columns), an :class:`EventIndex`, its :class:`EventCSR`, or a
+    networkx graph in the store's shape. Fewer than ``n`` come back only when the graph runs
+    out of components.
+    """
+    task = _check_arguments(task, level, n)
+    csr = as_csr(source)
+    pool = question_pool(csr, level)
+    builder = QuestionBuilder(csr, task, level, random.Random(f"eventkg-questions-{seed}"), negatives, pool,
+                              max_len=max_len, pairs=pairs, vague_prob=vague_prob, require_context=require_context)
+    out: list[GeneratedQuestion] = []
+    drafts: list[Draft] = []
+    # the loop makes many short-lived objects and no cycles; cyclic-GC passes would only cost time
+    gc_was_on = gc.isenabled()
+    gc.disable()
+    try:
+        for comp in iter_components(csr, size, seed, allowed=builder.allowed):
+            for d in builder.questions(comp):
+                drafts.append(d)
+                if len(drafts) >= TEXT_BATCH or len(out) + len(drafts) >= n:
+                    _write_rows(csr, drafts, out, progress)
+                if len(out) >= n:
+                    return out
+        _write_rows(csr, drafts, out, progress)
+        return out
+    finally:
+        builder.vet.unload()
+        if gc_was_on:
+            gc.enable()
+
+
+def _write_rows(csr: EventCSR, drafts: list[Draft], out: list[GeneratedQuestion],
+                progress: Callable[[int], None] | None) -> None:
+    """The rows of ``drafts`` (emptied), their texts read in one go."""
+    csr.texts.prefetch(p for d in drafts for p in d.shown)
+    for d in drafts:
+        out.append(d.make())
+        if progress:
+            progress(1)
+    drafts.clear()
+
+
+def generate(
+    store_or_graph: GraphStore | EventIndex | EventCSR | Any,
+    task: str,
+    level: str = "schema",
+    n: int = 100,
+    seed: int = 0,
+    negatives: NegativeSource | None = None,
+    **options: Any,
+) -> list[dict[str, Any]]:
+    """EV² JSON-lines rows for ``n`` generated ``task`` questions at ``level`` (deterministic for a seed)."""
+    return [q.row for q in generate_questions(store_or_graph, task, level, n, seed, negatives=negatives, **options)]

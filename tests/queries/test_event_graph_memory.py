@@ -1,0 +1,179 @@
+"""The event graph held in bounded memory: ids as one sorted byte array, the CSR built in chunks,
+the arrays and texts kept on disk beside an embedded store, texts read only for the questions made.
+
+Expected values are worked out here from plain Python (sorted strings, sets of readings,
+``iter_nodes``), never from the arrays under test."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from eventkg.graphstore import open_store
+from eventkg.graphstore.base import Batch
+from eventkg.graphstore.model import INVERSE, stable_id
+from eventkg.queries import csr_cache
+from eventkg.queries.csr import _adjacency, _dedupe_sorted
+from eventkg.queries.event_graph import EVENT_REL_TYPES, EventCSR, EventIndex
+from eventkg.queries.event_ids import EventIds, as_bytes, id_order
+from eventkg.queries.event_texts import FileTexts, StoreTexts
+from eventkg.queries.questions.generate import generate
+from tests.queries.test_questions import synthetic_batch
+
+FORWARD = {"CAUSES": "Causes", "BEFORE": "Before", "HAS_SUBEVENT": "HasSubevent"}
+CODES = ["Causes", "IsResult", "Before", "After", "HasSubevent", "IsSubevent"]  # table1.CODE order
+
+
+def test_store_ids_sort_as_python_sorts_them() -> None:
+    rng = random.Random(1)
+    ids = [stable_id("Event", "schema", str(i)) for i in range(5000)]
+    ids += ["0123456789abcdef" + t for t in ("ffff", "0000", "a0a0")]  # the first 16 digits tie
+    rng.shuffle(ids)
+    raw = as_bytes(ids)
+    assert [ids[i] for i in id_order(raw)] == sorted(ids)
+    odd = ["b", "a", "é", "ab", "Z", "a b", "0123456789abcdefABCD"]  # not hex: the byte sort
+    assert [odd[i] for i in id_order(as_bytes(odd))] == sorted(odd)
+
+
+def test_event_ids_read_and_find() -> None:
+    names = sorted(["learn", "é", "pass exam", "x"])
+    ids = EventIds.of(names)
+    assert list(ids) == names and ids.tolist() == names and ids == names and len(ids) == 4
+    assert [ids.position(n) for n in names] == [0, 1, 2, 3]
+    assert ids.position("nope") is None and ids.position("a much longer id than any") is None
+    assert ids.take([3, 0]) == [names[3], names[0]]
+    assert ids.positions_of(as_bytes(["x", "learn"])).tolist() == [names.index("x"), names.index("learn")]
+    with pytest.raises(KeyError):
+        ids.positions_of(as_bytes(["absent"]))
+
+
+def test_dedupe_in_chunks_keeps_each_value_once() -> None:
+    rng = np.random.default_rng(3)
+    key = np.sort(rng.integers(0, 50, 1000))
+    w = _dedupe_sorted(key, chunk=7)
+    assert key[:w].tolist() == sorted(set(key.tolist()))
+
+
+def test_adjacency_in_chunks_is_every_reading_once() -> None:
+    rng = random.Random(5)
+    n = 40
+    edges = {c: ([rng.randrange(n) for _ in range(300)], [rng.randrange(n) for _ in range(300)]) for c in (0, 2, 4)}
+    expected: dict[int, set[tuple[int, int]]] = {p: set() for p in range(n)}
+    for c, (src, dst) in edges.items():
+        for s, d in zip(src, dst, strict=True):
+            if s != d:
+                expected[s].add((d, c))
+                expected[d].add((s, CODES.index(INVERSE[CODES[c]])))
+    got = _adjacency(n, [(np.array(s), np.array(d), c) for c, (s, d) in edges.items()], chunk=16)
+    indptr, nbr, code = got
+    for p in range(n):
+        row = list(zip(nbr[indptr[p]:indptr[p + 1]].tolist(), code[indptr[p]:indptr[p + 1]].tolist(), strict=True))
+        assert row == sorted(expected[p]), p
+
+
+def test_restricted_in_chunks_keeps_edges_between_kept_events() -> None:
+    rng = random.Random(8)
+    names = [f"e{i:03d}" for i in range(60)]
+    edges = [(rng.choice(names), rng.choice(EVENT_REL_TYPES), rng.choice(names)) for _ in range(250)]
+    csr = EventCSR.from_rows(edges, (), [(n, n, "schema") for n in names])
+    keep = np.array([i % 3 != 0 for i in range(len(names))])
+    sub = csr.restricted(keep, chunk=7)
+    for p in range(len(names)):
+        want = [(q, c) for q, c in csr.entries(p) if keep[p] and keep[q]]
+        assert sub.entries(p) == want
+    assert csr.restricted(np.ones(len(names), dtype=bool)) is csr
+
+
+@pytest.fixture()
+def embedded(tmp_path):
+    store = open_store(str(tmp_path / "kg.lbug"))
+    store.write_batch(synthetic_batch(n_types=300, n_edges=700, seed=5))
+    yield store
+    store.close()
+
+
+def _stored_texts(store) -> dict[str, str | None]:
+    return {n["id"]: n.get("text") for n in store.iter_nodes("Event")}
+
+
+def test_kept_arrays_are_mapped_equal_and_read_again_when_the_store_changes(embedded) -> None:
+    fresh = EventCSR.from_store(embedded, cache=False)
+    first = EventCSR.from_store(embedded)
+    folder = csr_cache.folder_of(embedded)
+    assert folder is not None and (folder / "stamp.json").is_file()
+    assert isinstance(first.nbr.base, np.memmap) and isinstance(first.texts, FileTexts)
+    assert isinstance(fresh.texts, StoreTexts)
+    for name in ("indptr", "nbr", "code", "level", "type_of", "inst_indptr", "inst"):
+        assert np.array_equal(getattr(first, name), getattr(fresh, name)), name
+    assert first.ids == fresh.ids
+    texts = _stored_texts(embedded)
+    assert first.texts.all() == [texts[i] for i in first.ids]
+    assert fresh.texts.all() == [texts[i] for i in first.ids]
+    written = (folder / "stamp.json").stat().st_mtime_ns
+    again = EventCSR.from_store(embedded)
+    assert (folder / "stamp.json").stat().st_mtime_ns == written  # read, not written again
+    assert again.ids == first.ids
+    # one more event and edge: the kept arrays no longer match the store, so they are read anew
+    b = Batch()
+    b.add_node("Event", {"id": "zz-new", "sources": ["t"], "text": "new event", "level": "schema"})
+    b.add_edge("CAUSES", {"src": "zz-new", "dst": first.ids[0], "sources": ["t"]})
+    embedded.write_batch(b)
+    changed = EventCSR.from_store(embedded)
+    z = changed.position("zz-new")
+    assert z is not None and changed.text(z) == "new event"
+    assert EventIndex(changed).has_triple(z, "Causes", changed.position(first.ids[0]))
+
+
+def test_questions_read_only_the_texts_they_show_and_match_every_reading(embedded) -> None:
+    fresh = EventCSR.from_store(embedded, cache=False)
+    rows = generate(fresh, "CEC", "schema", 60, seed=2)
+    assert fresh.texts.misses == 0  # every text came with its batch's one lookup
+    shown = {n for r in rows for n in [r["e0"], r["e1"], *r["negative_chosen"]]}
+    assert fresh.texts.fetched < len(fresh) and len(shown) > 0
+    assert rows == generate(EventCSR.from_store(embedded), "CEC", "schema", 60, seed=2)  # kept on disk
+    for task, level in (("CRR", "schema"), ("CRR", "instance"), ("CEC", "instance")):
+        assert generate(EventCSR.from_store(embedded, cache=False), task, level, 30, seed=4) == \
+            generate(EventCSR.from_store(embedded), task, level, 30, seed=4)
+
+
+def test_a_store_without_a_file_keeps_nothing(store) -> None:
+    """Any backend: a server store gets no folder, an embedded one a folder beside its file."""
+    store.write_batch(synthetic_batch(n_types=100, n_edges=200, seed=1))
+    folder = csr_cache.folder_of(store)
+    assert (folder is None) == str(store.url).startswith(("bolt", "neo4j"))
+    csr = EventCSR.from_store(store)
+    edges = {(e["src"], FORWARD[t], e["dst"]) for t in EVENT_REL_TYPES for e in store.iter_edges(t)}
+    idx = EventIndex(csr)
+    for s, r, d in list(edges)[:40]:
+        if s != d:
+            assert idx.has_triple(csr.position(s), r, csr.position(d))
+
+
+def test_adjacency_built_in_passes_ranks_like_the_rule(embedded, tmp_path) -> None:
+    """Each node's neighbours: best weight, then the more frequent neighbour, then its id (stored
+    direction out first, then type order), whatever the pass and chunk sizes."""
+    from eventkg.queries import adjacency, adjacency_build, columnar
+
+    freq = {n["id"]: n.get("frequency") or 0.0 for n in embedded.iter_nodes("Event")}
+    expected: dict[str, list[tuple]] = {i: [] for i in freq}
+    for code, t in enumerate(adjacency.EVENT_TYPES):
+        prop = columnar.WEIGHT_PROPERTY[t]
+        for e in embedded.iter_edges(t):
+            w = e.get(prop) if prop else None
+            w = float("nan") if w is None else float(w)
+            for node, other, out in ((e["src"], e["dst"], True), (e["dst"], e["src"], False)):
+                key = (-(0.0 if w != w else w), -np.float32(freq[other]), other, not out, code)
+                expected[node].append((key, other, t, out))
+    for passes in (dict(range_entries=5, read_chunk=3), {}):
+        folder = tmp_path / str(len(passes))
+        folder.mkdir()
+        adjacency_build.build_into(folder, embedded, {t: 1 for t in adjacency.EVENT_TYPES}, **passes)
+        adj = adjacency._load(folder, None)
+        assert adj.ids.tolist() == sorted(i.encode() for i in freq)
+        for p, nid in enumerate(adj.ids.tolist()):
+            lo, hi = adj.indptr[p], adj.indptr[p + 1]
+            got = [(adj.id_of(q), adjacency.EVENT_TYPES[c], bool(o)) for q, c, o in
+                   zip(adj.nbr[lo:hi].tolist(), adj.etype[lo:hi].tolist(), adj.out[lo:hi].tolist(), strict=True)]
+            assert got == [(o, t, out) for _, o, t, out in sorted(expected[nid.decode()], key=lambda x: x[0])], nid
