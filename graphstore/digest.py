@@ -1,8 +1,8 @@
 """Order-independent content digests of tables: are these rows exactly the rows a table holds?
 
 A re-run after a crash sends every stored row again. Comparing them with the stored rows costs
-a read of the table and a column-by-column comparison (ASER 1M/3M: 12.4 of the re-run's 24.7 s);
-comparing two digests costs nothing. The digest of a set of rows is its row count and, in each
+a read of the table and a column-by-column comparison (half of a re-run's time, see
+``docs/performance.md``); comparing two digests costs nothing. The digest of a set of rows is its row count and, in each
 of two 64-bit lanes, the sum (mod 2^64) of a 128-bit hash of every row over ALL its columns,
 column names and null-ness included. A sum, so:
 
@@ -14,9 +14,8 @@ column names and null-ness included. A sum, so:
 
 Hashes are computed with numpy over the Arrow buffers (no Python object per row); strings are
 hashed by :func:`eventkg.graphstore.hashing.string_hashes` (the store's one string hash; its values
-are what the saved digests hold, so they must not change).
-Cost at ASER 1M/3M on 2 shared cores: ~0.3 s for the 965K events, ~0.2 s per million edges,
-hidden beside the COPY that writes them (:func:`digest_beside`).
+are what the saved digests hold, so they must not change). Digests are computed beside the
+COPY that writes the rows (:func:`digest_beside`), so they cost little wall time.
 """
 
 from __future__ import annotations
@@ -79,8 +78,7 @@ def digest_beside(table: pa.Table) -> Callable[[], TableDigest]:
     """Start :func:`table_digest` of ``table`` in a thread; returns the function that waits for it.
 
     Why: ladybug's COPY and numpy both release the GIL, so the digest of rows being COPYed costs no
-    wall time next to it (CO_OCCURRENCE at ASER 1M, 1.1M edges: COPY 1.9 s, digest 0.3 s alone,
-    both together 1.9 s). Small tables are digested at once.
+    wall time next to it. Tables under ``DIGEST_ROWS`` rows are digested at once.
     """
     if table.num_rows < DIGEST_ROWS:
         digest = table_digest(table)
@@ -153,7 +151,7 @@ def _array_hashes(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
 
 def _few_strings_hashes(arr: pa.Array) -> tuple[np.ndarray, np.ndarray] | None:
     """Hashes through a dictionary when the first rows repeat a few values (``sources``, ``level``:
-    hashing each distinct value once is ~5x cheaper), else None."""
+    hashing each distinct value once is cheaper than hashing every row), else None."""
     if len(arr) < 4 * FEW_SAMPLE or len(pc.unique(arr.slice(0, FEW_SAMPLE))) > FEW_SAMPLE // 20:
         return None
     encoded = pc.dictionary_encode(arr)

@@ -9,7 +9,6 @@ The hash of a string under a seed ``s``: the string is cut into 8-byte little-en
 words are summed (mod 2^64) and the sum is mixed with the length:
 ``mix(sum + mix(length ^ s))``. ``mix`` is splitmix64's finaliser, a bijection on uint64. No Python
 object is made per string; strings of one length (ids, the hot path) are one reshape and a row sum.
-Cost on 2 shared cores, 1M strings, two seeds: 20-character ids ~35 ms, short sentences ~140 ms.
 """
 
 from __future__ import annotations
@@ -87,7 +86,7 @@ def _same_length_words(data: np.ndarray, offsets: np.ndarray, lengths: np.ndarra
 
 def _row_sums(mixed: np.ndarray) -> np.ndarray:
     """Sums of the rows of a (strings, words) array, column by column: numpy's row reduction over a
-    few columns is ~3x slower than adding the columns (1M ids of 3 words: 21 vs 7 ms)."""
+    few columns is slower than adding the columns."""
     sums = np.zeros(len(mixed), np.uint64)
     for column in mixed.T:
         sums += column

@@ -36,8 +36,8 @@ def edge_fingerprints(src, dst) -> tuple[np.ndarray, np.ndarray]:
 def search(haystack: np.ndarray, needles: np.ndarray) -> np.ndarray:
     """``np.searchsorted(haystack, needles)``, sorting many needles first.
 
-    numpy resumes each search from the previous one when needles come in order, so on a
-    1M-key set a million random lookups take ~0.1 s sorted against ~0.5 s as they are.
+    numpy resumes each search from the previous one when needles come in order, so sorting
+    many needles first is cheaper than searching them as they come.
     """
     if len(needles) < 4096:
         return np.searchsorted(haystack, needles)

@@ -26,8 +26,8 @@ ARROW_TYPES = {STRING: pa.string(), DOUBLE: pa.float64(), INT64: pa.int64(), STR
 def encode_sources(sources) -> str:
     """``sources`` are stored as one sorted, comma-joined STRING.
 
-    LadybugDB checkpoints rel tables with a STRING[] column ~100x slower than with a
-    STRING one (47 s vs 0.4 s for 500k edges appended in four COPYs), so the list is
+    LadybugDB checkpoints rel tables with a STRING[] column two orders of magnitude slower
+    than with a STRING one (``docs/performance.md``), so the list is
     flattened in storage and split again on every read of the Python API. In raw Cypher on
     this backend, test membership with ``e.sources CONTAINS 'ev2'``.
     """
@@ -131,8 +131,8 @@ def dedupe(
     """One row per key, and the keys' fingerprints (reused by the caller's existence check).
 
     Repeated keys merge as rows do (later non-null values win, sources unioned). Distinct
-    first fingerprints prove distinct keys; hashing with numpy and sorting is ~3x cheaper
-    than Arrow's count_distinct over joined src/dst strings.
+    first fingerprints prove distinct keys; hashing with numpy and sorting is cheaper than
+    Arrow's count_distinct over joined src/dst strings.
     """
     h1, h2 = key_fingerprints(table)
     ordered = np.sort(h1)
