@@ -34,6 +34,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eventkg.errors import EventKGError
+from eventkg.graphstore.model import EVENT_LEVELS
+from eventkg.queries.questions.make import NEGATIVES, TASKS
 from eventkg.tasks.base import Item, sample
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,8 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 SAMPLES = Path(__file__).resolve().parent.parent / "ingest" / "samples"
 BASELINES = ("kg-oracle", "random", "majority", "embed-sim")
-NEGATIVES = ("faiss", "random")
-DEFAULT_N = 75  # questions per task and level: ~300 generated in all
+DEFAULT_N = 75  # questions per task and level (four times this generated in all)
 
 class DemoError(EventKGError):
     """A bad demo option, or a bundled sample missing from the checkout."""
@@ -148,9 +149,10 @@ def ingest_samples(store: GraphStore, root: Path = SAMPLES, progress: Progress =
 # --- 2. questions -----------------------------------------------------------------------------
 
 
-def generate_and_store(store: GraphStore, n: int, seed: int, negatives: str = "faiss",
-                       progress: Progress = _silent) -> tuple[dict[str, int], set[str]]:
-    """``n`` CEC and CRR questions per level, stored as Question nodes.
+def _make_questions(store: GraphStore, n: int, seed: int, negatives: str,
+                    progress: Progress) -> tuple[dict[str, int], set[str]]:
+    """``n`` questions per task and level through :func:`~eventkg.queries.questions.make.make_questions`,
+    stored as Question nodes, the graph and the FAISS sampler read once for all four.
 
     Returns the count per ``TASK level`` and the keys (:func:`_row_key`) of the rows made, so
     that only this run's questions are scored.
@@ -158,7 +160,6 @@ def generate_and_store(store: GraphStore, n: int, seed: int, negatives: str = "f
     from eventkg.queries.event_graph import EventIndex
     from eventkg.queries.questions.make import make_questions
 
-    check_options(n, negatives)
     progress("read the event graph", 0, None)
     idx = EventIndex.from_store(store)
     sampler = None
@@ -168,8 +169,8 @@ def generate_and_store(store: GraphStore, n: int, seed: int, negatives: str = "f
         sampler = NegativeSampler(store, level="schema")
     counts: dict[str, int] = {}
     keys: set[str] = set()
-    for task in ("CEC", "CRR"):
-        for level in ("schema", "instance"):
+    for task in TASKS:
+        for level in EVENT_LEVELS:
             step = f"questions {task} {level}"
             done = [0]
 
@@ -253,13 +254,13 @@ def _suite_section(suite: Suite, folder: Path) -> list[str]:
 def write_demo_report(result: DemoResult, all_metrics: dict[str, dict[str, dict[str, Any]]], *, seed: int, n: int,
                       negatives: str) -> None:
     """``report.md``, ``metrics.json`` and ``plots/headline.png`` at the top of the demo folder."""
-    from eventkg.tasks.report import _bar_chart
+    from eventkg.tasks.report import bar_chart
 
     out = result.out
     plots = out / "plots"
     plots.mkdir(parents=True, exist_ok=True)
     chart = plots / "headline.png"
-    _bar_chart("eventkg demo: headline metric per suite",
+    bar_chart("eventkg demo: headline metric per suite",
                [(spec, {s.key: result.headline[s.key].get(spec) for s in SUITES if s.key in result.headline})
                 for spec in BASELINES], chart)
     neg = "FAISS hard negatives (bundled all-MiniLM-L6-v2)" if negatives == "faiss" else "graph-only random negatives"
@@ -315,9 +316,9 @@ def write_demo_report(result: DemoResult, all_metrics: dict[str, dict[str, dict[
 def check_options(n: int, negatives: str) -> None:
     """Refuse bad options before anything is opened or written."""
     if n < 1:
-        raise DemoError(f"--n {n}: need at least one question per task and level")
+        raise DemoError(f"n = {n}: need at least one question per task and level")
     if negatives not in NEGATIVES:
-        raise DemoError(f"--negatives {negatives!r}: expected one of {', '.join(NEGATIVES)}")
+        raise DemoError(f"negatives {negatives!r}: expected one of {', '.join(NEGATIVES)}")
 
 
 def run_demo(store: GraphStore, out: str | Path, *, n: int = DEFAULT_N, seed: int = 0, negatives: str = "faiss",
@@ -333,7 +334,7 @@ def run_demo(store: GraphStore, out: str | Path, *, n: int = DEFAULT_N, seed: in
     result.ingest = ingest_samples(store, samples, progress)
     result.seconds["ingest"] = time.perf_counter() - t
     t = time.perf_counter()
-    result.questions, keys = generate_and_store(store, n, seed, negatives, progress)
+    result.questions, keys = _make_questions(store, n, seed, negatives, progress)
     result.seconds["questions"] = time.perf_counter() - t
     all_metrics: dict[str, dict[str, dict[str, Any]]] = {}
     for suite in SUITES:

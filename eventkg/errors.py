@@ -15,3 +15,8 @@ EXIT_CODE = 2
 
 class EventKGError(Exception):
     """A problem the user can fix; ``str(err)`` is one line that says what and where."""
+
+
+class UsageError(EventKGError):
+    """A command line used wrongly (an argument missing, options that do not go together): the CLI's
+    own refusals, apart from what the library refuses; exit code :data:`EXIT_CODE` like typer's."""

@@ -10,6 +10,8 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 
+from eventkg.errors import EventKGError
+
 # Column types understood by both backends (Ladybug declares them, Neo4j ignores them).
 STRING = "STRING"
 DOUBLE = "DOUBLE"
@@ -103,6 +105,21 @@ FAMILIES: dict[str, tuple[str, str]] = {
 VAGUE = "Vague"
 #: an Event's ``level``: a type (EV²'s schema events, ASER, EECKG) or one instance of a type (EV² instances)
 EVENT_LEVELS = ("schema", "instance")
+
+
+class EventLevelError(EventKGError, ValueError):
+    """A level that is not one of :data:`EVENT_LEVELS` (the default error of :func:`check_event_level`)."""
+
+
+def check_event_level(level: str | None, error: type[Exception] = EventLevelError, *, optional: bool = True) -> None:
+    """Refuse a ``level`` that is not one of :data:`EVENT_LEVELS`: the one check of every caller.
+
+    ``None`` (both levels) passes when ``optional``. ``error`` is the caller's error class, so a
+    layer raises its own (one line, naming no command-line flag).
+    """
+    if (level is None and optional) or level in EVENT_LEVELS:
+        return
+    raise error(f"unknown event level {level!r}; expected one of {', '.join(EVENT_LEVELS)}")
 STORED_TO_FORWARD = {"CAUSES": "Causes", "BEFORE": "Before", "HAS_SUBEVENT": "HasSubevent"}
 
 

@@ -69,24 +69,25 @@ def describe_key(key: Any) -> str:
 
 
 def check_rejects_path(path: str | Path | None) -> None:
-    """Refuse, in one line and before anything is written, a ``--rejects`` path that cannot be appended to."""
+    """Refuse, in one line and before anything is written, a rejects path that cannot be appended to."""
     if not path:
         return
     p = Path(path)
     if p.is_dir():
-        raise IngestError(str(p), None, "--rejects names a folder; give a file to append the rejected rows to")
+        raise IngestError(str(p), None, "the rejects path is a folder; give a file to append the rejected rows to",
+                          option="rejects")
     parent = next((a for a in [p.parent, *p.parent.parents] if a.exists()), Path("."))
     if not parent.is_dir():
-        raise IngestError(str(p), None, f"--rejects: {parent} is a file, not a folder")
+        raise IngestError(str(p), None, f"the rejects path's {parent} is a file, not a folder", option="rejects")
     target = p if p.exists() else parent
     if not os.access(target, os.W_OK):
-        raise IngestError(str(p), None, f"--rejects: {target} is not writable")
+        raise IngestError(str(p), None, f"the rejects path's {target} is not writable", option="rejects")
 
 
 def check_batch_size(batch_size: int) -> None:
     if batch_size < MIN_BATCH_SIZE:
-        raise IngestError("--batch-size", None, f"must be at least {MIN_BATCH_SIZE:,} (got {batch_size:,}); "
-                          "smaller batches only make more, slower writes")
+        raise IngestError("batch_size", None, f"must be at least {MIN_BATCH_SIZE:,} (got {batch_size:,}); "
+                          "smaller batches only make more, slower writes", option="batch_size")
 
 
 def missing_parts(folder: str | Path, source: str, required: Iterable[str], files: Iterable[Path], *,
@@ -112,7 +113,7 @@ def missing_parts(folder: str | Path, source: str, required: Iterable[str], file
     raise MissingFilesError(
         str(root), None,
         f"a {source} folder holds {', '.join(required)}{hint}; this one lacks {', '.join(shown)} "
-        "(--partial ingests what is there and names what was left out)",
+        "(a partial ingest takes what is there and names what was left out)", option="partial",
     )
 
 

@@ -28,12 +28,17 @@ class RowError(Exception):
 
 
 class IngestError(EventKGError):
-    """Something in the input cannot be ingested; the message names file, line and reason."""
+    """Something in the input cannot be ingested; the message names file, line and reason.
 
-    def __init__(self, file: str, line: int | str | None, reason: str) -> None:
+    ``option`` is the keyword of the ingest option the error concerns (``on_error``,
+    ``partial``...), so that the CLI can name its flag; the message itself names no flag.
+    """
+
+    def __init__(self, file: str, line: int | str | None, reason: str, *, option: str | None = None) -> None:
         self.file = str(file)
         self.line = line
         self.reason = one_line(reason)
+        self.option = option
         super().__init__(f"{where(self.file, line)}: {self.reason}")
 
 

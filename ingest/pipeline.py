@@ -102,7 +102,7 @@ class IngestReport:
     limited: bool = False  # stopped early because of ``limit``
     extra: dict[str, int] = field(default_factory=dict)  # a loader's own counts (ev2: instances_without_text)
     repeated: int = 0  # source rows that repeat an earlier row's key with the same content (stored once)
-    left_out: list[str] = field(default_factory=list)  # parts of the dataset folder missing (accepted by --partial)
+    left_out: list[str] = field(default_factory=list)  # parts of the dataset folder missing (accepted with partial=True)
 
     @property
     def good(self) -> int:
@@ -497,9 +497,10 @@ def run(
     With ``prefetch`` the loader runs in a thread, a few items ahead (see :class:`Prefetch`).
     """
     if on_error not in ON_ERROR:
-        raise IngestError("--on-error", None, f"unknown mode {on_error!r}; choose fail or skip")
+        raise IngestError("on_error", None, f"unknown mode {on_error!r}; choose {' or '.join(ON_ERROR)}",
+                          option="on_error")
     if limit is not None and limit < 0:
-        raise IngestError("--limit", None, "must be >= 0")
+        raise IngestError("limit", None, "must be >= 0", option="limit")
     check_batch_size(batch_size)
     check_rejects_path(rejects)
     report = IngestReport(source=source, files=[str(f) for f in files], rejects_file=str(rejects) if rejects else None)

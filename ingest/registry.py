@@ -21,7 +21,11 @@ COMMON_OPTIONS = ("on_error", "rejects", "limit", "batch_size", "progress")
 
 
 class LoaderError(EventKGError):
-    """An unknown source, or an option the source's loader does not take."""
+    """An unknown source, or an option the source's loader does not take (``option``: its keyword)."""
+
+    def __init__(self, message: str, option: str | None = None) -> None:
+        super().__init__(message)
+        self.option = option
 
 
 @dataclass(frozen=True)
@@ -125,7 +129,7 @@ def get_loader(name: str) -> LoaderInfo:
     try:
         return LOADERS[name]
     except KeyError:
-        raise LoaderError(f"unknown source {name!r}; known: {', '.join(LOADERS)} (eventkg ingest --list)") from None
+        raise LoaderError(f"unknown source {name!r}; known: {', '.join(LOADERS)}") from None
 
 
 def loader_options() -> dict[str, LoaderOption]:
@@ -144,11 +148,10 @@ def check_options(info: LoaderInfo, options: dict[str, Any]) -> None:
     for name in options:
         if name in COMMON_OPTIONS or name in own:
             continue
-        flag = option_flag(name)
         owners = option_owners(name)
-        takes = ", ".join(o.flag for o in info.options) or "only the common options"
+        takes = ", ".join(o.name for o in info.options) or "only the common options"
         whose = f" (an option of {', '.join(owners)})" if owners else ""
-        raise LoaderError(f"{flag}: source {info.name!r} does not take it{whose}; {info.name} takes {takes}")
+        raise LoaderError(f"source {info.name!r} does not take {name}{whose}; {info.name} takes {takes}", name)
 
 
 def load(store, source: str, path, **options):

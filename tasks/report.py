@@ -33,7 +33,8 @@ def _fmt(v: Any) -> str:
     return "n/a" if v is None else str(v)
 
 
-def _bar_chart(title: str, runs: list[tuple[str, dict[str, float]]], path: Path) -> None:
+def bar_chart(title: str, runs: list[tuple[str, dict[str, float]]], path: Path) -> None:
+    """A grouped bar chart as a PNG at ``path``: one bar group per column, one bar per named run."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -92,7 +93,7 @@ def write_report(out: str | Path, task_name: str | None = None) -> Path:
         for name, r in rows:
             lines.append(f"| {name} | " + " | ".join(_fmt(r.get(c)) for c in columns) + " |")
         png = plots / (re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_") + ".png")
-        _bar_chart(f"{task_name}: {title}", rows, png)
+        bar_chart(f"{task_name}: {title}", rows, png)
         lines += ["", f"![{title}](plots/{png.name})", ""]
     rules = next((m["rules"] for _, m in runs if isinstance(m.get("rules"), dict)), None)
     if rules:

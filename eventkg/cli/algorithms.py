@@ -11,12 +11,10 @@ import sys
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-console = Console()
-err_console = Console(stderr=True)
+from eventkg.cli.shared import Bars, console, err_console, notice, state
+from eventkg.queries.questions.make import NEGATIVES
 
 
 def induce_cmd(
@@ -54,7 +52,6 @@ def paths_cmd(
 
     Example:  eventkg paths learn pass_exam --max-len 3 --json
     """
-    from eventkg.cli.app import state
     from eventkg.queries.lookup import paths_between
 
     with state(ctx).open(read_only=True) as store:
@@ -83,7 +80,7 @@ def questions_cmd(
     seed: Annotated[int, typer.Option("--seed", help="Random seed (same seed, same questions).")] = 0,
     out: Annotated[str, typer.Option("--out", help="Output JSON-lines file ('-' for stdout).")] = "-",
     store_q: Annotated[bool, typer.Option("--store-questions", help="Also write them as Question nodes.")] = False,
-    negatives: Annotated[str, typer.Option("--negatives", help="CEC negatives: faiss (hard, embeddings) or random.")] = "faiss",
+    negatives: Annotated[str, typer.Option("--negatives", help=f"CEC negatives: {' or '.join(NEGATIVES)} (faiss: hard, from embeddings).")] = NEGATIVES[0],
     model: Annotated[str | None, typer.Option("--model", help="Embedding model for --negatives faiss.")] = None,
     size: Annotated[int, typer.Option("--size", min=2, help="Component size N (walks keep N..N+2 nodes).")] = 3,
 ) -> None:
@@ -93,17 +90,13 @@ def questions_cmd(
 
     Example:  eventkg questions cec --level schema -n 500 --seed 1 --out S_CEC.jsonl --negatives random
     """
-    from eventkg.cli.app import state
     from eventkg.queries.questions.generate import write_jsonl
     from eventkg.queries.questions.make import make_questions
 
-    bar = Progress(TextColumn("questions"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   console=err_console, transient=True)
-    with state(ctx).open(read_only=not store_q, complete=True) as store, bar:
-        job = bar.add_task("questions", total=n)
+    with state(ctx).open(read_only=not store_q, complete=True) as store, Bars() as bars:
+        bars.update("questions", 0, n)
         made = make_questions(store, task, level, n, seed, negatives=negatives, model=model, size=size, save=store_q,
-                              progress=lambda k: bar.advance(job, k),
-                              notice=lambda text: err_console.print(text, highlight=False))
+                              progress=lambda k: bars.advance("questions", k), notice=notice)
     rows = [q.row for q in made]
     if out == "-":
         for row in rows:

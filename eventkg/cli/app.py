@@ -1,7 +1,9 @@
-"""The ``eventkg`` command line: a thin skin over the library.
+"""The ``eventkg`` typer app: its global options, the commands ``stats`` and ``cypher``, error handling.
 
-Each command group lives in its own ``eventkg/cmd_*.py`` module exposing
-``register(app)``; this module owns the global ``--store`` option and error handling.
+Each command group lives in its own ``eventkg/cli/<group>.py`` module exposing ``register(app)``;
+the state, consoles and progress bars they share are :mod:`eventkg.cli.shared`'s. Invariant: an
+:class:`~eventkg.errors.EventKGError` reaches the user as one line on stderr and exit code
+:data:`~eventkg.errors.EXIT_CODE`, never as a traceback.
 """
 
 from __future__ import annotations
@@ -12,16 +14,14 @@ import sys
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from eventkg.cli.output import parse_params, print_rows
-from eventkg.errors import EXIT_CODE, EventKGError
-from eventkg.graphstore import StoreError, open_store, resolve_store_url
-from eventkg.graphstore.base import IncompleteStoreError
-from eventkg.queries.stats import instances_without_text, store_stats
+from eventkg.cli.shared import State, console, err_console, state
+from eventkg.errors import EXIT_CODE, EventKGError, UsageError
+from eventkg.queries.stats import store_stats
 
-__all__ = ["app", "main", "state", "instances_without_text"]  # instances_without_text: kept where tests import it
+__all__ = ["app", "main"]
 
 app = typer.Typer(
     name="eventkg",
@@ -33,9 +33,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-console = Console()
-err_console = Console(stderr=True)
-
 # Command modules; each defines register(app). Missing ones are skipped so that the
 # CLI keeps working while a part is being built.
 COMMAND_MODULES = (
@@ -47,31 +44,6 @@ COMMAND_MODULES = (
     "eventkg.cli.demo",
     "eventkg.cli.browser",
 )
-
-
-class State:
-    """Per-invocation settings shared by every command."""
-
-    def __init__(self, store: str | None, allow_incomplete: bool = False) -> None:
-        self.store_url = resolve_store_url(store)
-        self.allow_incomplete = allow_incomplete
-
-    def open(self, *, read_only: bool = False, complete: bool = False):
-        """The store; one line on stderr when an ingest into it began and did not complete, and a
-        refusal then when the command derives results from the graph (``complete``) unless
-        ``--allow-incomplete`` was given."""
-        store = open_store(self.store_url, read_only=read_only)
-        unfinished = store.unfinished_ingests()
-        if unfinished:
-            what = "; ".join(unfinished)
-            if complete and not self.allow_incomplete:
-                store.close()
-                raise IncompleteStoreError(
-                    f"store {self.store_url} holds an unfinished ingest ({what}): its graph may be partial. "
-                    "Run that ingest again to complete it, or pass --allow-incomplete")
-            err_console.print(f"warning: store {self.store_url} holds an unfinished ingest ({what}): "
-                              "its graph may be partial; run that ingest again to complete it", markup=False)
-        return store
 
 
 @app.callback()
@@ -92,11 +64,6 @@ def main_callback(
     ] = False,
 ) -> None:
     ctx.obj = State(store, allow_incomplete)
-
-
-def state(ctx: typer.Context) -> State:
-    """The :class:`State` of this invocation (set by the global callback)."""
-    return ctx.find_root().obj
 
 
 @app.command()
@@ -148,7 +115,7 @@ def cypher(
         saved_cmd(ctx, saved, param, as_json)  # the saved query's limit, ids and cut message
         return
     if not query:
-        raise StoreError("give a QUERY or --saved NAME")
+        raise UsageError("give a QUERY or --saved NAME")
     with state(ctx).open(read_only=not write) as store:
         rows = store.query(query, params, write=write)
     print_rows(console, rows, as_json)

@@ -11,10 +11,10 @@ import re
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from eventkg.cli.output import parse_params, print_rows
+from eventkg.cli.shared import console, err_console, state
 from eventkg.graphstore.saved_cypher import (
     GRAPH_COLUMN,
     SAVED_FILE,
@@ -24,8 +24,6 @@ from eventkg.graphstore.saved_cypher import (
 )
 
 STYLE_FILE = SAVED_FILE.with_name("browser_style.grass")
-console = Console()
-err_console = Console(stderr=True)
 browser_app = typer.Typer(help="Neo4j Browser helpers (see docs/browser.md).\n\nExample:  eventkg browser style > eventkg.grass", no_args_is_help=True)
 
 _DECL = re.compile(r"\s*([\w-]+)\s*:\s*(\"[^\"]*\"|[^;]*);?")
@@ -68,8 +66,6 @@ def saved_cmd(
 
     Example:  eventkg --store neo4j://localhost:7687 saved paths-between -p head=cram -p "tail=fail exam"
     """
-    from eventkg.cli.app import state
-
     if name is None:
         table = Table(title="saved queries (graphstore/saved.cypher)")
         for col in ("name", "description", "params", "backends"):

@@ -8,21 +8,11 @@ from typing import Annotated
 
 import typer
 from rich import box
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    Task,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
+from rich.progress import BarColumn, MofNCompleteColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-console = Console()
-err_console = Console(stderr=True)
+from eventkg.cli.shared import Bars, console, err_console, state
+from eventkg.demo import DEFAULT_N, NEGATIVES
 
 DEMO_STORE = Path("eventkg-demo") / "store.lbug"
 DEMO_OUT = Path("eventkg-demo") / "report"
@@ -31,9 +21,9 @@ DEMO_OUT = Path("eventkg-demo") / "report"
 def demo_command(
     ctx: typer.Context,
     out: Annotated[Path, typer.Option("--out", help="Report folder (rewritten on every run).")] = DEMO_OUT,
-    n: Annotated[int, typer.Option("--n", min=1, help="Questions to generate per task (CEC, CRR) and level.")] = 75,
+    n: Annotated[int, typer.Option("--n", min=1, help="Questions to generate per task (CEC, CRR) and level.")] = DEFAULT_N,
     seed: Annotated[int, typer.Option("--seed", help="Seed for question generation and the random baseline.")] = 0,
-    negatives: Annotated[str, typer.Option("--negatives", help="CEC negatives: faiss (hard, embeddings) or random.")] = "faiss",
+    negatives: Annotated[str, typer.Option("--negatives", help=f"CEC negatives: {' or '.join(NEGATIVES)} (faiss: hard, from embeddings).")] = NEGATIVES[0],
 ) -> None:
     """Ingest every bundled sample, generate questions, score the offline baselines, write a report.
 
@@ -41,7 +31,6 @@ def demo_command(
 
     Example:  eventkg demo --out ./demo-report --n 50 --seed 1  &&  less ./demo-report/report.md
     """
-    from eventkg.cli.app import state
     from eventkg.demo import check_options, run_demo
     from eventkg.graphstore import open_store
 
@@ -50,21 +39,16 @@ def demo_command(
     url = st.store_url if ctx.find_root().params.get("store") else str(DEMO_STORE)
     started = time.perf_counter()
     err_console.print(f"eventkg demo: store {url}, report {out}", highlight=False)
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=err_console, transient=False) as bar:
-        jobs: dict[str, TaskID] = {}
+    with Bars(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+              TimeElapsedColumn(), transient=False) as bars:
+        current: list[str] = []
 
         def progress(step: str, done: int, total: int | None) -> None:
             key = step.split(" · ")[0]  # one line per suite, its models shown in turn
-            if key not in jobs:
-                for job in jobs.values():  # the previous step is over
-                    finished = _task(bar, job).completed or 1
-                    bar.update(job, total=finished, completed=finished)
-                jobs.clear()
-                jobs[key] = bar.add_task(step, total=total)
-            if _task(bar, jobs[key]).description != step:  # the next model of a suite: restart its clock
-                bar.reset(jobs[key], description=step, total=total)
-            bar.update(jobs[key], completed=done, total=total)
+            if current != [key]:  # the previous step is over
+                bars.finish()
+                current[:] = [key]
+            bars.update(key, done, total, description=step)  # the next model of a suite restarts its clock
 
         with open_store(url) as store:
             result = run_demo(store, out, n=n, seed=seed, negatives=negatives, progress=progress)
@@ -91,10 +75,6 @@ def headline_table(headline: dict[str, dict[str, float | None]], items: dict[str
         cells = ["-" if row.get(spec) is None else f"{row[spec]:.3f}" for spec in BASELINES]
         table.add_row(s.key, str(items.get(s.key, "")), *cells, "-" if s.chance is None else f"{s.chance:.3f}")
     return table
-
-
-def _task(bar: Progress, job: TaskID) -> Task:
-    return next(t for t in bar.tasks if t.id == job)
 
 
 def register(app: typer.Typer) -> None:

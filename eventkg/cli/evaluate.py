@@ -11,13 +11,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.progress import Progress, TaskID
 from rich.table import Table
 
-from eventkg.graphstore import StoreError
-
-console = Console()
+from eventkg.cli.shared import Bars, console, state
+from eventkg.errors import UsageError
 
 
 def _print_tasks(as_json: bool) -> None:
@@ -75,44 +72,23 @@ def eval_command(
         cache = ResponseCache(cache_dir)
         return console.print(f"removed {cache.clear()} cached responses from {cache.directory}")
     if not task:
-        raise StoreError("give a TASK (eventkg eval --list shows them)")
+        raise UsageError("give a TASK (eventkg eval --list shows them)")
     if not model:
-        raise StoreError("give at least one --model SPEC (e.g. --model random)")
-    from eventkg.cli.app import state
+        raise UsageError("give at least one --model SPEC (e.g. --model random)")
     from eventkg.tasks import evaluate_models
 
     http = {"timeout": timeout, "concurrency": concurrency, "use_cache": not no_cache,
             "cache": ResponseCache(cache_dir) if cache_dir else None}
     options = {"style": style, "level": level, "origin": origin}
-    with state(ctx).open(read_only=True, complete=True) as store, ModelBars(task) as bars:
+    with state(ctx).open(read_only=True, complete=True) as store, Bars() as bars:  # one bar per model
         done = evaluate_models(store, task, model, out_dir=out, n=n, split=split, seed=seed, task_options=options,
-                               judge=judge, http=http, progress=bars.update)
+                               judge=judge, http=http,
+                               progress=lambda spec, k, total: bars.update(spec, k, total, description=f"{task} · {spec}"))
     if as_json:
         print(json.dumps(done.summary(), indent=2, default=str))
         return
     console.print(metrics_table(f"{task} ({done.out_dir})", done.summary()))
     console.print(f"report: {done.report}")
-
-
-class ModelBars:
-    """One transient progress bar per evaluated model, on stderr."""
-
-    def __init__(self, task: str) -> None:
-        self._task = task
-        self._bar = Progress(transient=True, console=Console(stderr=True))
-        self._jobs: dict[str, TaskID] = {}
-
-    def __enter__(self) -> ModelBars:
-        self._bar.__enter__()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._bar.__exit__(*exc)
-
-    def update(self, spec: str, done: int, total: int | None) -> None:
-        if spec not in self._jobs:
-            self._jobs[spec] = self._bar.add_task(f"{self._task} · {spec}", total=None)
-        self._bar.update(self._jobs[spec], completed=done, total=total)
 
 
 def metrics_table(title: str, summary: dict[str, dict]) -> Table:

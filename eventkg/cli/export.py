@@ -16,11 +16,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.progress import Progress
 
-console = Console()
-err_console = Console(stderr=True)
+from eventkg.cli.shared import Bars, console, notice, state
+from eventkg.errors import UsageError
+
 export_app = typer.Typer(
     help="Export the graph, a subgraph or benchmark items for other tools.\n\n"
     "Example:  eventkg export rdf graph.ttl;  eventkg export graphml sub.graphml --text 'study' -k 5",
@@ -45,29 +44,22 @@ FLAGS = {"k": "-k", "hops": "--hops", "rel_types": "--rel", "level": "--level", 
          "device": "--device", "index_kind": "--index-kind"}
 
 
-def _notice(message: str) -> None:
-    err_console.print(message, highlight=False)
-
-
 def _export(ctx: typer.Context, write: Callable[[Any, Path], dict], file: Path, as_json: bool,
             text: str | None, **selection: Any) -> None:
     """Open the store, pick the whole store or the subgraph, write, print what was written."""
-    from eventkg.cli.app import state
-    from eventkg.queries.export_rows import ExportError
-
     given = {name: value for name, value in selection.items() if value is not None and value != []}
     if given.get("device") == "auto":
         del given["device"]
     if text is None and given:
         flags = ", ".join(FLAGS[name] for name in given)
-        raise ExportError(f"{flags} apply to a subgraph: give --text too (without --text the whole store is exported)")
+        raise UsageError(f"{flags} apply to a subgraph: give --text too (without --text the whole store is exported)")
     with state(ctx).open(read_only=True, complete=True) as store:
         if text is None:
             counts = write(store, file)
         else:
             from eventkg.queries.export_select import select_subgraph
 
-            counts = write(select_subgraph(store, text, notice=_notice, **given), file)
+            counts = write(select_subgraph(store, text, notice=notice, **given), file)
     if as_json:
         print(json.dumps({"file": str(file), **counts}, indent=2))
         return
@@ -119,7 +111,6 @@ def export_lm_eval_command(
 
     Example:  eventkg export lm-eval ./lm-tasks && lm_eval --model hf --model_args pretrained=gpt2 --tasks eventkg_ev2 --include_path ./lm-tasks
     """
-    from eventkg.cli.app import state
     from eventkg.tasks.export_lmeval import GROUP, export_lm_eval
 
     with state(ctx).open(read_only=True, complete=True) as store:
@@ -140,21 +131,10 @@ def export_neo4j_import_command(
     Example:  eventkg export neo4j-import ./n4csv && python -m eventkg.graphstore.neo4j.server.launch --import ./n4csv --home ./n4
     (or, with a Neo4j installation: stop it, then ./n4csv/import.sh neo4j)
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
-
-    from eventkg.cli.app import state
     from eventkg.graphstore.neo4j.admin_import import export_neo4j_import
 
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with state(ctx).open(read_only=True, complete=True) as store, Progress(*columns, console=console, transient=True) as bar:
-        tasks: dict[str, int] = {}
-
-        def progress(name: str, done: int, total: int) -> None:
-            if name not in tasks:
-                tasks[name] = bar.add_task(name, total=total)
-            bar.update(tasks[name], completed=done)
-
-        counts = export_neo4j_import(store, out, progress=progress)  # a StoreError is cli.main's one line
+    with state(ctx).open(read_only=True, complete=True) as store, Bars() as bars:
+        counts = export_neo4j_import(store, out, progress=bars.update)  # a StoreError is cli.main's one line
     for name, count in counts.items():
         console.print(f"{name}: {count:,}")
     console.print(f"wrote {out}; import with: python -m eventkg.graphstore.neo4j.server.launch --import {out} --home NEW_FOLDER")

@@ -15,14 +15,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
+from rich.progress import BarColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from eventkg.cli.shared import Bars, console, state
 from eventkg.errors import EXIT_CODE, EventKGError
-from eventkg.ingest.registry import LOADERS, loader_options, option_owners
-
-console = Console()
-err_console = Console(stderr=True)
+from eventkg.ingest.registry import LOADERS, loader_options, option_flag, option_owners
 
 SourceArg = Annotated[str | None, typer.Argument(metavar="SOURCE", help=f"The source: {', '.join(LOADERS)} (see --list).", show_default=False)]
 PathArg = Annotated[Path | None, typer.Argument(metavar="PATH", help="A file of the source, or a folder of its files.", show_default=False)]
@@ -50,7 +48,6 @@ def ingest_command(
     if source is None or path is None:
         console.print(ctx.get_help())
         raise typer.Exit(0 if source is None else EXIT_CODE)
-    from eventkg.cli.app import state
     from eventkg.ingest.registry import check_options, get_loader, load
 
     options: dict[str, Any] = {"on_error": on_error, "rejects": rejects, "limit": limit}
@@ -64,7 +61,7 @@ def ingest_command(
             store.on_bulk_write = bar.stage
             report = load(store, source, path, progress=bar.rows, **options)
     except EventKGError as exc:  # one line even under typer's test runner (cli.main is not in the way)
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(f"error: {with_flag(exc)}", err=True)
         raise typer.Exit(EXIT_CODE) from None
     except OSError as exc:  # a file system refusal met past the checks: still one line
         where = f"{exc.filename}: " if exc.filename else ""
@@ -87,34 +84,39 @@ def check_paths(store_url: str, rejects: Path | None) -> None:
         check_store_folder(store_url.removeprefix("ladybug://"))
 
 
+def with_flag(exc: EventKGError) -> str:
+    """The library's one-line message, and the command-line option it concerns when it names one
+    (the library names its keyword, ``on_error``; the user typed ``--on-error``)."""
+    option = getattr(exc, "option", None)
+    return f"{exc} ({option_flag(option)})" if option else str(exc)
+
+
 class IngestProgress:
-    """The rich progress bar of one ingest: rows read, rows rejected, the store's bulk-write stage."""
+    """The bar of one ingest on :class:`~eventkg.cli.shared.Bars`: rows read, rows rejected, the store's
+    bulk-write stage (a stage starting ``note: `` is kept above the bar instead)."""
 
     def __init__(self, source: str, *, disabled: bool) -> None:
-        from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-        self._bar = Progress(
-            SpinnerColumn(), TextColumn(f"ingest {source}"), BarColumn(),
-            TextColumn("{task.fields[rows]:,} rows, {task.fields[rejected]:,} rejected {task.fields[stage]}"),
-            TimeElapsedColumn(), console=err_console, transient=True, disable=disabled,
-        )
-        self._task = self._bar.add_task(source, total=None, rows=0, rejected=0, stage="")
+        self._source = source
+        self._bars = Bars(SpinnerColumn(), TextColumn(f"ingest {source}"), BarColumn(),
+                          TextColumn("{task.fields[rows]:,} rows, {task.fields[rejected]:,} rejected {task.fields[stage]}"),
+                          TimeElapsedColumn(), disable=disabled)
 
     def __enter__(self) -> IngestProgress:
-        self._bar.__enter__()
+        self._bars.__enter__()
+        self._bars.update(self._source, rows=0, rejected=0, stage="")
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._bar.__exit__(*exc)
+        self._bars.__exit__(*exc)
 
     def rows(self, rows: int, rejected: int) -> None:
-        self._bar.update(self._task, rows=rows, rejected=rejected)
+        self._bars.update(self._source, rows=rows, rejected=rejected)
 
     def stage(self, message: str | None) -> None:
-        if message and message.startswith("note: "):  # kept above the bar, not replaced by the next stage
-            self._bar.console.print(message, markup=False, highlight=False)
+        if message and message.startswith("note: "):
+            self._bars.note(message)
             return
-        self._bar.update(self._task, stage=f"- {message}" if message else "")
+        self._bars.update(self._source, stage=f"- {message}" if message else "")
 
 
 def print_loaders(as_json: bool) -> None:

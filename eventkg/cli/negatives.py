@@ -13,16 +13,12 @@ FAISS index (``$EVENTKG_INDEX``).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
-    Progress,
     TaskProgressColumn,
     TextColumn,
     TimeElapsedColumn,
@@ -30,47 +26,20 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from eventkg.errors import EventKGError
+from eventkg.cli.shared import Bars, console, err_console, notice, state
+from eventkg.errors import UsageError
 
-console = Console()
-err_console = Console(stderr=True)
-
-
-def _notice(message: str) -> None:
-    err_console.print(message, highlight=False)
-
-
-@contextmanager
-def _progress(label: str) -> Iterator:
-    """A progress callback for index builds (silent unless a build happens)."""
-    bar = Progress(
-        TextColumn(label), BarColumn(), MofNCompleteColumn(), TaskProgressColumn(),
-        TextColumn("{task.fields[rate]}"),
-        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=err_console, transient=True,
-    )
-    task = None
-
-    def update(done: int, total: int) -> None:
-        nonlocal task
-        if task is None:  # the first call carries what a resumed build already had
-            bar.start()
-            task = bar.add_task(label, total=total, completed=done, rate="")
-            return
-        speed = bar.tasks[0].speed
-        bar.update(task, completed=done, rate=f"{speed:,.0f} texts/s" if speed else "")
-
-    try:
-        yield update
-    finally:
-        if task is not None:
-            bar.stop()
+#: what ``eventkg subgraph --format`` prints
+FORMATS = ("prompt", "json", "triples")
+#: the label of an index build's bar
+EMBEDDING = "embedding events"
 
 
-def _check_level(level: str | None) -> None:
-    from eventkg.queries.lookup import LEVELS
-
-    if level is not None and level not in LEVELS:
-        raise EventKGError(f"--level {level!r}: expected one of {', '.join(LEVELS)}")
+def _build_bars() -> Bars:
+    """The bar of an index build, with rate and time left (silent unless a build happens)."""
+    return Bars(TextColumn(EMBEDDING), BarColumn(), MofNCompleteColumn(), TaskProgressColumn(),
+                TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                lazy=True, rate="texts")
 
 
 def negatives(
@@ -93,13 +62,12 @@ def negatives(
 
     Example:  eventkg negatives "learn" --rel Causes -k 3 --level schema --json
     """
-    from eventkg.cli.app import state
     from eventkg.queries.negatives.for_question import negatives_for
 
-    with state(ctx).open(read_only=True) as store, _progress("embedding events") as cb:
+    with state(ctx).open(read_only=True) as store, _build_bars() as bars:
         out = negatives_for(store, event, rel, k=k, answer=answer, level=level, model=model, clusters=clusters,
                             similarity_cap=cap, seed=seed, rebuild=rebuild, device=device, index_kind=index_kind,
-                            progress=cb, notice=_notice)
+                            progress=lambda done, total: bars.update(EMBEDDING, done, total), notice=notice)
     if as_json:
         print(json.dumps(out, indent=2, ensure_ascii=False))
         return
@@ -135,16 +103,15 @@ def subgraph(
 
     Example:  eventkg subgraph --text "PersonX studies all night" -k 5 --hops 2 --format prompt --max-tokens 200
     """
-    from eventkg.cli.app import state
-    from eventkg.queries.retrieve import RetrieveError, retrieve
+    from eventkg.queries.retrieve import retrieve
     from eventkg.queries.vectors.index import open_index
 
-    _check_level(level)
-    if fmt not in ("prompt", "json", "triples"):
-        raise RetrieveError(f"--format {fmt!r}: expected prompt, json or triples")
+    if fmt not in FORMATS:
+        raise UsageError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
     with state(ctx).open(read_only=True) as store:
-        with _progress("embedding events") as cb:
-            vi = open_index(store, model, level, progress=cb, notice=_notice, device=device, index_kind=index_kind)
+        with _build_bars() as bars:
+            vi = open_index(store, model, level, progress=lambda done, total: bars.update(EMBEDDING, done, total),
+                            notice=notice, device=device, index_kind=index_kind)
         sub = retrieve(store, text, k=k, hops=hops, rel_types=rel, level=level, model_name=model, index=vi)
     note = sub.truncation_note()
     if fmt == "json":

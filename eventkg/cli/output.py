@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from eventkg.graphstore import StoreError
+from eventkg.errors import UsageError
 
 
 def parse_params(pairs: Sequence[str]) -> dict[str, Any]:
@@ -18,7 +18,7 @@ def parse_params(pairs: Sequence[str]) -> dict[str, Any]:
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep:
-            raise StoreError(f"--param {pair!r}: expected NAME=VALUE")
+            raise UsageError(f"--param {pair!r}: expected NAME=VALUE")
         try:
             params[name] = json.loads(value)
         except json.JSONDecodeError:

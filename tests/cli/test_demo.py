@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 from scipy.stats import binom
 
-from eventkg.demo import BASELINES, SUITES, generate_and_store, ingest_samples
+from eventkg.demo import BASELINES, SUITES, ingest_samples
 from eventkg.graphstore import open_store
+from eventkg.graphstore.model import EVENT_LEVELS
+from eventkg.queries.questions.make import TASKS, make_questions
 from tests.support.paths import CHECKOUT
 
 ROOT = CHECKOUT
@@ -104,6 +106,7 @@ def test_second_ingest_and_generation_change_nothing(demo: dict, monkeypatch: py
     with open_store(str(demo["store"])) as store:
         before = store.counts()
         ingest_samples(store)
-        counts, _ = generate_and_store(store, N, 3)
+        counts = {f"{task} {level}": len(make_questions(store, task, level, N, 3, save=True))
+                  for task in TASKS for level in EVENT_LEVELS}
         assert counts == demo["metrics"]["questions"]
         assert store.counts() == before

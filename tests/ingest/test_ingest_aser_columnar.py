@@ -18,7 +18,7 @@ from eventkg.ingest import aser
 from eventkg.ingest.errors import BadRowError
 from eventkg.ingest.synthetic import make_aser_kg
 from tests.support import expected_counts as expect
-from tests.ingest.test_ingest_idempotent import fingerprint
+from tests.support.expected_counts import fingerprint
 
 
 @pytest.fixture

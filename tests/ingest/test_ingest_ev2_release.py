@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from eventkg.cli.app import app, instances_without_text
+from eventkg.cli.app import app
 from eventkg.graphstore import open_store
 from eventkg.graphstore.model import event_id, normalise_text, stable_id
 from eventkg.ingest import ev2
+from eventkg.queries.stats import instances_without_text
 from tests.support import expected_counts as expect
 
 runner = CliRunner()

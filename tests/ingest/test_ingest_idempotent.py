@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import signal
 import subprocess
@@ -13,24 +12,12 @@ from pathlib import Path
 import pytest
 
 from eventkg.graphstore import open_store
-from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 from eventkg.ingest import abspyramid, aser, clomo, eeckg, ev2
 from eventkg.ingest.synthetic import make_aser_kg
+from tests.support.expected_counts import fingerprint
 from tests.support.paths import CHECKOUT
 
 ROOT = CHECKOUT
-
-
-def fingerprint(store) -> tuple[dict, str]:
-    """Counts plus a hash of every node id and edge (type, src, dst)."""
-    h = hashlib.sha256()
-    for label in sorted(NODE_TYPES):
-        for nid in sorted(n["id"] for n in store.iter_nodes(label)):
-            h.update(f"{label}:{nid}\n".encode())
-    for rtype in sorted(REL_TYPES):
-        for src, dst in sorted((e["src"], e["dst"]) for e in store.iter_edges(rtype)):
-            h.update(f"{rtype}:{src}>{dst}\n".encode())
-    return store.counts(), h.hexdigest()
 
 
 def load_all(store, samples: Path) -> None:

@@ -7,13 +7,22 @@ Returns ``{"nodes": {label: n}, "edges": {TYPE: n}}`` with only the non-zero ent
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import sqlite3
 from collections import defaultdict
 from pathlib import Path
 
-from eventkg.graphstore.model import ASER_RELATIONS, CLOMO_RELATIONS, canonical_edge, normalise_text, upper_snake
+from eventkg.graphstore.model import (
+    ASER_RELATIONS,
+    CLOMO_RELATIONS,
+    NODE_TYPES,
+    REL_TYPES,
+    canonical_edge,
+    normalise_text,
+    upper_snake,
+)
 
 FAMILY_CHOICES = {("Causes", "IsResult", "Vague"), ("Before", "After", "Vague"), ("HasSubevent", "IsSubevent", "Vague")}
 
@@ -217,3 +226,15 @@ def eeckg(folder: Path, raw: bool = False):
         else:
             x.edges["RELATED"].add((h, t))
     return x if raw else x.result()
+
+
+def fingerprint(store) -> tuple[dict, str]:
+    """A store's counts plus a hash of every node id and edge (type, src, dst)."""
+    h = hashlib.sha256()
+    for label in sorted(NODE_TYPES):
+        for nid in sorted(n["id"] for n in store.iter_nodes(label)):
+            h.update(f"{label}:{nid}\n".encode())
+    for rtype in sorted(REL_TYPES):
+        for src, dst in sorted((e["src"], e["dst"]) for e in store.iter_edges(rtype)):
+            h.update(f"{rtype}:{src}>{dst}\n".encode())
+    return store.counts(), h.hexdigest()

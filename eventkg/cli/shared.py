@@ -1,0 +1,134 @@
+"""What every ``eventkg`` command shares: the invocation's state, the two consoles, one progress display.
+
+Owns :class:`State` (the global options of one invocation and the store they open), the
+``console`` (stdout: results) and ``err_console`` (stderr: notices, warnings, bars) and
+:class:`Bars`, the one adapter from the library's progress callbacks to rich progress bars.
+Command modules import these at module level; this module imports no command module and
+nothing of :mod:`eventkg.cli.app`, so the CLI's imports stay a tree the architecture test
+can see. Invariant: results go to stdout, everything else to stderr, so ``--json`` output
+pipes cleanly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TaskID, TextColumn, TimeElapsedColumn
+
+from eventkg.graphstore import open_store, resolve_store_url
+from eventkg.graphstore.base import IncompleteStoreError
+
+__all__ = ["Bars", "State", "console", "err_console", "notice", "state"]
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def notice(message: str) -> None:
+    """A library notice (a build starting, its size and ETA) as one plain line on stderr."""
+    err_console.print(message, highlight=False)
+
+
+class State:
+    """Per-invocation settings shared by every command (set by the global callback)."""
+
+    def __init__(self, store: str | None, allow_incomplete: bool = False) -> None:
+        self.store_url = resolve_store_url(store)
+        self.allow_incomplete = allow_incomplete
+
+    def open(self, *, read_only: bool = False, complete: bool = False):
+        """The store; one line on stderr when an ingest into it began and did not complete, and a
+        refusal then when the command derives results from the graph (``complete``) unless
+        ``--allow-incomplete`` was given."""
+        store = open_store(self.store_url, read_only=read_only)
+        unfinished = store.unfinished_ingests()
+        if unfinished:
+            what = "; ".join(unfinished)
+            if complete and not self.allow_incomplete:
+                store.close()
+                raise IncompleteStoreError(
+                    f"store {self.store_url} holds an unfinished ingest ({what}): its graph may be partial. "
+                    "Run that ingest again to complete it, or pass --allow-incomplete")
+            err_console.print(f"warning: store {self.store_url} holds an unfinished ingest ({what}): "
+                              "its graph may be partial; run that ingest again to complete it", markup=False)
+        return store
+
+
+def state(ctx: typer.Context) -> State:
+    """The :class:`State` of this invocation (set by the global callback in :mod:`eventkg.cli.app`)."""
+    return ctx.find_root().obj
+
+
+#: the columns of a bar unless a command asks for others
+DEFAULT_COLUMNS: tuple[ProgressColumn, ...] = (
+    TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+
+
+class Bars:
+    """The CLI's one progress display: rich bars on stderr, one per named step.
+
+    Library callbacks map onto :meth:`update` (``(name, done, total)``) or :meth:`advance`
+    (``k`` more done). A new description for a step restarts its clock (the next model of a
+    suite); :meth:`finish` marks every bar done (a step is over). With ``lazy`` nothing is
+    drawn until the first update (index builds: silent unless a build happens); ``rate`` adds
+    ``{task.fields[rate]}`` as "N <rate>/s".
+    """
+
+    def __init__(self, *columns: ProgressColumn | str, transient: bool = True, disable: bool = False,
+                 lazy: bool = False, rate: str | None = None) -> None:
+        self._bar = Progress(*(columns or DEFAULT_COLUMNS), console=err_console, transient=transient, disable=disable)
+        self._jobs: dict[str, TaskID] = {}
+        self._lazy = lazy
+        self._started = False
+        self._rate = rate
+
+    def __enter__(self) -> Bars:
+        if not self._lazy:
+            self._start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._started:
+            self._bar.stop()
+
+    def _start(self) -> None:
+        if not self._started:
+            self._bar.start()
+            self._started = True
+
+    def update(self, name: str, done: int | None = None, total: int | None = None, *,
+               description: str | None = None, **fields: Any) -> None:
+        """Bar ``name`` at ``done`` of ``total`` (``None``: unknown); extra ``fields`` for custom columns."""
+        self._start()
+        if self._rate is not None:
+            fields.setdefault("rate", "")
+        job = self._jobs.get(name)
+        if job is None:
+            self._jobs[name] = self._bar.add_task(description or name, total=total, completed=done or 0, **fields)
+            return
+        task = self._task(job)
+        if description is not None and task.description != description:
+            self._bar.reset(job, description=description, total=total)
+        if self._rate is not None and task.speed:
+            fields["rate"] = f"{task.speed:,.0f} {self._rate}/s"
+        self._bar.update(job, completed=done, total=total, **fields)
+
+    def advance(self, name: str, k: int = 1) -> None:
+        """``k`` more done on bar ``name`` (made by an earlier :meth:`update`)."""
+        self._bar.advance(self._jobs[name], k)
+
+    def finish(self) -> None:
+        """Every bar shown as complete and forgotten: the next update starts a new line."""
+        for job in self._jobs.values():
+            done = self._task(job).completed or 1
+            self._bar.update(job, total=done, completed=done)
+        self._jobs.clear()
+
+    def note(self, message: str) -> None:
+        """A line kept above the bars."""
+        self._bar.console.print(message, markup=False, highlight=False)
+
+    def _task(self, job: TaskID):
+        return next(t for t in self._bar.tasks if t.id == job)
