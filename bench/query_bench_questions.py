@@ -40,7 +40,8 @@ from eventkg.graphstore import open_store
 from eventkg.graphstore.model import FAMILIES, VAGUE, family_of
 from eventkg.queries.csr import EventCSR
 from eventkg.queries.event_graph import EventIndex
-from eventkg.queries.questions.generate import GeneratedQuestion, generate_questions
+from eventkg.queries.questions.make import make_questions
+from eventkg.queries.questions.rows import GeneratedQuestion
 from eventkg.queries.table1 import CODE
 
 FOLDER = Path("/tmp/eventkg-bench")
@@ -135,7 +136,7 @@ def bench(store: Path, n: int, seed: int, check: int, baseline_python: str | Non
     made: dict[str, list[GeneratedQuestion]] = {}
     for task in ("CEC", "CRR"):
         t0 = time.perf_counter()
-        made[task] = generate_questions(csr, task, "schema", n, seed)
+        made[task] = make_questions(csr, task, "schema", n, seed, negatives="random")
         got[task] = len(made[task]) / (time.perf_counter() - t0) * 60
         got[f"{task}_n"] = len(made[task])
     got["peak_rss_mb"] = rss_mb()

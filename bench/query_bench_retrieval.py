@@ -52,10 +52,11 @@ from eventkg.graphstore import open_store
 from eventkg.graphstore.base import Batch, GraphStore
 from eventkg.queries import adjacency, columnar
 from eventkg.queries.retrieve import retrieve
+from eventkg.queries.vectors import files as vector_files
 from eventkg.queries.vectors import index as vx
 from eventkg.queries.vectors.embeddings import Embedder
 from eventkg.queries.vectors.encode import encode_chunks
-from eventkg.queries.vectors.faiss_build import set_search_params
+from eventkg.queries.vectors.faiss_build import build_faiss, recall_at_k, set_search_params
 
 D = 384
 
@@ -99,7 +100,7 @@ def bench_build(store: GraphStore, sample: int, rounds: int = 2) -> dict:
 
     def new_build():
         with tempfile.TemporaryDirectory() as work:
-            plan = {"format": vx.FORMAT, "model": new.name, "dim": new.dim, "fingerprint": {}, "chunk": vx.ENCODE_CHUNK}
+            plan = {"format": vector_files.FORMAT, "model": new.name, "dim": new.dim, "fingerprint": {}, "chunk": vx.ENCODE_CHUNK}
             return encode_chunks(texts, Path(work) / "b", plan, new, "sample", None, None)
 
     old_times, new_times = [], []
@@ -152,12 +153,12 @@ def bench_ann(n: int, data: str, kind: str | None, queries: int = 2000) -> dict:
     exact.add(x)
     (_, truth), exact_s = timed(exact.search, q, 10)
     del exact
-    (index, params), build_s = timed(vx.build_faiss, x, kind=kind)
+    (index, params), build_s = timed(build_faiss, x, kind=kind)
     set_search_params(index, {"params": params})
     (_, got), ann_s = timed(index.search, q, 10)
     return {"vectors": n, "data": data, "index": params, "build_s": round(build_s, 1),
             "exact_qps": round(queries / exact_s), "index_qps": round(queries / ann_s),
-            "recall@10": round(vx.recall_at_k(got, truth), 4), "speedup": round(exact_s / ann_s, 1)}
+            "recall@10": round(recall_at_k(got, truth), 4), "speedup": round(exact_s / ann_s, 1)}
 
 
 # -- 3. retrieve on the 1M/3M store --------------------------------------------------------------
@@ -239,7 +240,7 @@ def bench_retrieve(path: Path, runs: int, hubs: int) -> dict:
         counts = store.counts()
         emb = WordsEmbedder()
         (vi), index_s = timed(vx.open_index, store, level="schema", embedder=emb)
-        folder = vx.index_dir(store)
+        folder = vector_files.index_dir(store)
         (_), adj_s = timed(adjacency.open_adjacency, store, folder, vx.event_count(store), ["CAUSES"])
         adj = adjacency._LOADED[str(folder)][0]
         deg = np.diff(adj.indptr)

@@ -36,8 +36,8 @@ _API: dict[str, str] = {
     # queries
     "induce": "eventkg.queries.induce:induce",
     "induced_paths": "eventkg.queries.induce:paths",
-    "generate_questions": "eventkg.queries.questions.generate:generate_questions",
-    "NegativeSampler": "eventkg.queries.negatives.nearest:NegativeSampler",
+    "make_questions": "eventkg.queries.questions.make:make_questions",
+    "NearestNegatives": "eventkg.queries.negatives.nearest:NearestNegatives",
     "retrieve": "eventkg.queries.retrieve:retrieve",
     "question_subgraph": "eventkg.queries.subgraphs:question_subgraph",
     "score_schema": "eventkg.queries.subgraph_scoring:score_schema",

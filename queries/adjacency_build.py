@@ -1,8 +1,7 @@
 """Building the ranked adjacency of :mod:`eventkg.queries.adjacency` in bounded memory.
 
-The previous build held every Event->Event entry (both readings) in memory at once, with its
-id strings and a five-key ``lexsort``: on the ASER-shaped 1M/3M store 37.6 s and a 1.5 GB peak,
-at 3M/9M 123 s and 3.9 GB (growing faster than the graph). Here:
+Invariant: memory does not hold every Event->Event entry at once (the previous build did, with its
+id strings, and grew faster than the graph; figures: ``docs/performance.md``). Here:
 
 * node ids and frequencies are read a page of node offsets at a time (no id strings for the
   edges: the engine's node offsets are mapped to positions by one ``rank`` array);

@@ -13,11 +13,11 @@ Choices where Algorithm 1 is loose, written down here:
   step, and the walk ends as soon as it holds ``l`` nodes; the start node is part of it;
 * the walk moves along edges in either direction (EECKG is read as an undirected graph);
 * Algorithm 1 visits every node; :func:`iter_components` visits them in a seeded random
-  order (a numpy permutation: 1M starts in ~20 ms, where ``random.shuffle`` takes ~0.5 s)
+  order (a numpy permutation, much cheaper than ``random.shuffle`` at a million starts)
   and lazily, so that taking the first ``k`` components is a random sample.
 
 Walks run over the compact arrays (:class:`eventkg.queries.csr.EventCSR`): a step draws one
-entry of the current row, and a hub's 12K-entry row is searched, not scanned, for the edges
+entry of the current row, and a hub's row is searched, not scanned, for the edges
 among the walk's nodes.
 """
 

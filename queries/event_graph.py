@@ -32,8 +32,7 @@ from eventkg.queries.csr import (
 )
 from eventkg.queries.table1 import ALL_RELATIONS, AUTOMATON, CODE, live_states
 
-__all__ = ["ALL_RELATIONS", "EVENT_REL_TYPES", "FORWARD_CODES", "EventIndex", "UnknownEventError", "as_csr", "as_index",
-           "event_name", "fetch_event_graph", "to_networkx"]
+__all__ = ["EventIndex", "UnknownEventError", "as_csr", "as_index", "fetch_event_graph", "to_networkx"]
 
 assert len(AUTOMATON.trans) <= 32, "reach() packs automaton states in 5 bits"
 

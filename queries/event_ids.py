@@ -1,14 +1,14 @@
 """Event ids as one sorted numpy byte-string array, not a Python list of strings.
 
-A list of 10M ids costs ~75 bytes an id in Python objects (str header, pointer); here an id is
+A Python list of ids costs a str object and a pointer per id; here an id is
 its UTF-8 bytes in a fixed-width ``S`` array (20 bytes for the store's hex ids), read as
 ``str`` only when asked (:class:`EventIds`). The array may be memory-mapped: a lookup by id
 is a binary search, so only the pages it touches are read.
 
 :func:`id_order` sorts ids the way Python sorts their strings (UTF-8 byte order is code-point
 order). The store's ids are 20 lowercase hex digits (``graphstore.model.stable_id``); for
-those the first 16 digits are decoded into one ``uint64`` and sorted as numbers (~1 s for
-10M, where ``np.argsort`` of the byte strings takes 7.5 s and Arrow's string sort 15 s).
+those the first 16 digits are decoded into one ``uint64`` and sorted as numbers (faster than sorting
+the byte strings; figures: ``docs/performance.md``).
 """
 
 from __future__ import annotations

@@ -1,17 +1,14 @@
 """Event texts read by position, from memory (small graphs) or from the store for the events asked.
 
-Question generation shows a few events per question: 50,000 CEC questions name ~300K events,
-3% of ASER 10M. Reading every text into memory to show those (the previous ``EventCSR``: ~40
-bytes an event in an Arrow array, plus the engine's pages of the whole text column) made the
-memory grow with the graph. :class:`StoreTexts` asks the store, by id, for the texts of the
+Question generation shows a few events per question, a small share of a big graph; reading every
+text into memory to show those made the memory grow with the graph (figures: ``docs/performance.md``). :class:`StoreTexts` asks the store, by id, for the texts of the
 positions given to :meth:`~StoreTexts.prefetch` (one keyed lookup per batch of questions) and
 keeps only those until the next prefetch; a text asked for without a prefetch is fetched on
 its own (correct, only slower: :attr:`~StoreTexts.misses` counts them).
 
 :class:`FileTexts` reads them from the file :mod:`eventkg.queries.csr_cache` keeps beside an
 embedded store (one ``pread`` a text: the page cache holds the file, not the process, and
-random keyed lookups in the engine cost its page cache ~2 KB a lookup at 3M events, growing
-with the graph). :class:`ArrowTexts` holds every text (graphs built from rows or networkx, tests).
+random keyed lookups in the engine cost its page cache more with every event the graph holds). :class:`ArrowTexts` holds every text (graphs built from rows or networkx, tests).
 """
 
 from __future__ import annotations

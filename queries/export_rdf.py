@@ -32,10 +32,7 @@ rdf:object ?o ; ekg:weight ?w``. Edges without any property get no statement.
 
 Streaming: the rows are cut into batches of ``batch_size`` nodes or edges; each batch becomes a
 small rdflib ``Graph`` that is serialised and appended to the file, then dropped, so memory
-stays bounded by one batch whatever the store's size (40,000 nodes and 102,372 edges,
-bench/export_bench.py: peak RSS 347 MB streamed, as much as only reading the store, against
-1,132 MB for one rdflib Graph of it all; same speed: ~60,000 triples/s as N-Triples, ~26,000
-as Turtle, whose rdflib writer groups triples by subject). N-Triples batches are plain
+stays bounded by one batch whatever the store's size (figures: ``docs/performance.md``). N-Triples batches are plain
 concatenation (one triple per line). Turtle batches are whole Turtle documents; the prefix
 block is written once at the top and each batch's copy of the same ``@prefix`` lines is cut
 (Turtle allows a directive anywhere, so a prefix rdflib would add in a later batch is
@@ -91,7 +88,7 @@ def statement_iri(rel_type: str, src: str, dst: str) -> str:
 
     A hash in the ``ekgid:`` namespace, not a path such as ``edge/TYPE/SRC/DST``: rdflib's
     Turtle writer files every distinct IRI folder as a candidate namespace, which made
-    Turtle ~5x slower than N-Triples on 13k edges (bench/export_bench.py).
+    Turtle is slower than N-Triples (rdflib's writer groups triples by subject).
     """
     return EDGE + stable_id(rel_type, src, dst)
 

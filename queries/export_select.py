@@ -15,8 +15,10 @@ from collections.abc import Sequence
 import networkx as nx
 
 from eventkg.graphstore.base import GraphStore
+from eventkg.graphstore.model import check_event_level
 from eventkg.queries.retrieve import RetrieveError, retrieve
-from eventkg.queries.vectors.index import LEVELS, Notice, Progress, open_index
+from eventkg.queries.vectors.encode import Notice, Progress
+from eventkg.queries.vectors.index import open_index
 
 
 def select_subgraph(
@@ -39,8 +41,7 @@ def select_subgraph(
     ``--rel``, ``--level``, ``--model``, ``--device``, ``--index-kind``); ``progress`` and
     ``notice`` report a first build of the vector index (see :func:`open_index`).
     """
-    if level is not None and level not in LEVELS:
-        raise RetrieveError(f"--level {level!r}: expected one of {', '.join(LEVELS)}")
+    check_event_level(level, RetrieveError)
     index = open_index(store, model_name, level, progress=progress, notice=notice, device=device,
                        index_kind=index_kind)
     sub = retrieve(store, text, k=k, hops=hops, rel_types=rel_types, level=level, model_name=model_name,

@@ -2,7 +2,7 @@
 
 :func:`induce` says which relation a relation sequence implies by Table 1 (the rules, the
 reading we chose where the paper is silent, and their compiled automaton are in
-:mod:`eventkg.queries.table1`, re-exported here); :func:`paths` lists the simple paths
+:mod:`eventkg.queries.table1`); :func:`paths` lists the simple paths
 between two events of a graph with what each induces.
 """
 
@@ -14,10 +14,9 @@ from dataclasses import dataclass
 from eventkg.errors import EventKGError
 from eventkg.graphstore.model import EVENT_RELATIONS
 from eventkg.queries.event_graph import EventIndex, as_index
-from eventkg.queries.table1 import AUTOMATON, CODE, DEAD, RULES, Automaton, Rule
+from eventkg.queries.table1 import AUTOMATON, CODE, DEAD
 
-__all__ = ["AUTOMATON", "CODE", "DEAD", "RULES", "Automaton", "InducedPath", "Rule", "UnknownRelationError",
-           "induce", "parse_relations", "paths"]
+__all__ = ["InducedPath", "UnknownRelationError", "induce", "parse_relations", "paths"]
 
 
 class UnknownRelationError(EventKGError, ValueError):

@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 from eventkg.graphstore.base import GraphStore
-from eventkg.graphstore.model import CANONICAL, EVENT_LEVELS, event_id, normalise_text
+from eventkg.graphstore.model import CANONICAL, EVENT_LEVELS, check_event_level, event_id, normalise_text
 from eventkg.queries.event_graph import UnknownEventError
 
 LEVELS = EVENT_LEVELS  # the data model's event levels
@@ -23,8 +23,7 @@ def find_event(store: GraphStore, text: str, level: str | None = None) -> tuple[
     >>> find_event(store, "pass exam", "schema")[1]["text"]  # doctest: +SKIP
     'pass exam'
     """
-    if level is not None and level not in LEVELS:
-        raise UnknownEventError(f"level {level!r}: expected schema or instance")
+    check_event_level(level, UnknownEventError)
     for eid in (text, *(event_id(text, lvl) for lvl in ([level] if level else LEVELS))):
         node = store.get_nodes("Event", [eid]).get(eid)
         if node is not None:
@@ -53,7 +52,8 @@ def paths_between(store: GraphStore, event_a: str, event_b: str, *, max_len: int
     at most L edges lies within ceil(L/2) hops of one end. Each path is
     ``{"nodes": [names], "relations": [...], "induced": str | None, "length": int}``.
     """
-    from eventkg.queries.event_graph import EVENT_REL_TYPES, EventIndex
+    from eventkg.queries.csr import EVENT_REL_TYPES
+    from eventkg.queries.event_graph import EventIndex
     from eventkg.queries.induce import paths
 
     a, _ = find_event(store, event_a, level)

@@ -39,7 +39,8 @@ from typing import Any
 
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import CANONICAL, FAMILIES, STORED_TO_FORWARD, VAGUE, event_id
-from eventkg.queries.event_graph import EVENT_REL_TYPES, EventIndex, UnknownEventError, as_index, event_name
+from eventkg.queries.csr import EVENT_REL_TYPES, event_name
+from eventkg.queries.event_graph import EventIndex, UnknownEventError, as_index
 from eventkg.queries.questions.rows import QuestionError
 from eventkg.queries.table1 import CODE
 

@@ -43,8 +43,9 @@ import numpy as np
 from eventkg.errors import EventKGError
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import ASER_RELATIONS, CANONICAL, NODE_TYPES, REL_TYPES, upper_snake
-from eventkg.queries import adjacency
-from eventkg.queries.vectors.index import VectorIndex, index_dir, open_index
+from eventkg.queries import adjacency, columnar
+from eventkg.queries.vectors.files import index_dir
+from eventkg.queries.vectors.index import VectorIndex, open_index
 
 DEFAULT_REL_TYPES = ("CAUSES", "BEFORE", "HAS_SUBEVENT", "HAS_TYPE")
 STYLES = ("direct", "context")
@@ -311,7 +312,7 @@ def _bounded(
         g.add_node(nid, label="Event", **{k: v for k, v in props.get(nid, {}).items() if v is not None})
     for src, dst, rtype, w in exp.edges:
         attrs = {}
-        prop = adjacency.columnar.WEIGHT_PROPERTY[rtype]
+        prop = columnar.WEIGHT_PROPERTY[rtype]
         if prop and w == w:  # not NaN
             attrs[prop] = w
         g.add_edge(ids[src], ids[dst], key=rtype, type=rtype, **attrs)

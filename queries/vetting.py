@@ -4,8 +4,7 @@ Question generation asks, for an event ``e0`` and a handful of candidates ``z``:
 of at most ``max_len`` (4) edges, read both ways, lead from ``e0`` to ``z`` with a relation
 sequence that Table 1 induces into a given set of relations (a family for a CEC negative,
 any relation for a Vague pair, one relation for CRR)? A 4-step search from ``e0`` answers it,
-but near a hub (degree ~12K on ASER) four steps cover much of the graph: 10 ms a call on the
-1M/3M store, to vet three candidates. Here the walk is split:
+but near a hub four steps cover much of the graph. Here the walk is split:
 
 * **forward** ``ceil(max_len/2)`` steps from ``e0`` carrying the Table 1 automaton state
   (pruned to states from which a wanted relation can still be induced), kept as one bitmask
@@ -15,9 +14,8 @@ but near a hub (degree ~12K on ASER) four steps cover much of the graph: 10 ms a
   automaton states from which that suffix ends in a wanted relation;
 
 and a walk exists exactly when some event reached both ways has a forward state in that set.
-Every step is a numpy gather over CSR rows, so a hub costs one vector operation, not 12K
-Python iterations: on the 1M/3M store generation runs at 250-380K questions/min where the
-4-step search gave 12-17K/min in the same runs (``bench/query_bench_questions.py``). Walks (not only simple paths) count, as in
+Every step is a numpy gather over CSR rows, so a hub costs one vector operation, not one Python
+iteration per neighbour (figures: ``docs/performance.md``). Walks (not only simple paths) count, as in
 :meth:`eventkg.queries.event_graph.EventIndex.reach`: the answer is the same set of relations,
 so a vetted negative is exactly one the previous 4-step reach would have accepted.
 """

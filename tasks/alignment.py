@@ -76,10 +76,10 @@ def type_clusters(store: GraphStore, names: Sequence[str], seed: int = 0) -> dic
     import faiss
     import numpy as np
 
-    from eventkg.queries.vectors.embeddings import load_model, resolve_model
+    from eventkg.queries.vectors.embeddings import load_encoder, resolve_model
 
     names = sorted(set(names))
-    vecs = load_model(resolve_model(None)).encode([n.replace("_", " ") for n in names], normalize_embeddings=True)
+    vecs = load_encoder(resolve_model(None)).encode([n.replace("_", " ") for n in names], normalize_embeddings=True)
     k = max(2, min(1000, len(names) // 4))
     km = faiss.Kmeans(vecs.shape[1], k, niter=20, seed=seed, verbose=False)
     km.train(np.ascontiguousarray(vecs, dtype="float32"))

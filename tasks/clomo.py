@@ -258,7 +258,7 @@ class ClomoTask(Task):
                 words = item.doc["argument"].split()
                 model.rng.shuffle(words)
                 return Completion(" ".join(words))
-            raise TaskError(f"clomo: {name} cannot write arguments; use it only as --judge, or pick another --model")
+            raise TaskError(f"clomo: {name} cannot write arguments; use it only as the judge, or pick another model")
         if name == "random":
             return Completion("Yes" if model.rng.random() < 0.5 else "No")
         if name == "majority":

@@ -16,7 +16,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from eventkg.graphstore.model import EVENT_LEVELS, FAMILIES, INVERSE, VAGUE, family_of
+from eventkg.graphstore.model import EVENT_LEVELS, FAMILIES, INVERSE, VAGUE, check_event_level, family_of
 from eventkg.tasks import prompts
 from eventkg.tasks.base import Item, Record, Task, letters, sample
 from eventkg.tasks.errors import TaskError
@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from eventkg.queries.oracle import EV2Oracle
 
 LEVELS = EVENT_LEVELS  # the data model's event levels
-#: what an offline baseline answers when it abstains (``eventkg.tasks.models.baselines.NO_ANSWER``)
+#: what an offline baseline answers when it abstains (``eventkg.tasks.models.kg_oracle.NO_ANSWER``)
 ABSTAIN = "I cannot tell."
 
 #: walk length of the kg-oracle, for imported and generated questions alike: generated ones
@@ -96,8 +96,7 @@ class _EV2Task(Task):
     styles = ("plain", "direct", "cot")
 
     def __init__(self, style: str = "plain", level: str | None = None, origin: str | None = None, **options: Any) -> None:
-        if level is not None and level not in LEVELS:
-            raise TaskError(f"task {self.name}: level must be schema or instance, not {level!r}")
+        check_event_level(level, TaskError)
         super().__init__(style=style, level=level, **options)
         self.origin = origin
         self.max_tokens = 1024 if style == "cot" else 64

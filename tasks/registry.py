@@ -54,7 +54,7 @@ def list_tasks() -> list[TaskSpec]:
 def get_task(name: str, **options: Any):
     """An instance of task ``name`` (its module imported now, not before)."""
     if name not in TASKS:
-        raise TaskError(f"unknown task {name!r}; known tasks: {', '.join(TASKS)} (eventkg eval --list)")
+        raise TaskError(f"unknown task {name!r}; known tasks: {', '.join(TASKS)}")
     module, _, cls = TASKS[name].target.partition(":")
     task_cls = getattr(importlib.import_module(module), cls)
     return task_cls(**{k: v for k, v in options.items() if v is not None})

@@ -43,7 +43,7 @@ def test_public_api_from_eventkg(tmp_path: Path) -> None:
     code = (
         "import sys, eventkg\n"
         "assert 'eventkg.queries.retrieve' not in sys.modules  # lazy: nothing loaded before use\n"
-        "from eventkg import open_store, ingest_source, retrieve, induce, evaluate, generate_questions, EventKGError\n"
+        "from eventkg import open_store, ingest_source, retrieve, induce, evaluate, make_questions, EventKGError\n"
         "from eventkg.graphstore import StoreError\n"
         "assert issubclass(StoreError, EventKGError)\n"
         "print(induce(['Before', 'Causes']))\n"

@@ -56,12 +56,12 @@ def test_registry_names_are_unique_and_documented():
 
 
 def test_documented_defaults_are_the_applied_ones(clean_env):
-    from eventkg.queries.vectors.index import index_kind
+    from eventkg.queries.vectors.faiss_build import resolve_index_kind
 
     assert settings.KEYSET_MAX.default == f"`{settings.keyset_max()}`" == "`20000000`"
     assert settings.NEO4J_VERSION.default == f"`{settings.neo4j_version()}`"
     assert settings.NEO4J_IMPORT_MEMORY.default == f"`{settings.neo4j_import_memory()}`"
-    assert settings.INDEX.default == f"`{index_kind()}`"
+    assert settings.INDEX.default == f"`{resolve_index_kind()}`"
     assert settings.neo4j_jvm_flags() == [] and settings.api_key() is None and settings.embed_model() is None
     home = Path.home()
     assert settings.cache_root() == home / ".cache" / "eventkg"

@@ -90,8 +90,8 @@ def questions_cmd(
 
     Example:  eventkg questions cec --level schema -n 500 --seed 1 --out S_CEC.jsonl --negatives random
     """
-    from eventkg.queries.questions.generate import write_jsonl
     from eventkg.queries.questions.make import make_questions
+    from eventkg.queries.questions.store import write_jsonl
 
     with state(ctx).open(read_only=not store_q, complete=True) as store, Bars() as bars:
         bars.update("questions", 0, n)

@@ -1,7 +1,7 @@
 """Hard negatives for one question named by text: what ``eventkg negatives`` prints.
 
 Names -> ids (:mod:`eventkg.queries.lookup`), the store's vector index opened (built on first
-use, resumable) and :class:`~eventkg.queries.negatives.nearest.NegativeSampler` asked; the result is
+use, resumable) and :class:`~eventkg.queries.negatives.nearest.NearestNegatives` asked; the result is
 plain data (the CLI's ``--json`` shape). FAISS and the encoder are imported only when called.
 """
 
@@ -39,21 +39,21 @@ def negatives_for(
 
     >>> negatives_for(store, "learn", "Causes", k=3, level="schema")["negatives"]  # doctest: +SKIP
     """
-    from eventkg.graphstore.model import CANONICAL, family_of
+    from eventkg.graphstore.model import CANONICAL, check_event_level, family_of
     from eventkg.queries.lookup import LEVELS, default_answer, find_event
-    from eventkg.queries.negatives.nearest import NegativeSampler, NegativesError, require_event_relations
-    from eventkg.queries.vectors.index import clear_index, index_dir, open_index
+    from eventkg.queries.negatives.nearest import NearestNegatives, NegativesError, require_event_relations
+    from eventkg.queries.vectors.files import index_dir
+    from eventkg.queries.vectors.index import clear_index, open_index
 
-    if level is not None and level not in LEVELS:
-        raise NegativesError(f"--level {level!r}: expected one of {', '.join(LEVELS)}")
+    check_event_level(level, NegativesError)
     if relation not in CANONICAL:
-        raise NegativesError(f"--rel {relation!r}: expected one of {', '.join(CANONICAL)}")
+        raise NegativesError(f"relation {relation!r}: expected one of {', '.join(CANONICAL)}")
     require_event_relations(store, family_of(relation))
     qid, _ = find_event(store, event, level)
     aid = find_event(store, answer, level)[0] if answer else default_answer(store, qid, relation)
     if rebuild:
         clear_index(store)
-    sampler = NegativeSampler(store, model_name=model, level=level, similarity_cap=similarity_cap, clusters=clusters)
+    sampler = NearestNegatives(store, model_name=model, level=level, similarity_cap=similarity_cap, clusters=clusters)
     ans_level = level or store.get_nodes("Event", [aid])[aid].get("level")
     vi = open_index(store, model, ans_level if ans_level in LEVELS else None, progress=progress, notice=notice,
                     device=device, index_kind=index_kind)

@@ -33,7 +33,7 @@ import numpy as np
 
 from eventkg.errors import EventKGError
 from eventkg.graphstore.base import GraphStore
-from eventkg.graphstore.model import FAMILIES, INVERSE, STORED_TO_FORWARD, family_of
+from eventkg.graphstore.model import FAMILIES, INVERSE, STORED_TO_FORWARD, check_event_level, family_of
 from eventkg.queries.vectors.index import LEVELS, VectorIndex, open_index
 
 if TYPE_CHECKING:  # imported where k-means runs: importing this module must not load faiss
@@ -83,14 +83,14 @@ def require_event_relations(store: GraphStore, family: str) -> None:
 def _induction_automaton() -> tuple[Any, dict[str, int], int] | None:
     """``eventkg.queries.induce``'s Table 1 automaton (AUTOMATON, CODE, DEAD), when that module is there."""
     try:
-        from eventkg.queries.induce import AUTOMATON, CODE, DEAD
+        from eventkg.queries.table1 import AUTOMATON, CODE, DEAD
     except ImportError:
         return None
     return AUTOMATON, CODE, DEAD
 
 
-def as_random(rng: Any) -> random.Random | None:
-    """None, an int seed, a ``random.Random`` or a numpy ``Generator`` -> ``random.Random``."""
+def _random_or_none(rng: Any) -> random.Random | None:
+    """None stays None (take the nearest, no draw); an int seed, a ``random.Random`` or a numpy ``Generator`` -> ``random.Random``."""
     if rng is None or isinstance(rng, random.Random):
         return rng
     if isinstance(rng, int | np.integer):
@@ -100,7 +100,7 @@ def as_random(rng: Any) -> random.Random | None:
     raise TypeError(f"rng must be None, an int, random.Random or numpy Generator, not {type(rng).__name__}")
 
 
-class NegativeSampler:
+class NearestNegatives:
     """Samples hard negative events for (query, relation, answer) triples of one store."""
 
     def __init__(
@@ -115,8 +115,7 @@ class NegativeSampler:
         max_path: int = 4,
         rebuild: bool = False,
     ) -> None:
-        if level is not None and level not in LEVELS:
-            raise NegativesError(f"unknown event level {level!r}; expected one of {', '.join(LEVELS)}")
+        check_event_level(level, NegativesError)
         if clusters is not None and clusters < 2:
             raise NegativesError("clusters must be at least 2")
         self.store = store
@@ -159,7 +158,7 @@ class NegativeSampler:
             family = family_of(relation)
         except ValueError as exc:
             raise NegativesError(str(exc)) from exc
-        rnd = as_random(rng)
+        rnd = _random_or_none(rng)
         vi = self.index_for(answer_id)
         anchor = vi.vector(answer_id)
         banned = {query_event_id, answer_id, *exclude} | self.linked(query_event_id, family)

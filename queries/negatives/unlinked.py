@@ -24,7 +24,8 @@ from eventkg.queries.vetting import MeetInTheMiddle
 FAMILY_MASK = {fam: (1 << CODE[a]) | (1 << CODE[b]) for fam, (a, b) in FAMILIES.items()}
 
 
-def as_random(rng: Any) -> random.Random:
+def _seeded_random(rng: Any) -> random.Random:
+    """A ``random.Random`` as given, else one seeded with ``rng`` (None: seeded from the system)."""
     return rng if isinstance(rng, random.Random) else random.Random(rng)
 
 
@@ -50,7 +51,7 @@ def draw_unlinked(vet: MeetInTheMiddle, pool: Sequence[int], rng: random.Random,
     return out
 
 
-class GraphNegativeSampler:
+class UnlinkedNegatives:
     """Random events from a pool (default: the query's level) not linked to the query by the family."""
 
     def __init__(self, source: EventIndex | EventCSR | Any, *, pool: Sequence[int] | None = None, max_len: int = 4,
@@ -80,5 +81,5 @@ class GraphNegativeSampler:
         skip = {p for p in (csr.position(x) for x in (*exclude, answer_id)) if p is not None} | {q}
         mask = FAMILY_MASK[family_of(relation)]
         self.vet.load(q, mask)
-        got = draw_unlinked(self.vet, self.pool_for(int(csr.level[q])), as_random(rng), k, mask, skip, self.tries)
+        got = draw_unlinked(self.vet, self.pool_for(int(csr.level[q])), _seeded_random(rng), k, mask, skip, self.tries)
         return [csr.ids[z] for z in got]

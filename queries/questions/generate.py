@@ -1,6 +1,6 @@
-"""CEC and CRR questions from the event graph (seed 001, section 3), in EV²'s JSON-lines schema.
+"""Algorithm 1 over an event graph: CEC and CRR questions (seed 001, section 3) in EV²'s JSON-lines schema.
 
-Construction, per Algorithm 1 component (forward and backward copies, see
+The engine behind :func:`eventkg.queries.questions.make.make_questions`, the entry point. Construction, per Algorithm 1 component (forward and backward copies, see
 :mod:`eventkg.queries.components`):
 
 1. pairs ``(head, tail)`` where ``tail`` is reachable from ``head`` in the component DAG by a
@@ -12,7 +12,7 @@ Construction, per Algorithm 1 component (forward and backward copies, see
    head, so it never states the answer triple or its inverse, and every context triple is a
    stored edge (read through the inverse table);
 4. CEC (4-way): the answer plus 3 negatives from a sampler (FAISS hard negatives from
-   :mod:`eventkg.queries.negatives.nearest`, or :class:`GraphNegativeSampler`); every negative is checked
+   :mod:`eventkg.queries.negatives.nearest`, or :class:`~eventkg.queries.negatives.unlinked.UnlinkedNegatives`); every negative is checked
    here against the graph whatever sampler proposed it: same level, not in the component,
    not the query or answer, no duplicate, and not linked to the query by the asked
    relation's family by any walk of at most ``max_len`` edges (so no negative is a true
@@ -35,7 +35,7 @@ answer triple ``(type(e0), rel, type(e1))``; for Vague, the context plus the edg
 Everything is deterministic for a seed and a graph (the index is ordered by event id, so
 two backends holding the same graph give the same questions).
 
-Speed (``bench/query_bench_questions.py``, 1M-event / 3M-relation ASER-shaped store): the graph
+Speed (figures: ``docs/performance.md``, ``bench/query_bench_questions.py``): the graph
 is read in columns into numpy arrays (:mod:`eventkg.queries.csr`), and each "is this event
 linked to ``e0``?" is answered by meeting in the middle, two steps from each end
 (:mod:`eventkg.queries.vetting`) instead of a 4-step search from ``e0``. The answers are the
@@ -56,61 +56,14 @@ from typing import Any
 
 import numpy as np
 
-from eventkg.graphstore.base import GraphStore
 from eventkg.queries.components import iter_components
 from eventkg.queries.csr import EventCSR
 from eventkg.queries.event_graph import EventIndex, as_csr
-from eventkg.queries.negatives.unlinked import GraphNegativeSampler
 from eventkg.queries.questions.build import Draft, QuestionBuilder
-from eventkg.queries.questions.rows import (
-    CEC_QUESTIONS,
-    CRR_CHOICES,
-    CRR_QUESTION,
-    LEVELS,
-    SOURCE,
-    TASKS,
-    GeneratedQuestion,
-    NegativeSource,
-    QuestionError,
-)
-from eventkg.queries.questions.store import store_questions, write_jsonl
+from eventkg.queries.questions.rows import GeneratedQuestion, NegativeSource
 
 #: drafts whose texts are read from the store in one lookup (``event_texts.StoreTexts``)
 TEXT_BATCH = 4096
-
-__all__ = ["CEC_QUESTIONS", "CRR_CHOICES", "CRR_QUESTION", "LEVELS", "SOURCE", "TASKS", "GeneratedQuestion",
-           "GraphNegativeSampler", "NegativeSource", "QuestionError", "check_store_can_generate", "generate",
-           "generate_questions", "question_pool", "store_questions", "write_jsonl"]
-
-
-def check_store_can_generate(store: GraphStore, level: str) -> None:
-    """Raise a :class:`QuestionError` that says why, before any work, when the store cannot
-    give questions of ``level``: no EV² event relations (an ASER store ingested without
-    ``--map-events``), or, for the instance level, no instance events at all."""
-    from eventkg.queries.columnar import edge_counts
-    from eventkg.queries.negatives.nearest import NegativesError, require_event_relations
-
-    try:
-        require_event_relations(store, "temporal")  # BEFORE, CAUSES or HAS_SUBEVENT: any one will do
-    except NegativesError as exc:
-        raise QuestionError(str(exc)) from None
-    if level == "instance" and not edge_counts(store, ["HAS_TYPE"])["HAS_TYPE"]:
-        raise QuestionError(
-            f"store {store.url} has no instance-level events (instance -HAS_TYPE-> type): ASER and EECKG "
-            "hold schema-level events only; ingest EV² instance files (`eventkg ingest ev2 ...`) or ask "
-            "for --level schema"
-        )
-
-
-def _check_arguments(task: str, level: str, n: int) -> str:
-    task = task.upper()
-    if task not in TASKS:
-        raise QuestionError(f"unknown task {task!r}; expected CEC or CRR")
-    if level not in LEVELS:
-        raise QuestionError(f"unknown level {level!r}; expected schema or instance")
-    if n < 0:
-        raise QuestionError("n must not be negative")
-    return task
 
 
 def question_pool(csr: EventCSR, level: str) -> np.ndarray:
@@ -120,28 +73,28 @@ def question_pool(csr: EventCSR, level: str) -> np.ndarray:
     return pool.astype(np.int32) if len(csr) < 2**31 else pool
 
 
-def generate_questions(
-    source: GraphStore | EventIndex | EventCSR | Any,
+def _generate_questions(
+    source: EventIndex | EventCSR | Any,
     task: str,
-    level: str = "schema",
-    n: int = 100,
-    seed: int = 0,
+    level: str,
+    n: int,
+    seed: int,
     *,
-    negatives: NegativeSource | None = None,
-    size: int = 3,
-    max_len: int = 4,
-    pairs: int = 3,
-    vague_prob: float = 0.5,
-    require_context: bool = True,
-    progress: Callable[[int], None] | None = None,
+    negatives: NegativeSource | None,
+    size: int,
+    max_len: int,
+    pairs: int,
+    vague_prob: float,
+    require_context: bool,
+    progress: Callable[[int], None] | None,
 ) -> list[GeneratedQuestion]:
-    """Up to ``n`` questions with their store ids (see the module docstring for the rules).
+    """Up to ``n`` questions with their store ids, by the rules of the module docstring.
 
-    ``source``: a store (read in columns), an :class:`EventIndex`, its :class:`EventCSR`, or a
-    networkx graph in the store's shape. Fewer than ``n`` come back only when the graph runs
-    out of components.
+    The engine behind :func:`eventkg.queries.questions.make.make_questions`, which checks the
+    arguments first: ``task`` is ``CEC`` or ``CRR``, ``level`` a known level, ``n`` >= 0.
+    ``source``: an :class:`EventIndex`, its :class:`EventCSR`, or a networkx graph in the
+    store's shape. Fewer than ``n`` come back only when the graph runs out of components.
     """
-    task = _check_arguments(task, level, n)
     csr = as_csr(source)
     pool = question_pool(csr, level)
     builder = QuestionBuilder(csr, task, level, random.Random(f"eventkg-questions-{seed}"), negatives, pool,
@@ -176,16 +129,3 @@ def _write_rows(csr: EventCSR, drafts: list[Draft], out: list[GeneratedQuestion]
         if progress:
             progress(1)
     drafts.clear()
-
-
-def generate(
-    store_or_graph: GraphStore | EventIndex | EventCSR | Any,
-    task: str,
-    level: str = "schema",
-    n: int = 100,
-    seed: int = 0,
-    negatives: NegativeSource | None = None,
-    **options: Any,
-) -> list[dict[str, Any]]:
-    """EV² JSON-lines rows for ``n`` generated ``task`` questions at ``level`` (deterministic for a seed)."""
-    return [q.row for q in generate_questions(store_or_graph, task, level, n, seed, negatives=negatives, **options)]

@@ -1,9 +1,10 @@
-"""Questions from a store, checked and optionally stored: ``eventkg questions`` and the demo call :func:`make_questions`.
+"""Generated CEC and CRR questions: :func:`make_questions`, the one entry point (``eventkg questions``,
+the demo and Python callers).
 
-:func:`eventkg.queries.questions.generate.generate_questions` does the work; this adds what a user of a
-store needs around it: the options checked first, a store that cannot give questions refused
-with its reason before any work, FAISS hard negatives set up for CEC, and the questions
-written back as ``Question`` nodes on request.
+It checks the options before any work, refuses a store that cannot give questions of the
+asked level with its reason, sets up FAISS hard negatives for CEC, runs Algorithm 1
+(:mod:`eventkg.queries.questions.generate`) and writes the questions back as ``Question``
+nodes on request. Same graph, same seed: same questions.
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ from collections.abc import Callable
 from typing import Any
 
 from eventkg.graphstore.base import GraphStore
+from eventkg.graphstore.model import check_event_level
+from eventkg.queries.questions.rows import TASKS, GeneratedQuestion, NegativeSource, QuestionError
 
-TASKS = ("CEC", "CRR")
 NEGATIVES = ("faiss", "random")
 
 
 def make_questions(
-    store: GraphStore,
+    source: GraphStore | Any,
     task: str,
     level: str = "schema",
     n: int = 100,
@@ -29,53 +31,102 @@ def make_questions(
     size: int = 3,
     save: bool = False,
     graph: Any = None,
-    sampler: Any = None,
+    sampler: NegativeSource | None = None,
     progress: Callable[[int], None] | None = None,
     notice: Callable[[str], None] | None = None,
-) -> list[Any]:
-    """Up to ``n`` EV²-style ``task`` (cec or crr) questions of ``level`` from ``store``'s graph.
+    max_len: int = 4,
+    pairs: int = 3,
+    vague_prob: float = 0.5,
+    require_context: bool = True,
+) -> list[GeneratedQuestion]:
+    """Up to ``n`` EV²-style ``task`` (cec or crr) questions of ``level`` from ``source``'s graph.
 
-    ``negatives``: CEC distractors from the FAISS index (``faiss``, embeddings of ``model``) or
-    drawn from the graph (``random``). ``save`` also writes them as Question nodes (same seed,
-    same ids: a re-run changes nothing). ``graph`` (an :class:`~eventkg.queries.event_graph.EventIndex`)
+    ``source``: a store, or a graph already read (an :class:`~eventkg.queries.event_graph.EventIndex`,
+    its :class:`~eventkg.queries.csr.EventCSR`, or a networkx graph in the store's shape).
+    ``negatives``: CEC distractors from the store's FAISS index (``faiss``, embeddings of
+    ``model``) or drawn from the graph (``random``); a ``sampler`` given is used instead (its
+    proposals are vetted all the same). ``save`` also writes them as Question nodes of the store
+    (same seed, same ids: a re-run changes nothing). ``graph`` (the store's ``EventIndex``)
     and ``sampler`` let a caller asking several times read the graph and the index once.
-    Returns :class:`~eventkg.queries.questions.generate.GeneratedQuestion` objects (``.row`` is the EV² JSON row).
+    ``max_len``, ``pairs``, ``vague_prob`` and ``require_context`` are Algorithm 1's rules
+    (:mod:`eventkg.queries.questions.generate`). Returns :class:`~eventkg.queries.questions.rows.GeneratedQuestion`
+    objects (``.row`` is the EV² JSON row).
 
     >>> [q.row for q in make_questions(store, "cec", n=10, negatives="random")]  # doctest: +SKIP
     """
-    from eventkg.queries.questions.generate import LEVELS, QuestionError, check_store_can_generate, generate_questions
+    from eventkg.queries.questions.generate import _generate_questions
 
-    task = task.upper()
-    if task not in TASKS:
-        raise QuestionError(f"task {task!r}: expected cec or crr")
-    if level not in LEVELS:
-        raise QuestionError(f"--level {level!r}: expected schema or instance")
-    if negatives not in NEGATIVES:
-        raise QuestionError(f"--negatives {negatives!r}: expected faiss or random")
-    check_store_can_generate(store, level)
-    if graph is None:
-        from eventkg.queries.event_graph import EventIndex
-
-        if notice:
-            notice("reading the event graph ...")
-        graph = EventIndex.from_store(store)
+    task = _check_options(task, level, n, negatives)
+    store, graph = _store_and_graph(source, graph, level, save, notice)
     if task == "CEC" and negatives == "faiss" and sampler is None:
+        if store is None:
+            raise QuestionError("FAISS negatives are searched in a store's vector index; this source is a graph "
+                                "(ask for random negatives or give a sampler)")
         sampler = _faiss_sampler(store, model)
-    made = generate_questions(graph, task, level, n, seed, negatives=sampler if task == "CEC" else None, size=size,
-                              progress=progress)
+    made = _generate_questions(graph, task, level, n, seed, negatives=sampler if task == "CEC" else None, size=size,
+                               max_len=max_len, pairs=pairs, vague_prob=vague_prob, require_context=require_context,
+                               progress=progress)
     if save and made:
-        from eventkg.queries.questions.generate import store_questions
+        from eventkg.queries.questions.store import store_questions
 
         store_questions(store, made, seed)
     return made
 
 
-def _faiss_sampler(store: GraphStore, model: str | None) -> Any:
-    """The schema-level hard-negative sampler; a one-line error when FAISS cannot be loaded."""
-    from eventkg.graphstore.base import StoreError
+def _check_options(task: str, level: str, n: int, negatives: str) -> str:
+    """The task upper-cased, after every option is checked."""
+    task = task.upper()
+    if task not in TASKS:
+        raise QuestionError(f"task {task!r}: expected cec or crr")
+    check_event_level(level, QuestionError, optional=False)
+    if negatives not in NEGATIVES:
+        raise QuestionError(f"negatives {negatives!r}: expected faiss or random")
+    if n < 0:
+        raise QuestionError("n must not be negative")
+    return task
+
+
+def _store_and_graph(source: Any, graph: Any, level: str, save: bool,
+                     notice: Callable[[str], None] | None) -> tuple[GraphStore | None, Any]:
+    """The store (None when ``source`` is a graph) and the graph to walk, the store checked first."""
+    if not isinstance(source, GraphStore):
+        if save:
+            raise QuestionError("questions are saved as Question nodes of a store; this source is a graph")
+        return None, source
+    _check_store(source, level)
+    if graph is None:
+        from eventkg.queries.event_graph import EventIndex
+
+        if notice:
+            notice("reading the event graph ...")
+        graph = EventIndex.from_store(source)
+    return source, graph
+
+
+def _check_store(store: GraphStore, level: str) -> None:
+    """Raise a :class:`QuestionError` that says why, before any work, when the store cannot
+    give questions of ``level``: no EV² event relations (an ASER store ingested without
+    mapping its discourse relations to event relations), or, for the instance level, no
+    instance events at all."""
+    from eventkg.queries.columnar import edge_counts
+    from eventkg.queries.negatives.nearest import NegativesError, require_event_relations
 
     try:
-        from eventkg.queries.negatives.nearest import NegativeSampler
+        require_event_relations(store, "temporal")  # BEFORE, CAUSES or HAS_SUBEVENT: any one will do
+    except NegativesError as exc:
+        raise QuestionError(str(exc)) from None
+    if level == "instance" and not edge_counts(store, ["HAS_TYPE"])["HAS_TYPE"]:
+        raise QuestionError(
+            f"store {store.url} has no instance-level events (instance -HAS_TYPE-> type): ASER and EECKG "
+            "hold schema-level events only; ingest EV² instance files (`eventkg ingest ev2 ...`) or ask "
+            "for the schema level"
+        )
+
+
+def _faiss_sampler(store: GraphStore, model: str | None) -> NegativeSource:
+    """The schema-level hard-negative sampler; a one-line error when FAISS cannot be loaded."""
+    try:
+        from eventkg.queries.negatives.nearest import NearestNegatives
     except ImportError as exc:
-        raise StoreError(f"FAISS negatives unavailable ({exc}); use --negatives random") from None
-    return NegativeSampler(store, model_name=model, level="schema")
+        raise QuestionError(f"FAISS negatives unavailable ({exc}); ask for random negatives") from None
+    return NearestNegatives(store, model_name=model, level="schema")

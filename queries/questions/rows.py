@@ -34,7 +34,7 @@ class QuestionError(EventKGError):
 
 
 class NegativeSource(Protocol):
-    """Anything that proposes negative event ids (``eventkg.queries.negatives.nearest.NegativeSampler`` does)."""
+    """Anything that proposes negative event ids (``eventkg.queries.negatives.nearest.NearestNegatives`` does)."""
 
     def sample(
         self, query_event_id: str, relation: str, answer_id: str, k: int = 3,

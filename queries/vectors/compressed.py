@@ -3,9 +3,8 @@ memory-mapped vectors file.
 
 At or above :data:`LARGE_INDEX` vectors, ``auto`` (and ``ivfpq``) build this kind instead of the
 in-memory ``IVF,PQ,Refine(SQfp16)`` of :mod:`eventkg.queries.vectors.faiss_build`, whose float16 copy
-of every vector grows with the store (10M events at dim 384: 7.7 GB). Here the index holds
-only ``IVF<4√n>,PQ<d/4>x4fs`` codes: ``d/8`` bytes per vector (48 B at dim 384: 480 MB for 10M
-events), plus 8 B of list id. A search asks the IVF for ``k_factor``·k candidates and re-ranks
+of every vector grows with the store. Here the index holds only ``IVF<4√n>,PQ<d/4>x4fs`` codes:
+``d/8`` bytes per vector plus 8 B of list id. A search asks the IVF for ``k_factor``·k candidates and re-ranks
 them by exact inner product with their float32 rows read from the shared vectors file
 (:mod:`eventkg.queries.vectors.store`), which stays on disk and in the page cache.
 
@@ -14,7 +13,7 @@ are added :data:`ADD_BLOCK` rows at a time, and the calibration's exact ground t
 block by block over the memory-mapped rows. The calibration queries are
 :data:`CALIBRATION_QUERIES` of the level's own vectors held out of the index until it is done
 (added last), so they are searched as an unseen text is (leave-one-out queries, which sit in
-the index, read a little higher: 0.976 vs 0.968 on 1M clustered vectors at dim 384).
+the index, read a little higher).
 ``nprobe`` is calibrated to recall@10 ``target + 0.01``; ``k_factor`` doubles from
 ``REFINE_FACTOR`` while that is short, up to 128. Where even that stays short, the index is
 kept (an exact index of this size would not fit the memory budget) and the params record
@@ -33,7 +32,7 @@ from eventkg.queries.vectors.faiss_build import REFINE_FACTOR, TARGET_RECALL, re
 #: levels of at least this many vectors get the compressed kind (the in-memory float16 refine
 #: copy stays under ~190 MB at dim 384 below it)
 LARGE_INDEX = 250_000
-TRAIN_MAX = 131_072  # k-means sample: 192 MB at dim 384
+TRAIN_MAX = 131_072  # k-means sample rows (its memory: docs/performance.md)
 ADD_BLOCK = 65_536  # rows added to the index (and scanned for the ground truth) per block
 CALIBRATION_QUERIES = 256
 MAX_K_FACTOR = 128

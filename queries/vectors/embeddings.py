@@ -77,7 +77,7 @@ def model_label(model: str) -> str:
 _MODELS: dict[tuple[str, str], Any] = {}
 
 
-def load_model(model: str, device: str = "cpu") -> Any:
+def load_encoder(model: str, device: str = "cpu") -> Any:
     """Load (once per process) a SentenceTransformer, offline unless the user says otherwise."""
     key = (model, device)
     if key not in _MODELS:
@@ -92,15 +92,15 @@ def load_model(model: str, device: str = "cpu") -> Any:
         except Exception as exc:  # the library raises OSError, ValueError, HF errors...
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise EmbeddingModelError(
-                f"embedding model {model!r}: cannot load it ({first}); give a local model folder "
-                f"with --model or ${ENV_MODEL}"
+                f"embedding model {model!r}: cannot load it ({first}); name a local model folder "
+                f"(or set ${ENV_MODEL})"
             ) from exc
     return _MODELS[key]
 
 
 #: inputs this small are encoded on one thread: splitting a few short texts over cores
 #: costs more than it saves, and on a busy machine torch's spinning threads made a single
-#: query ~10x slower (measured: 40 ms vs 430 ms on 2 shared cores)
+#: query many times slower (docs/performance.md)
 SMALL_INPUT = 8
 
 
@@ -132,7 +132,7 @@ def resolve_device(device: str | None = "auto") -> str:
             import torch
 
             if not torch.cuda.is_available():
-                raise EmbeddingModelError(f"device {device!r}: torch sees no CUDA GPU here; use --device cpu")
+                raise EmbeddingModelError(f"device {device!r}: torch sees no CUDA GPU here; ask for the cpu device")
         return device
     import torch
 
@@ -211,7 +211,7 @@ class Embedder:
     @property
     def st(self) -> Any:
         """The underlying SentenceTransformer (loaded lazily)."""
-        return load_model(self.model, self.device)
+        return load_encoder(self.model, self.device)
 
     @property
     def dim(self) -> int:

@@ -1,15 +1,12 @@
 """Encoding event texts for a vector index in saved chunks, so an interrupted build resumes.
 
-The encoder is the slow part of a build (~500 texts/s on 2 CPU cores: a million events take
-about half an hour). Texts (ordered by id) are encoded in chunks of the plan's ``chunk`` size;
-each chunk's vectors are saved as they finish in a work folder with the plan (model,
-fingerprint, chunk size). Asked again for the same plan, :func:`encode_chunks` reuses the saved
-chunks and gives the same vectors: chunk boundaries and contents depend only on the sorted ids.
-Nothing holds all the vectors in memory: :func:`encode_chunk_files` returns a reader of the saved
-chunks (:class:`ChunkRows`), which :mod:`eventkg.queries.vectors.store` merges into the model's
-vectors file block by block. Before the first text is encoded, ``notice`` hears how many texts will be embedded and an ETA
-measured on a probe batch (builds of at least :data:`NOTICE_MIN` texts); ``progress`` hears
-``(done, total)`` after every chunk (first with what a resumed build already had).
+Texts (ordered by id) are encoded in chunks of the plan's ``chunk`` size, each saved as it finishes
+in a work folder with the plan (model, fingerprint, chunk size). Invariant: asked again for the same
+plan, :func:`encode_chunks` reuses the saved chunks and gives the same vectors (chunk boundaries and
+contents depend only on the sorted ids). Nothing holds all the vectors in memory:
+:func:`encode_chunk_files` returns a reader of the saved chunks (:class:`ChunkRows`), merged block by
+block by :mod:`eventkg.queries.vectors.store`. ``notice`` hears the count and an ETA measured on
+:data:`PROBE` texts before a build of at least :data:`NOTICE_MIN`; ``progress`` hears ``(done, total)``.
 """
 
 from __future__ import annotations

@@ -1,11 +1,13 @@
 """Building a FAISS index over unit vectors, and calibrating its search parameter against exact search.
 
-The kinds (``flat``, ``ivf``, ``ivfpq``, ``hnsw``, ``auto``), their parameters and the
-measurements behind them are described in :mod:`eventkg.queries.vectors.index`; this module
-turns vectors into an index of one kind (:func:`build_faiss`), says which kind the setting asks
-for (:func:`index_kind`), and sets again on a loaded index the search parameters its manifest
-recorded (:func:`set_search_params`), since FAISS does not save them in the index file.
-faiss is imported inside the functions: ``eventkg stats`` must not load it (~70 ms, +15 MB RSS).
+The kinds: ``flat`` (exact ``IndexFlatIP``); ``ivf`` (``IndexIVFFlat``, ``nlist = 4·sqrt(n)``, ``nprobe``
+calibrated to recall@10 :data:`TARGET_RECALL` on sampled queries); ``ivfpq`` (4-bit fast-scan PQ codes,
+the best ``k_factor``·k re-ranked from float16 vectors, ``k_factor`` doubled from :data:`REFINE_FACTOR`
+while short); ``hnsw`` (M :data:`HNSW_M`, ``efSearch`` calibrated); ``auto``: ``flat`` below
+:data:`IVF_THRESHOLD` vectors, else ``ivfpq``, else ``flat`` where calibration stays under the target.
+:func:`resolve_index_kind` says which kind the argument or ``$EVENTKG_INDEX`` asks for;
+:func:`set_search_params` sets again on a loaded index what its manifest recorded (FAISS does not save
+it). faiss is imported inside the functions so that commands that never search do not load it.
 """
 
 from __future__ import annotations
@@ -30,15 +32,15 @@ HNSW_M = 32
 REFINE_FACTOR = 16  # ivfpq: candidates re-ranked per result wanted (doubled while short)
 
 
-class IndexError_(EventKGError):
+class VectorIndexError(EventKGError):
     """The vector index cannot be built or read."""
 
 
-def index_kind(kind: str | None = None) -> str:
+def resolve_index_kind(kind: str | None = None) -> str:
     """The index kind setting: the argument, else ``$EVENTKG_INDEX``, else ``auto``."""
     kind = (kind or settings.index_kind() or "auto").lower()
     if kind not in INDEX_KINDS:
-        raise IndexError_(f"unknown index kind {kind!r} (${ENV_INDEX} or index_kind); expected one of {', '.join(INDEX_KINDS)}")
+        raise VectorIndexError(f"unknown index kind {kind!r} (${ENV_INDEX} or the index_kind argument); expected one of {', '.join(INDEX_KINDS)}")
     return kind
 
 
@@ -51,7 +53,7 @@ def build_faiss(
     under ``target_recall`` (vectors with no structure, e.g. uniformly random ones, where
     it reached 0.24 on 1M), the exact index is built instead and the params say why."""
     n, d = vectors.shape
-    kind = index_kind(kind)
+    kind = resolve_index_kind(kind)
     if kind == "auto":
         if n < IVF_THRESHOLD:
             return _build_flat(vectors)

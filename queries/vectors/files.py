@@ -27,7 +27,7 @@ import numpy as np
 from eventkg import settings
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.open import NEO4J_SCHEMES
-from eventkg.queries.vectors.faiss_build import IndexError_
+from eventkg.queries.vectors.faiss_build import VectorIndexError
 
 if TYPE_CHECKING:
     import faiss
@@ -134,7 +134,7 @@ def write_level(folder: Path, stem: str, index: Any, manifest: dict[str, Any]) -
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise IndexError_(f"cannot create index folder {folder}: {exc.strerror}") from exc
+        raise VectorIndexError(f"cannot create index folder {folder}: {exc.strerror}") from exc
     bound_cache(folder)
     manifest_path(folder, stem).unlink(missing_ok=True)  # a half-replaced set is never read as valid
     for leftover in folder.glob(".tmp-*"):
@@ -144,7 +144,7 @@ def write_level(folder: Path, stem: str, index: Any, manifest: dict[str, Any]) -
             atomic_write(folder, folder / manifest["file"], lambda tmp: faiss.write_index(index, tmp))
         atomic_write(folder, manifest_path(folder, stem), lambda tmp: Path(tmp).write_text(json.dumps(manifest, indent=2)))
     except OSError as exc:
-        raise IndexError_(f"cannot write vector index in {folder}: {exc.strerror}") from exc
+        raise VectorIndexError(f"cannot write vector index in {folder}: {exc.strerror}") from exc
     (folder / f"{stem}.ids.npy").unlink(missing_ok=True)  # format 1 kept its ids beside the index
     prune_index_files(folder)
 

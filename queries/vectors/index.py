@@ -1,78 +1,14 @@
-"""A FAISS index of Event texts, persisted beside the store and reused until the graph changes.
+"""A store's vector index: :class:`VectorIndex`, :func:`open_index` and :func:`clear_index`.
 
-Where it lives (one folder per store, named, bounded, removable):
-
-- LadybugDB store at path ``X``: the folder ``X.faiss/``;
-- Neo4j (or any non-file store): the ``indexes/`` folder of the cache root
-  (``$EVENTKG_CACHE``, default ``~/.cache/eventkg``; see :mod:`eventkg.settings`)
-  ``/<url without credentials>-<hash>/``; at most ``MAX_CACHED_STORES`` such
-  folders are kept (least recently used ones are removed).
-
-Inside, the model's vectors (:mod:`eventkg.queries.vectors.store`): one memory-mapped float32
-file ``vectors-<model hash>.npy`` holding every event embedded so far once, rows keyed by sorted
-event id. Each event is encoded once per model, whatever asks: a level (``schema``, ``instance``
-or ``all``) is a selection of those rows, and its index is built from them without encoding
-anything; only events the file lacks are encoded (so ``negatives`` at ``schema`` and then
-``retrieve`` at ``all`` encode the instance events alone, and a graph that grows encodes its new
-events alone). Per level, ``<level>.json`` (the manifest: model, dim, index kind and parameters,
-the fingerprint of the level's events) names its FAISS file ``index-<kind>-<fingerprint>.faiss``;
-a ``flat`` level has none (it is made from the vectors file when opened, a copy of its rows),
-and levels over the same events share one file. A format-1 folder (an older eventkg: one index
-with its own vectors per level) gives its vectors to the new file instead of being re-encoded.
-
-Fingerprint: the count of the level's Event nodes and a BLAKE2 hash of their sorted ids.
-An Event id is a hash of its normalised text and level, so the ids determine the texts:
-equal fingerprints mean equal indexed texts. Computing it reads only the ids (one query).
-Inside one process an index already loaded is reused while the store's total Event
-count is unchanged (one ``count(*)`` query per call, so retrieval stays fast); a
-different count triggers the full fingerprint check. ``clear_index`` (or
-``eventkg negatives --rebuild``) drops everything.
-
-Index kind (a setting: ``index_kind``, else ``$EVENTKG_INDEX``, else ``auto``):
-
-- ``flat``: exact ``IndexFlatIP``;
-- ``ivf``: ``IndexIVFFlat`` (inner product) with ``nlist = 4·sqrt(n)`` whose ``nprobe``
-  is calibrated at build time against exact search on sampled queries: twice the
-  smallest power of two reaching recall@10 ``TARGET_RECALL``;
-- ``ivfpq``: ``IVF<4√n>,PQ<d/2>x4fs,Refine(SQfp16)``: 4-bit product-quantised codes scanned
-  with SIMD ("fast scan"), the best ``k_factor``·k re-ranked with the vectors kept in float16
-  (``vector()`` reads the float32 vectors file; half the bytes of float32, and the re-ranking reads them
-  at random, so it runs 2x faster: 20K vs 9.6K queries/s at recall@10 0.99 on 300K vectors,
-  2 cores, k_factor 8); ``nprobe`` calibrated to recall 0.96 on indexed
-  vectors searched leave-one-out (no doubling), ``k_factor`` doubled from
-  ``REFINE_FACTOR`` while that is not reached;
-- ``hnsw``: ``IndexHNSWFlat`` (M 32) whose ``efSearch`` is calibrated the same way (slow
-  to build on few cores: minutes per 100K vectors);
-- ``auto``: ``flat`` below ``IVF_THRESHOLD`` vectors, else ``ivfpq``, the fastest at
-  recall@10 >= 0.95 in bench/query_bench_retrieval.py (1M clustered vectors, 2 cores:
-  13K queries/s at recall@10 0.958, exact search 76/s); where its calibration stays under
-  the target recall (vectors with no structure), ``flat`` instead, recorded in the params.
-- from ``LARGE_INDEX`` (250K) vectors on, ``auto`` and ``ivfpq`` build the compressed kind of
-  :mod:`eventkg.queries.vectors.compressed` instead: IVF + 4-bit PQ codes only (d/8 bytes a vector:
-  480 MB for 10M events at dim 384), re-ranked from the memory-mapped float32 rows, so memory
-  does not hold a copy of the vectors (the in-memory float16 refine would be 7.7 GB at 10M).
-
-The parameters go in the manifest and are set again on load. Vectors are unit length,
-so inner product = cosine similarity.
-
-Building (the slow part is the encoder: ~500 texts/s on 2 CPU cores, so a million events
-take about half an hour; ``device="auto"`` uses CUDA where torch sees it): texts are read in
-columns (:mod:`eventkg.queries.columnar`), ordered by id, and the missing ones encoded in chunks of
-:data:`ENCODE_CHUNK`, each saved as it finishes in ``vectors-<model hash>.build/`` with a plan
-naming model, the fingerprint of the texts to encode and chunk size. A build that is interrupted
-(Ctrl-C, a crash, a killed job) resumes from the saved chunks when asked again, and gives the
-same vectors. ``notice`` hears, before the first text is encoded, how many events will be
-embedded, on which device, and an ETA measured on a probe batch (builds of at least
-``NOTICE_MIN`` texts); ``progress`` hears ``(done, total)`` after every chunk (first with what a
-resumed build already had). The chunks are then merged into the vectors file in one streaming
-pass; no step holds all the vectors in memory.
-
-This module holds the API (:class:`VectorIndex`, :func:`open_index`, :func:`clear_index`), the
-fingerprint and the in-process reuse. Building and calibrating a FAISS index is in
-:mod:`eventkg.queries.vectors.faiss_build` (the compressed big-level kind in
-:mod:`eventkg.queries.vectors.compressed`), the chunked resumable encoding in
-:mod:`eventkg.queries.vectors.encode`, the shared vectors file in :mod:`eventkg.queries.vectors.store`,
-folders, manifests and atomic writes in :mod:`eventkg.queries.vectors.files`.
+Owns the fingerprint and the in-process reuse. One folder per store (:func:`~eventkg.queries.vectors.files.index_dir`:
+``X.faiss/`` beside a LadybugDB file ``X``, else a bounded cache folder) holds the model's one vectors
+file (:mod:`~eventkg.queries.vectors.store`) and, per level (``schema``, ``instance`` or ``all``), a
+manifest naming a FAISS index built from a selection of its rows (kinds: :mod:`~eventkg.queries.vectors.faiss_build`,
+:mod:`~eventkg.queries.vectors.compressed`; encoding: :mod:`~eventkg.queries.vectors.encode`).
+Invariant: an index is reused only while its level's fingerprint (the count of its Event nodes and a
+hash of their sorted ids; an id hashes its text and level) is unchanged, so a reused index always
+indexes the store's current texts; in one process a loaded index is reused while the Event count is.
+Vectors are unit length: inner product is cosine similarity. Measured figures: ``docs/performance.md``.
 """
 
 from __future__ import annotations
@@ -89,31 +25,22 @@ from typing import Any
 import numpy as np
 
 from eventkg.graphstore.base import GraphStore
-from eventkg.graphstore.model import EVENT_LEVELS
+from eventkg.graphstore.model import EVENT_LEVELS, check_event_level
 from eventkg.queries import columnar
 from eventkg.queries.vectors import compressed as vector_large
 from eventkg.queries.vectors import faiss_build as vector_faiss
-from eventkg.queries.vectors.compressed import LARGE_INDEX, build_large, open_large
+from eventkg.queries.vectors.compressed import build_large, open_large
 from eventkg.queries.vectors.embeddings import Embedder
-from eventkg.queries.vectors.encode import NOTICE_MIN, PROBE, Notice, Progress
+from eventkg.queries.vectors.encode import Notice, Progress
 from eventkg.queries.vectors.faiss_build import (
-    ENV_INDEX,
-    HNSW_M,
-    INDEX_KINDS,
     IVF_THRESHOLD,
-    REFINE_FACTOR,
-    TARGET_RECALL,
-    IndexError_,
+    VectorIndexError,
     build_faiss,
-    calibrate,
-    calibrate_nprobe,
-    index_kind,
-    recall_at_k,
+    resolve_index_kind,
     set_search_params,
 )
 from eventkg.queries.vectors.files import (
     FORMAT,
-    MAX_CACHED_STORES,
     index_dir,
     level_manifests,
     read_level_index,
@@ -129,15 +56,8 @@ from eventkg.queries.vectors.store import (
     vectors_stem,
 )
 
-__all__ = [  # the API, and names other modules import from here
-    "ENCODE_CHUNK", "ENV_INDEX", "FORMAT", "HNSW_M", "INDEX_KINDS", "IVF_THRESHOLD", "LARGE_INDEX", "LEVELS", "MAX_CACHED_STORES",
-    "NOTICE_MIN", "PROBE", "REFINE_FACTOR", "TARGET_RECALL", "IndexError_", "Notice", "Progress", "VectorIndex",
-    "build_faiss", "calibrate", "calibrate_nprobe", "clear_index", "event_count", "fingerprint", "forget_loaded",
-    "index_dir", "index_kind", "open_index", "recall_at_k",
-]
-
 LEVELS = EVENT_LEVELS  # the data model's event levels
-ENCODE_CHUNK = 16_384  # texts per saved chunk: ~30 s of CPU work lost at most on an interrupt
+ENCODE_CHUNK = 16_384  # texts per saved chunk: what an interrupt can lose (docs/performance.md)
 SMALL_QUERY = 8  # searches of at most this many queries run on one thread (see VectorIndex.search)
 
 
@@ -147,8 +67,7 @@ SMALL_QUERY = 8  # searches of at most this many queries run on one thread (see 
 def _level_filter(level: str | None) -> tuple[str, dict[str, Any]]:
     if level is None:
         return "", {}
-    if level not in LEVELS:
-        raise IndexError_(f"unknown event level {level!r}; expected one of {', '.join(LEVELS)}")
+    check_event_level(level, VectorIndexError)
     return " WHERE e.level = $level", {"level": level}
 
 
@@ -216,7 +135,7 @@ class VectorIndex:
         """The stored vector of an indexed event."""
         pos = self.position(event_id)
         if pos < 0:
-            raise IndexError_(f"event {event_id} is not in the vector index ({self.manifest.get('level') or 'all'})")
+            raise VectorIndexError(f"event {event_id} is not in the vector index ({self.manifest.get('level') or 'all'})")
         return self.row_vectors(np.array([pos]))[0]
 
     def vectors(self, event_ids: Sequence[str]) -> dict[str, np.ndarray]:
@@ -356,12 +275,12 @@ def _build(
     rebuild: bool,
 ) -> VectorIndex:
     """Long: ensure the shared vectors, then the level's FAISS index from them (or another level's)."""
-    kind = index_kind(kind)
+    kind = resolve_index_kind(kind)
     what = f"{len(ids):,} {level or 'all'} events"
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise IndexError_(f"cannot create index folder {folder}: {exc.strerror}") from exc
+        raise VectorIndexError(f"cannot create index folder {folder}: {exc.strerror}") from exc
     if rebuild:
         drop_vectors(folder, embedder.name)
     t0 = time.perf_counter()
@@ -402,7 +321,7 @@ def _same_events(folder: Path, stem: str, model: str, fp: dict[str, Any], kind: 
 
 def build_level_index(vecs: np.ndarray, rows: np.ndarray, kind: str) -> tuple[Any, dict]:
     """The FAISS index of ``kind`` over ``vecs[rows]``: flat below :data:`IVF_THRESHOLD` under
-    ``auto``, the compressed :mod:`~eventkg.queries.vectors.compressed` kind from :data:`LARGE_INDEX`
+    ``auto``, the compressed :mod:`~eventkg.queries.vectors.compressed` kind from :data:`~eventkg.queries.vectors.compressed.LARGE_INDEX`
     vectors (``auto`` or ``ivfpq``), else :func:`~eventkg.queries.vectors.faiss_build.build_faiss`."""
     n = len(rows)
     if kind == "flat" or (kind == "auto" and n < vector_faiss.IVF_THRESHOLD) or n == 0:

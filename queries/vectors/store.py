@@ -4,7 +4,7 @@ In the store's index folder (:func:`eventkg.queries.vectors.files.index_dir`), f
 name hashes to ``H`` (:func:`vectors_stem`):
 
 - ``vectors-H.npy``: float32 ``(n, dim)``, row ``i`` the unit vector of ``ids[i]``; read
-  memory-mapped, so opening it costs no RAM and a 10M-event file (15 GB at dim 384) is paged in
+  memory-mapped, so opening it costs no RAM and a big file is paged in
   only where it is read;
 - ``vectors-H.ids.npy``: the event ids of the rows, sorted, as bytes (20 B per event);
 - ``vectors-H.json``: the manifest (model, dim, count, hash of the ids), written last;
@@ -48,7 +48,7 @@ from eventkg.queries.vectors.encode import (
 from eventkg.queries.vectors.files import atomic_write, new_temp_file, save_npy
 
 VECTORS_FORMAT = 1
-MERGE_BLOCK = 65_536  # rows per block of the merge pass: 96 MB at dim 384
+MERGE_BLOCK = 65_536  # rows per block of the merge pass (its memory: docs/performance.md)
 
 RowReader = Callable[[int, int], np.ndarray]
 

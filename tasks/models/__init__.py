@@ -16,12 +16,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from eventkg.tasks.errors import ModelSpecError
-from eventkg.tasks.models.base import Completion, Model, Request
+from eventkg.tasks.models.base import Model
 
 if TYPE_CHECKING:  # pragma: no cover
     from eventkg.graphstore.base import GraphStore
 
-__all__ = ["Completion", "Model", "Request", "load_model", "SPEC_HELP"]
+__all__ = ["SPEC_HELP", "load_model"]
 
 SPEC_HELP = "openai:MODEL@BASE_URL, hf:PATH, random[:SEED], majority, embed-sim[:PATH] or kg-oracle"
 
@@ -51,5 +51,7 @@ def load_model(spec: str, *, store: GraphStore | None = None, seed: int = 0, **o
     if kind == "embed-sim":
         return baselines.EmbedSimModel(rest or None)
     if kind == "kg-oracle" and not rest:
-        return baselines.KGOracleModel(store)
+        from eventkg.tasks.models.kg_oracle import KGOracleModel
+
+        return KGOracleModel(store)
     raise ModelSpecError(f"unknown model spec {spec!r}: use {SPEC_HELP}")

@@ -1,4 +1,4 @@
-"""Offline baselines that run anywhere: ``random``, ``majority``, ``embed-sim``, ``kg-oracle``.
+"""Offline baselines that run anywhere: ``random``, ``majority``, ``embed-sim`` (``kg-oracle`` is :mod:`~eventkg.tasks.models.kg_oracle`).
 
 They answer from the item's structure through the task's hooks and write their answer
 the way a model would (``"B"``, ``"Yes"``, a concept), so the task's own parser reads it
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from eventkg.tasks.errors import TaskError
 from eventkg.tasks.models.base import Completion, Model, Request
-from eventkg.tasks.models.kg_oracle import NO_ANSWER, KGOracleModel
+from eventkg.tasks.models.kg_oracle import NO_ANSWER
 
 if TYPE_CHECKING:  # pragma: no cover
     from eventkg.tasks.base import Item, Task
@@ -165,9 +165,9 @@ class EmbedSimModel(_Baseline):
 
     def encode(self, texts: list[str]):
         if self._encoder is None:
-            from eventkg.queries.vectors.embeddings import load_model, resolve_model
+            from eventkg.queries.vectors.embeddings import load_encoder, resolve_model
 
-            self._encoder = load_model(resolve_model(self.model_path))
+            self._encoder = load_encoder(resolve_model(self.model_path))
         return self._encoder.encode(texts, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
 
     def fit(self, task: Task, train_items: Sequence[Item]) -> None:
@@ -224,4 +224,4 @@ class EmbedSimModel(_Baseline):
         return Completion(task.answer_text(item, int(sims.argmax())))
 
 
-__all__ = ["EmbedSimModel", "KGOracleModel", "MajorityModel", "NO_ANSWER", "RandomModel"]
+__all__ = ["EmbedSimModel", "MajorityModel", "RandomModel"]

@@ -17,7 +17,8 @@ from scipy.stats import binom
 from eventkg.demo import BASELINES, SUITES, ingest_samples
 from eventkg.graphstore import open_store
 from eventkg.graphstore.model import EVENT_LEVELS
-from eventkg.queries.questions.make import TASKS, make_questions
+from eventkg.queries.questions.make import make_questions
+from eventkg.queries.questions.rows import TASKS
 from tests.support.paths import CHECKOUT
 
 ROOT = CHECKOUT

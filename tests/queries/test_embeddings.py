@@ -10,6 +10,7 @@ import pytest
 from eventkg.graphstore.base import Batch
 from eventkg.graphstore.model import event_id
 from eventkg.queries.vectors import faiss_build as vector_faiss
+from eventkg.queries.vectors import files as vector_files
 from eventkg.queries.vectors import index as vx
 from eventkg.queries.vectors.embeddings import (
     BUNDLED_NAME,
@@ -18,7 +19,7 @@ from eventkg.queries.vectors.embeddings import (
     bundled_model_path,
     resolve_model,
 )
-from tests.queries.test_retrieve import write_world
+from tests.support.worlds import clustered, write_world
 
 
 def test_bundled_model_is_the_default(monkeypatch):
@@ -59,18 +60,18 @@ def world(embedded_store):
 
 
 def test_index_folder_beside_the_store(world, monkeypatch, tmp_path):
-    assert vx.index_dir(world) == type(vx.index_dir(world))(world.url + ".faiss")
+    assert vector_files.index_dir(world) == type(vector_files.index_dir(world))(world.url + ".faiss")
     monkeypatch.setenv("EVENTKG_CACHE", str(tmp_path / "c"))
     neo = types.SimpleNamespace(url="neo4j://neo4j:secret@db.example:7687")
-    folder = vx.index_dir(neo)
+    folder = vector_files.index_dir(neo)
     assert folder.parent == tmp_path / "c" / "indexes" and "secret" not in str(folder)
-    assert vx.index_dir(types.SimpleNamespace(url="neo4j://db.example:7687")) == folder
+    assert vector_files.index_dir(types.SimpleNamespace(url="neo4j://db.example:7687")) == folder
 
 
 def test_persisted_and_reused_without_encoding(world):
     first = vx.open_index(world, level="schema")
     assert first.built and first.embedder.encoded == len(first) > 20
-    manifest = vx.index_dir(world) / "schema.json"
+    manifest = vector_files.index_dir(world) / "schema.json"
     mtime = manifest.stat().st_mtime_ns
     vx.forget_loaded()  # as a new process would
     emb = Embedder()
@@ -86,7 +87,7 @@ def test_persisted_and_reused_without_encoding(world):
 
 def test_rebuilt_when_the_graph_changes(world):
     vx.open_index(world, level="schema")
-    manifest = vx.index_dir(world) / "schema.json"
+    manifest = vector_files.index_dir(world) / "schema.json"
     before = manifest.read_text()
     world.write_batch(Batch(nodes={"Event": [{"id": event_id("sail boat"), "text": "sail boat", "level": "schema", "sources": ["t"]}]}))
     changed = vx.open_index(world, level="schema")  # same process: the count check catches it
@@ -110,7 +111,7 @@ def test_fingerprint_sees_a_swap_of_equal_count(world):
 
 def test_corrupt_manifest_rebuilds_and_clear_removes(world):
     vx.open_index(world)
-    folder = vx.index_dir(world)
+    folder = vector_files.index_dir(world)
     (folder / "all.json").write_text("{not json")
     vx.forget_loaded()
     assert vx.open_index(world).built
@@ -121,16 +122,8 @@ def test_corrupt_manifest_rebuilds_and_clear_removes(world):
 
 
 def test_unknown_level(world):
-    with pytest.raises(vx.IndexError_, match="unknown event level"):
+    with pytest.raises(vector_faiss.VectorIndexError, match="unknown event level"):
         vx.open_index(world, level="abstract")
-
-
-def clustered(n: int, d: int, centres: int, seed: int = 0) -> np.ndarray:
-    """Unit vectors around random centres (the shape of real sentence embeddings)."""
-    rng = np.random.default_rng(seed)
-    c = rng.normal(size=(centres, d)).astype(np.float32)
-    x = c[rng.integers(0, centres, n)] + rng.normal(scale=0.6, size=(n, d)).astype(np.float32)
-    return x / np.linalg.norm(x, axis=1, keepdims=True)
 
 
 def test_large_sets_use_calibrated_ivf(monkeypatch):
@@ -139,14 +132,14 @@ def test_large_sets_use_calibrated_ivf(monkeypatch):
     monkeypatch.setattr(vector_faiss, "IVF_THRESHOLD", 5_000)
     data = clustered(20_300, 64, 200)
     x, q = data[:20_000], data[20_000:]  # held-out queries from the same distribution
-    index, params = vx.build_faiss(x, kind="ivf")
+    index, params = vector_faiss.build_faiss(x, kind="ivf")
     assert params["kind"] == "ivf" and params["nprobe"] < params["nlist"] / 4
     exact = faiss.IndexFlatIP(64)
     exact.add(x)
     _, truth = exact.search(q, 10)
     _, got = index.search(q, 10)
-    assert vx.recall_at_k(got, truth) >= 0.95
-    small, p = vx.build_faiss(x[:1000])
+    assert vector_faiss.recall_at_k(got, truth) >= 0.95
+    small, p = vector_faiss.build_faiss(x[:1000])
     assert p == {"kind": "flat"} and isinstance(small, faiss.IndexFlatIP)
 
 
@@ -156,13 +149,13 @@ def test_auto_kind_above_the_threshold_is_refined_ivfpq(monkeypatch):
     monkeypatch.setattr(vector_faiss, "IVF_THRESHOLD", 5_000)
     data = clustered(20_300, 64, 200, seed=1)
     x, q = data[:20_000], data[20_000:]
-    index, params = vx.build_faiss(x)
-    assert params["kind"] == "ivfpq" and params["nprobe"] <= params["nlist"] and params["k_factor"] >= vx.REFINE_FACTOR
+    index, params = vector_faiss.build_faiss(x)
+    assert params["kind"] == "ivfpq" and params["nprobe"] <= params["nlist"] and params["k_factor"] >= vector_faiss.REFINE_FACTOR
     exact = faiss.IndexFlatIP(64)
     exact.add(x)
     _, truth = exact.search(q, 10)
     _, got = index.search(q, 10)
-    assert vx.recall_at_k(got, truth) >= 0.95
+    assert vector_faiss.recall_at_k(got, truth) >= 0.95
     # the vectors are kept for the re-ranking and for negatives, in float16 (half the bytes)
     np.testing.assert_array_equal(index.reconstruct(7), x[7].astype(np.float16).astype(np.float32))
 
@@ -173,8 +166,8 @@ def test_auto_kind_falls_back_to_exact_when_ivfpq_misses_the_recall(monkeypatch)
 
     monkeypatch.setattr(vector_faiss, "IVF_THRESHOLD", 5_000)
     x = clustered(8_000, 32, 50, seed=2)
-    index, params = vx.build_faiss(x, target_recall=1.01)
+    index, params = vector_faiss.build_faiss(x, target_recall=1.01)
     assert isinstance(index, faiss.IndexFlatIP) and index.ntotal == 8_000
     assert params["kind"] == "flat" and params["instead_of"] == "ivfpq" and params["ivfpq_recall@10"] < 1.01
-    explicit, explicit_params = vx.build_faiss(x, target_recall=1.01, kind="ivfpq")  # asked for: kept
+    explicit, explicit_params = vector_faiss.build_faiss(x, target_recall=1.01, kind="ivfpq")  # asked for: kept
     assert explicit_params["kind"] == "ivfpq"

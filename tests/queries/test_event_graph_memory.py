@@ -15,12 +15,11 @@ from eventkg.graphstore import open_store
 from eventkg.graphstore.base import Batch
 from eventkg.graphstore.model import INVERSE, stable_id
 from eventkg.queries import csr_cache
-from eventkg.queries.csr import _adjacency, _dedupe_sorted
-from eventkg.queries.event_graph import EVENT_REL_TYPES, EventCSR, EventIndex
+from eventkg.queries.csr import EVENT_REL_TYPES, EventCSR, _adjacency, _dedupe_sorted
+from eventkg.queries.event_graph import EventIndex
 from eventkg.queries.event_ids import EventIds, as_bytes, id_order
 from eventkg.queries.event_texts import FileTexts, StoreTexts
-from eventkg.queries.questions.generate import generate
-from tests.queries.test_questions import synthetic_batch
+from tests.support.question_graphs import question_rows, synthetic_batch
 
 FORWARD = {"CAUSES": "Causes", "BEFORE": "Before", "HAS_SUBEVENT": "HasSubevent"}
 CODES = ["Causes", "IsResult", "Before", "After", "HasSubevent", "IsSubevent"]  # table1.CODE order
@@ -128,14 +127,14 @@ def test_kept_arrays_are_mapped_equal_and_read_again_when_the_store_changes(embe
 
 def test_questions_read_only_the_texts_they_show_and_match_every_reading(embedded) -> None:
     fresh = EventCSR.from_store(embedded, cache=False)
-    rows = generate(fresh, "CEC", "schema", 60, seed=2)
+    rows = question_rows(fresh, "CEC", "schema", 60, seed=2)
     assert fresh.texts.misses == 0  # every text came with its batch's one lookup
     shown = {n for r in rows for n in [r["e0"], r["e1"], *r["negative_chosen"]]}
     assert fresh.texts.fetched < len(fresh) and len(shown) > 0
-    assert rows == generate(EventCSR.from_store(embedded), "CEC", "schema", 60, seed=2)  # kept on disk
+    assert rows == question_rows(EventCSR.from_store(embedded), "CEC", "schema", 60, seed=2)  # kept on disk
     for task, level in (("CRR", "schema"), ("CRR", "instance"), ("CEC", "instance")):
-        assert generate(EventCSR.from_store(embedded, cache=False), task, level, 30, seed=4) == \
-            generate(EventCSR.from_store(embedded), task, level, 30, seed=4)
+        assert question_rows(EventCSR.from_store(embedded, cache=False), task, level, 30, seed=4) == \
+            question_rows(EventCSR.from_store(embedded), task, level, 30, seed=4)
 
 
 def test_a_store_without_a_file_keeps_nothing(store) -> None:

@@ -1,4 +1,4 @@
-"""NegativeSampler: hard negatives that are never right answers, reproducible for a seed."""
+"""NearestNegatives: hard negatives that are never right answers, reproducible for a seed."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from eventkg.graphstore.model import FAMILIES, event_id, family_of
-from eventkg.queries.negatives.nearest import INDUCING_TYPES, NegativeSampler, NegativesError
+from eventkg.queries.negatives.nearest import INDUCING_TYPES, NearestNegatives, NegativesError
 from eventkg.queries.vectors.embeddings import Embedder
-from tests.queries.test_retrieve import INSTANCES, SCHEMA_TRIPLES, write_world
+from tests.support.worlds import INSTANCES, SCHEMA_TRIPLES, write_world
 
 E = event_id
 
@@ -36,7 +36,7 @@ QUESTIONS = [(h, rel, t) for h, rel, t in SCHEMA_TRIPLES] + [(t, r, h) for h, r,
 
 
 def test_negatives_never_linked_to_the_query_by_the_family(world):
-    sampler = NegativeSampler(world, level="schema")
+    sampler = NearestNegatives(world, level="schema")
     for head, rel, tail in QUESTIONS:
         negs = sampler.sample(E(head), rel, E(tail), k=6)
         assert negs, (head, rel, tail)
@@ -50,7 +50,7 @@ def test_negatives_never_linked_to_the_query_by_the_family(world):
 def test_induction_reaches_beyond_two_hops(world):
     from eventkg.queries.induce import paths
 
-    sampler = NegativeSampler(world, level="schema")
+    sampler = NearestNegatives(world, level="schema")
     # cook dinner Causes eat dinner HasSubevent chew food HasSubevent swallow food: Table 1
     # rule Causes* HasSubevent+ Causes* induces Causes over three hops
     causal = sampler.linked(E("cook dinner"), "causal")
@@ -70,8 +70,8 @@ def test_induction_reaches_beyond_two_hops(world):
 
 
 def test_induced_link_is_not_a_negative(world):
-    sampler = NegativeSampler(world, level="schema")
-    free = NegativeSampler(world, level="schema", max_path=2)  # only the two-hop radius
+    sampler = NearestNegatives(world, level="schema")
+    free = NearestNegatives(world, level="schema", max_path=2)  # only the two-hop radius
     args = (E("cook dinner"), "Causes", E("eat dinner"))
     assert E("swallow food") in free.sample(*args, k=8)  # it looks like an answer...
     assert E("swallow food") not in sampler.sample(*args, k=8)  # ...and induction rules it out
@@ -84,7 +84,7 @@ def test_negatives_are_never_near_duplicates(world):
              "bake bread", "wash dishes", "rent car", "miss flight", "study hard"}}
     vec = dict(zip(texts, emb.encode(list(texts.values())), strict=True))
     for cap in (0.9, 0.6):
-        sampler = NegativeSampler(world, level="schema", similarity_cap=cap)
+        sampler = NearestNegatives(world, level="schema", similarity_cap=cap)
         for head, rel, tail in QUESTIONS:
             negs = sampler.sample(E(head), rel, E(tail), k=4)
             for n in negs:
@@ -96,7 +96,7 @@ def test_negatives_are_never_near_duplicates(world):
 
 
 def test_hardest_first_and_exclude(world):
-    sampler = NegativeSampler(world, level="schema")
+    sampler = NearestNegatives(world, level="schema")
     scored = sampler.sample_scored(E("pass exam"), "After", E("take exam"), k=3)
     sims = [s for _, s in scored]
     assert sims == sorted(sims, reverse=True)
@@ -106,18 +106,18 @@ def test_hardest_first_and_exclude(world):
 
 
 def test_deterministic_for_a_seed(world):
-    sampler = NegativeSampler(world, level="schema")
+    sampler = NearestNegatives(world, level="schema")
     args = (E("study"), "Causes", E("learn"))
     runs = {seed: sampler.sample(*args, k=3, rng=seed) for seed in range(6)}
     assert runs[0] == sampler.sample(*args, k=3, rng=0) == sampler.sample(*args, k=3, rng=random.Random(0))
-    fresh = NegativeSampler(world, level="schema")
+    fresh = NearestNegatives(world, level="schema")
     assert fresh.sample(*args, k=3, rng=np.random.default_rng(7)) == fresh.sample(*args, k=3, rng=np.random.default_rng(7))
     assert len({tuple(v) for v in runs.values()}) > 1  # the seed matters
     assert sampler.sample(*args, k=3) == sampler.sample(*args, k=3)  # no rng: the k nearest
 
 
 def test_cluster_spread(world):
-    sampler = NegativeSampler(world, level="schema", clusters=4)
+    sampler = NearestNegatives(world, level="schema", clusters=4)
     negs = sampler.sample(E("study"), "Causes", E("learn"), k=3)
     assert len(negs) == 3
     vi = sampler.index_for(E("learn"))
@@ -126,27 +126,27 @@ def test_cluster_spread(world):
 
 
 def test_level_follows_the_answer(world):
-    sampler = NegativeSampler(world)
+    sampler = NearestNegatives(world)
     inst = [E(t, "instance") for t, _ in INSTANCES]
     negs = sampler.sample(inst[0], "Causes", inst[1], k=3)
     assert negs and set(negs) <= set(inst) - {inst[0], inst[1]}
 
 
 def test_bad_requests(world):
-    sampler = NegativeSampler(world)
+    sampler = NearestNegatives(world)
     with pytest.raises(NegativesError, match="unknown event relation"):
         sampler.sample(E("study"), "Likes", E("learn"))
     with pytest.raises(NegativesError, match="not in the store"):
         sampler.sample(E("study"), "Causes", E("no such event"))
     with pytest.raises(NegativesError, match="level"):
-        NegativeSampler(world, level="abstract")
+        NearestNegatives(world, level="abstract")
     assert set(FAMILIES) == set(INDUCING_TYPES)
 
 
 def test_on_every_backend(store, monkeypatch, tmp_path):
     monkeypatch.setenv("EVENTKG_CACHE", str(tmp_path / "cache"))
     write_world(store)
-    sampler = NegativeSampler(store, level="schema")
+    sampler = NearestNegatives(store, level="schema")
     negs = sampler.sample(E("cook dinner"), "HasSubevent", E("chop vegetables"), k=3)
     assert len(negs) == 3 and not set(negs) & linked_by_family(store, E("cook dinner"), "hierarchical")
 

@@ -15,11 +15,13 @@ from eventkg.queries import adjacency, columnar
 from eventkg.queries.negatives.nearest import NegativesError, require_event_relations
 from eventkg.queries.retrieve import retrieve
 from eventkg.queries.vectors import encode as vector_encode
+from eventkg.queries.vectors import faiss_build as vector_faiss
+from eventkg.queries.vectors import files as vector_files
 from eventkg.queries.vectors import index as vx
 from eventkg.queries.vectors import store as vector_store
 from eventkg.queries.vectors.embeddings import Embedder
 from eventkg.settings import SettingError
-from tests.queries.test_retrieve import write_world
+from tests.support.worlds import write_world
 
 E = event_id
 
@@ -42,7 +44,7 @@ class Stop(Exception):
 def test_interrupted_build_resumes_and_equals_the_uninterrupted_one(world, monkeypatch, tmp_path):
     monkeypatch.setattr(vx, "ENCODE_CHUNK", 8)
     monkeypatch.setattr(vector_encode, "NOTICE_MIN", 0)
-    folder = vx.index_dir(world)
+    folder = vector_files.index_dir(world)
     n = vx.fingerprint(world, "schema")["count"]
     assert n > 24  # several chunks
 
@@ -67,7 +69,7 @@ def test_interrupted_build_resumes_and_equals_the_uninterrupted_one(world, monke
     notes: list[str] = []
     resumed = vx.open_index(world, level="schema", embedder=emb, progress=lambda d, t: resumed_progress.append((d, t)),
                             notice=notes.append)
-    probe = min(len(range(0, n, max(1, n // vx.PROBE))), vx.PROBE)  # the ETA probe encodes this many texts
+    probe = min(len(range(0, n, max(1, n // vector_encode.PROBE))), vector_encode.PROBE)  # the ETA probe encodes this many texts
     assert resumed.built and emb.encoded == (n - 8) + 8 + probe  # (+ 8 warm-up) the saved chunk was not encoded again
     assert resumed_progress[0] == (8, n) and resumed_progress[-1] == (n, n)
     assert any(f"resuming the vector index of {n} schema events: 8 of {n}" in m for m in notes)
@@ -117,7 +119,7 @@ def test_first_build_says_size_and_eta_before_encoding(world, monkeypatch):
     first = notes[0]
     assert f"embedding {n} texts of {n} schema events" in first and "about" in first and "texts/s" in first
     assert "resumes" in first
-    assert encoded_at_notice[0] <= vx.PROBE + 8 and encoded_at_notice[0] < emb.encoded  # said before the real work
+    assert encoded_at_notice[0] <= vector_encode.PROBE + 8 and encoded_at_notice[0] < emb.encoded  # said before the real work
     vx.forget_loaded()
     again: list[str] = []
     vx.open_index(world, level="schema", notice=again.append)
@@ -129,7 +131,7 @@ def test_first_build_says_size_and_eta_before_encoding(world, monkeypatch):
 
 
 def test_index_kind_is_a_setting_and_persisted(world, monkeypatch):
-    monkeypatch.setenv(vx.ENV_INDEX, "hnsw")
+    monkeypatch.setenv(vector_faiss.ENV_INDEX, "hnsw")
     vi = vx.open_index(world, level="schema")
     params = vi.manifest["params"]
     assert params["kind"] == "hnsw" and params["efSearch"] >= 16
@@ -140,11 +142,11 @@ def test_index_kind_is_a_setting_and_persisted(world, monkeypatch):
     assert not again.built and faiss.downcast_index(again.index).hnsw.efSearch == params["efSearch"]
     hit = again.search_text("acquire knowledge", 1)[0]
     assert hit[0] == E("acquire knowledge")
-    monkeypatch.setenv(vx.ENV_INDEX, "annoy")
+    monkeypatch.setenv(vector_faiss.ENV_INDEX, "annoy")
     with pytest.raises(SettingError, match="EVENTKG_INDEX='annoy'"):
-        vx.index_kind()
-    with pytest.raises(vx.IndexError_, match="unknown index kind 'annoy'"):
-        vx.index_kind("annoy")
+        vector_faiss.resolve_index_kind()
+    with pytest.raises(vector_faiss.VectorIndexError, match="unknown index kind 'annoy'"):
+        vector_faiss.resolve_index_kind("annoy")
 
 
 def test_device_setting():

@@ -7,7 +7,6 @@ phrase event types with random typed edges, and instance events linked by ``HAS_
 
 from __future__ import annotations
 
-import itertools
 import json
 import random
 from collections.abc import Iterator
@@ -19,60 +18,16 @@ from scipy.stats import binomtest
 from typer.testing import CliRunner
 
 from eventkg.graphstore import open_store
-from eventkg.graphstore.base import Batch
 from eventkg.graphstore.model import FAMILIES, INVERSE, VAGUE, event_id, family_of
-from eventkg.queries.event_graph import EVENT_REL_TYPES, EventIndex
+from eventkg.queries.csr import EVENT_REL_TYPES
+from eventkg.queries.event_graph import EventIndex
+from eventkg.queries.negatives.unlinked import UnlinkedNegatives
 from eventkg.queries.oracle import KGOracle, kg_oracle_answer
-from eventkg.queries.questions.generate import (
-    CRR_CHOICES,
-    GraphNegativeSampler,
-    generate,
-    generate_questions,
-    store_questions,
-)
+from eventkg.queries.questions.make import make_questions
+from eventkg.queries.questions.rows import CRR_CHOICES
+from eventkg.queries.questions.store import store_questions
 from tests.conftest import PROJECT_SAMPLES
-from tests.queries.test_induce import table1
-
-VERBS = ["learn", "study", "cook", "travel", "buy", "sell", "write", "read", "paint", "build", "repair", "clean",
-         "plan", "visit", "call", "meet", "teach", "train", "sing", "dance", "win", "lose", "open", "close",
-         "start", "finish", "watch", "play", "grow", "plant", "save", "spend", "borrow", "lend", "drive", "fly",
-         "celebrate", "prepare", "review", "discuss"]
-NOUNS = ["book", "meal", "house", "car", "song", "garden", "exam", "trip", "letter", "game", "project", "report",
-         "friend", "class", "contract", "party", "money", "room", "bike", "plan", "speech", "lesson", "market",
-         "team", "shop", "movie", "story", "picture", "concert", "match", "recipe", "budget", "garage", "office",
-         "lecture", "meeting", "dinner", "holiday", "job", "course", "map", "ticket", "website", "phone", "poem"]
-STORED = {"CAUSES": "Causes", "BEFORE": "Before", "HAS_SUBEVENT": "HasSubevent"}
-
-
-def synthetic_batch(n_types: int = 1800, n_edges: int = 4300, typed_share: float = 0.75, seed: int = 0) -> Batch:
-    """An EECKG-like schema graph with instances (deterministic)."""
-    rng = random.Random(seed)
-    names = [f"{v} {n}" for v, n in itertools.product(VERBS, NOUNS)][:n_types]
-    batch = Batch()
-    for x in names:
-        batch.add_node("Event", {"id": event_id(x), "text": x, "level": "schema", "sources": ["synthetic"]})
-    seen = set()
-    while len(seen) < n_edges:
-        a, b = rng.sample(names, 2)
-        rtype = rng.choice(EVENT_REL_TYPES)
-        if (a, b) in seen or (b, a) in seen:
-            continue
-        seen.add((a, b))
-        batch.add_edge(rtype, {"src": event_id(a), "dst": event_id(b), "sources": ["synthetic"]})
-    instances: dict[str, str] = {}
-    for i, x in enumerate(rng.sample(names, int(typed_share * len(names)))):
-        for j in range(rng.randint(1, 2)):
-            text = f"On day {i}, Alex had to {x} ({'first' if j == 0 else 'second'} time)."
-            iid = event_id(text, "instance")
-            instances.setdefault(x, iid)
-            batch.add_node("Event", {"id": iid, "text": text, "level": "instance", "sources": ["synthetic"]})
-            batch.add_edge("HAS_TYPE", {"src": iid, "dst": event_id(x), "sources": ["synthetic"]})
-    # a few instance-level edges, as the EV² loader writes them: they must not leak into schema questions
-    typed = sorted(instances)
-    for _ in range(200):
-        a, b = rng.sample(typed, 2)
-        batch.add_edge("BEFORE", {"src": instances[a], "dst": instances[b], "sources": ["synthetic"]})
-    return batch
+from tests.support.question_graphs import Facts, question_rows, synthetic_batch
 
 
 def load_project_samples(store) -> list[str]:
@@ -110,48 +65,11 @@ def sample_graph(sample_store) -> nx.MultiDiGraph:
 
 @pytest.fixture(scope="module")
 def generated(sample_index) -> dict[tuple[str, str], list[dict]]:
-    return {(task, level): generate(sample_index, task, level, 1000, seed=42)
+    return {(task, level): question_rows(sample_index, task, level, 1000, seed=42)
             for task in ("CEC", "CRR") for level in ("schema", "instance")}
 
 
 # --- independent helpers over the store's networkx graph ------------------------------------------
-
-
-class Facts:
-    """Stored facts and path inductions read from the store's graph, without queries.*."""
-
-    def __init__(self, g: nx.MultiDiGraph) -> None:
-        self.g = g
-        self.facts = {(u, STORED[k], v) for u, v, k in g.edges(keys=True) if k in STORED}
-        ev = nx.MultiDiGraph((u, v, k) for u, v, k in g.edges(keys=True) if k in STORED)
-        self.und = nx.Graph(ev)
-        self.ev = ev
-
-    def holds(self, h: str, r: str, t: str) -> bool:
-        """(h, r, t) is stored directly or as its inverse."""
-        return (h, r, t) in self.facts or (t, INVERSE[r], h) in self.facts
-
-    def induced(self, a: str, b: str, max_len: int = 4) -> set[str]:
-        """Relations induced by simple paths of <= max_len edges (Table 1 by regex)."""
-        if a not in self.und or b not in self.und:
-            return set()
-        try:
-            if nx.shortest_path_length(self.und, a, b) > max_len:
-                return set()
-        except nx.NetworkXNoPath:
-            return set()
-        out = set()
-        for nodes in nx.all_simple_paths(self.und, a, b, cutoff=max_len):
-            steps = []
-            for u, v in itertools.pairwise(nodes):
-                rels = [STORED[k] for k in self.ev.get_edge_data(u, v, default={})]
-                rels += [INVERSE[STORED[k]] for k in self.ev.get_edge_data(v, u, default={})]
-                steps.append(rels)
-            for seq in itertools.product(*steps):
-                r = table1(seq)
-                if r:
-                    out.add(r)
-        return out
 
 
 @pytest.fixture(scope="module")
@@ -294,9 +212,9 @@ def test_random_answering_is_at_chance(generated, task, chance) -> None:
 
 
 def test_deterministic_for_a_seed(sample_index) -> None:
-    a = generate(sample_index, "CEC", "schema", 50, seed=3)
-    assert a == generate(sample_index, "CEC", "schema", 50, seed=3)
-    assert a != generate(sample_index, "CEC", "schema", 50, seed=4)
+    a = question_rows(sample_index, "CEC", "schema", 50, seed=3)
+    assert a == question_rows(sample_index, "CEC", "schema", 50, seed=3)
+    assert a != question_rows(sample_index, "CEC", "schema", 50, seed=4)
 
 
 def test_same_questions_from_every_backend(store) -> None:
@@ -310,9 +228,9 @@ def test_same_questions_from_every_backend(store) -> None:
         for r in rows:
             g.add_edge(r["src"], r["dst"], key=rtype, type=rtype)
     for task, level in (("CEC", "schema"), ("CRR", "instance")):
-        from_store = generate(store, task, level, 40, seed=9)
+        from_store = question_rows(store, task, level, 40, seed=9)
         assert len(from_store) == 40
-        assert from_store == generate(g, task, level, 40, seed=9)
+        assert from_store == question_rows(g, task, level, 40, seed=9)
 
 
 class ListSampler:
@@ -331,14 +249,14 @@ class ListSampler:
 
 def test_external_sampler_output_is_checked(sample_index) -> None:
     sampler = ListSampler(sample_index)
-    rows = generate(sample_index, "CEC", "schema", 30, seed=1, negatives=sampler)
+    rows = question_rows(sample_index, "CEC", "schema", 30, seed=1, sampler=sampler)
     assert sampler.calls >= 30 and len(rows) == 30
     oracle = KGOracle(sample_index)
     assert all(oracle.answer(r) == r["e1"] for r in rows)
 
 
 def test_graph_sampler_respects_family_and_exclude(sample_index) -> None:
-    sampler = GraphNegativeSampler(sample_index)
+    sampler = UnlinkedNegatives(sample_index)
     q = next(p for p in range(len(sample_index)) if len(sample_index.adj[p]) >= 4 and sample_index.level[p] == "schema")
     qid = sample_index.ids[q]
     linked = {sample_index.ids[z] for z, m in sample_index.reach(q).items() if m}
@@ -358,7 +276,7 @@ def test_graph_sampler_respects_family_and_exclude(sample_index) -> None:
 
 def test_store_questions_as_question_nodes(embedded_store) -> None:
     embedded_store.write_batch(synthetic_batch(n_types=300, n_edges=700, seed=5))
-    made = generate_questions(embedded_store, "CEC", "instance", 10, seed=2)
+    made = make_questions(embedded_store, "CEC", "instance", 10, seed=2, negatives="random")
     store_questions(embedded_store, made, seed=2)
     store_questions(embedded_store, made, seed=2)  # idempotent
     rows = embedded_store.query(
@@ -390,7 +308,7 @@ def test_cli_questions(tmp_path: Path) -> None:
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == 25 and all(len(r["choices"]) == 4 for r in rows)
     with open_store(url, read_only=True) as s:
-        assert generate(s, "CEC", "schema", 25, seed=1) == rows
+        assert question_rows(s, "CEC", "schema", 25, seed=1) == rows
         assert s.query("MATCH (q:Question) RETURN count(q) AS n")[0]["n"] == 25
     res = runner.invoke(app, ["--store", url, "questions", "xyz"])
     assert res.exit_code != 0 and "expected cec or crr" in str(res.exception)
@@ -401,7 +319,7 @@ def test_generated_files_load_with_the_ev2_loader(tmp_path: Path, sample_index) 
     folder = tmp_path / "ev2"
     folder.mkdir()
     for task, level, prefix in (("CEC", "schema", "S"), ("CRR", "instance", "I")):
-        rows = generate(sample_index, task, level, 30, seed=8)
+        rows = question_rows(sample_index, task, level, 30, seed=8)
         (folder / f"{prefix}_{task}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     with open_store(str(tmp_path / "re.lbug")) as s:
         report = ev2.load(s, folder, partial=True)  # two of the five files: a partial EV² folder

@@ -10,12 +10,13 @@ import pytest
 
 from eventkg.graphstore import open_store
 from eventkg.graphstore.model import FAMILIES, INVERSE, VAGUE, family_of
-from eventkg.queries.csr import EventCSR
-from eventkg.queries.event_graph import ALL_RELATIONS, EVENT_REL_TYPES, EventIndex
-from eventkg.queries.questions.generate import generate, generate_questions
+from eventkg.queries.csr import EVENT_REL_TYPES, EventCSR
+from eventkg.queries.event_graph import EventIndex
+from eventkg.queries.questions.make import make_questions
+from eventkg.queries.table1 import ALL_RELATIONS
 from eventkg.queries.vetting import MeetInTheMiddle
-from tests.queries.test_questions import Facts, synthetic_batch
 from tests.support.paths import CHECKOUT
+from tests.support.question_graphs import Facts, question_rows, synthetic_batch
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +46,7 @@ def test_aser_shaped_questions_are_provable_by_path_enumeration(aser_store, aser
     csr = EventCSR.from_store(aser_store)
     assert int(np.diff(csr.indptr).max()) >= 30  # the graph has hubs
     for task in ("CEC", "CRR"):
-        made = generate_questions(csr, task, "schema", 150, seed=11)
+        made = make_questions(csr, task, "schema", 150, seed=11, negatives="random")
         assert len(made) == 150
         vague = 0
         for q in made:
@@ -108,9 +109,9 @@ def test_columnar_load_equals_the_row_reading(store) -> None:
 def test_same_seed_same_questions_on_the_aser_shape(aser_store) -> None:
     csr = EventCSR.from_store(aser_store)
     for task in ("CEC", "CRR"):
-        first = generate(csr, task, "schema", 60, seed=5)
-        assert first == generate(EventCSR.from_store(aser_store), task, "schema", 60, seed=5)
-        assert first != generate(csr, task, "schema", 60, seed=6)
+        first = question_rows(csr, task, "schema", 60, seed=5)
+        assert first == question_rows(EventCSR.from_store(aser_store), task, "schema", 60, seed=5)
+        assert first != question_rows(csr, task, "schema", 60, seed=6)
 
 
 def test_no_question_module_imports_in_a_cycle() -> None:

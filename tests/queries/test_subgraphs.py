@@ -9,10 +9,9 @@ import pytest
 
 from eventkg.graphstore.model import event_id
 from eventkg.queries.induce import induce
-from eventkg.queries.questions.generate import generate
 from eventkg.queries.subgraph_scoring import parse_prediction, score_many, score_schema
 from eventkg.queries.subgraphs import EvalSubgraph, answer_path, parse_context, question_subgraph, verbalise
-from tests.queries.test_questions import synthetic_batch
+from tests.support.question_graphs import question_rows, synthetic_batch
 
 
 def _graph(triples):
@@ -68,7 +67,7 @@ def test_subgraph_of_a_schema_question() -> None:
 
 def test_subgraph_of_generated_instance_questions(embedded_store) -> None:
     embedded_store.write_batch(synthetic_batch(n_types=300, n_edges=700, seed=5))
-    rows = generate(embedded_store, "CEC", "instance", 20, seed=1)
+    rows = question_rows(embedded_store, "CEC", "instance", 20, seed=1)
     for row in rows:
         sg = question_subgraph(row, embedded_store)
         assert sg.level == "instance"

@@ -13,15 +13,15 @@ import pytest
 
 from eventkg.graphstore.base import Batch
 from eventkg.graphstore.model import event_id
-from eventkg.queries.negatives.nearest import NegativeSampler
+from eventkg.queries.negatives.nearest import NearestNegatives
 from eventkg.queries.retrieve import retrieve
 from eventkg.queries.vectors import compressed as vector_large
 from eventkg.queries.vectors import faiss_build as vector_faiss
+from eventkg.queries.vectors import files as index_files
 from eventkg.queries.vectors import index as vx
 from eventkg.queries.vectors import store as vector_store
 from eventkg.queries.vectors.embeddings import Embedder
-from tests.queries.test_embeddings import clustered
-from tests.queries.test_retrieve import INSTANCES, world_events, write_world
+from tests.support.worlds import INSTANCES, clustered, world_events, write_world
 
 E = event_id
 SCHEMA_TEXTS = sorted(world_events())
@@ -59,7 +59,7 @@ def vector_files(folder) -> list[str]:
 
 
 def test_negatives_then_retrieve_at_another_level_encode_each_event_once(world, encoded):
-    sampler = NegativeSampler(world, level="schema")
+    sampler = NearestNegatives(world, level="schema")
     assert sampler.sample(E("study"), "Causes", E("learn"), k=2)  # builds the schema index
     assert Counter(encoded) == Counter(SCHEMA_TEXTS)
     sub = retrieve(world, "a student reads all night", k=3, hops=1)  # the all-levels index: only instances are new
@@ -72,7 +72,7 @@ def test_negatives_then_retrieve_at_another_level_encode_each_event_once(world, 
     first_instance = vx.open_index(world, level="instance")  # never asked before: made from the stored rows
     assert first_instance.built and first_instance.encoded == 0
     assert len(encoded) == before
-    folder = vx.index_dir(world)
+    folder = index_files.index_dir(world)
     assert vector_files(folder) == [f"{vector_store.vectors_stem(Embedder().name)}.npy"]  # one file of vectors
     assert not list(folder.glob("*.faiss"))  # the small levels are flat: made from that file when opened
     shared = vector_store.open_vectors(folder, Embedder().name)
@@ -122,7 +122,7 @@ def test_an_interrupted_build_resumes_with_only_what_is_missing(world, encoded, 
 
 
 def test_levels_with_the_same_events_share_one_index_file(embedded_store, monkeypatch):
-    monkeypatch.setenv(vx.ENV_INDEX, "hnsw")
+    monkeypatch.setenv(vector_faiss.ENV_INDEX, "hnsw")
     b = Batch()
     for text in SCHEMA_TEXTS:
         b.add_node("Event", {"id": E(text), "text": text, "level": "schema", "sources": ["t"]})
@@ -130,7 +130,7 @@ def test_levels_with_the_same_events_share_one_index_file(embedded_store, monkey
     vx.forget_loaded()
     schema = vx.open_index(embedded_store, level="schema")
     everything = vx.open_index(embedded_store)
-    folder = vx.index_dir(embedded_store)
+    folder = index_files.index_dir(embedded_store)
     files = sorted(p.name for p in folder.glob("*.faiss"))
     assert len(files) == 1
     assert schema.manifest["file"] == everything.manifest["file"] == files[0]
@@ -146,7 +146,7 @@ def old_format_folder(store, level: str) -> tuple[list[str], np.ndarray]:
     ids = sorted(E(t) if level == "schema" else E(t, "instance") for t in texts)
     by_id = {E(t) if level == "schema" else E(t, "instance"): t for t in texts}
     vecs = Embedder().encode([by_id[i] for i in ids])
-    folder = vx.index_dir(store)
+    folder = index_files.index_dir(store)
     folder.mkdir(parents=True, exist_ok=True)
     index = faiss.IndexFlatIP(vecs.shape[1])
     index.add(vecs)
@@ -163,10 +163,10 @@ def test_a_folder_of_the_old_format_opens_without_encoding_again(world, encoded)
     ids, vecs = old_format_folder(world, "schema")
     encoded.clear()
     vi = vx.open_index(world, level="schema")
-    assert encoded == [] and vi.manifest["format"] == vx.FORMAT
+    assert encoded == [] and vi.manifest["format"] == index_files.FORMAT
     assert [i.decode() for i in vi.ids] == ids
     np.testing.assert_array_equal(vi.row_vectors(np.arange(len(ids))), vecs)
-    folder = vx.index_dir(world)
+    folder = index_files.index_dir(world)
     assert not (folder / "schema.faiss").exists() and not (folder / "schema.ids.npy").exists()
     vx.open_index(world)  # the instances were never indexed: they alone are encoded
     assert Counter(encoded) == Counter(INSTANCE_TEXTS)
@@ -187,7 +187,7 @@ def test_the_compressed_kind_for_big_levels_reranks_from_the_mapped_file(tmp_pat
     exact.add(x)
     sims, truth = exact.search(q, 10)
     got_sims, got = index.search(q, 10)
-    assert vx.recall_at_k(got, truth) >= 0.95
+    assert vector_faiss.recall_at_k(got, truth) >= 0.95
     hit = got[:, 0] == truth[:, 0]
     np.testing.assert_allclose(got_sims[hit, 0], sims[hit, 0], atol=1e-5)  # exact scores: re-ranked on float32 rows
     np.testing.assert_array_equal(index.reconstruct(7), x[7])
