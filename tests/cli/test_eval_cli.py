@@ -1,5 +1,5 @@
 """``eventkg eval`` user errors: a wrong ``--model`` spec, an unreachable server or an unknown
-task is one line on stderr and exit code 1, never a traceback, and writes no report."""
+task is one line on stderr and exit code 2, never a traceback, and writes no report."""
 
 from __future__ import annotations
 
