@@ -63,9 +63,9 @@ KILL_SHARE = 0.5  # crash mode: SIGKILL once more than this share of the held re
 
 def child(mode: str, kg: str, store_path: str, batch_size: int | None = None) -> None:
     """Runs inside the measured process; prints one JSON line."""
-    from eventkg.graphstore.ladybug.store import _import_ladybug
+    from eventkg.graphstore.ladybug.database import import_ladybug
 
-    _import_ladybug()  # imported before the clock starts, as the engine mode does
+    import_ladybug()  # imported before the clock starts, as the engine mode does
     if mode == "engine-tables":
         engine_tables(kg, store_path)
         return
@@ -115,7 +115,7 @@ def ingest(mode: str, kg: str, store_path: str, batch_size: int | None) -> dict:
     aser.EidMap.freeze = measured_freeze
     report = aser.load(store, kg, map_events=mode == "ingest-map", **options)
     counts = store.counts()
-    keyset_bytes = sum(k.h1.nbytes + k.h2.nbytes for k in store._keysets.values() if k is not None)
+    keyset_bytes = store._keys.nbytes()
     store.close()
     return {"rows": report.rows, "counts": {k: sum(v.values()) for k, v in counts.items()}, "by_table": counts,
             "by_design_mb": (sum(eid_map_bytes) + keyset_bytes) / 2**20,
@@ -139,7 +139,8 @@ def kill_after_durable_share(store) -> None:
         if message.startswith("writing ") and message.split()[1] in REL_TYPES:
             state["total"] = int(message.split("(")[1].split(",")[0].split("/")[1])
 
-    write_edges, checkpoint = store._write_held_edges, store._checkpoint_and_release
+    session, database = store._session, store._database
+    write_edges, checkpoint = session._write_held_edges, database.checkpoint_and_release
 
     def counted_write(name: str) -> None:
         write_edges(name)
@@ -151,7 +152,7 @@ def kill_after_durable_share(store) -> None:
             os.kill(os.getpid(), signal.SIGKILL)
 
     store.on_bulk_write = hook
-    store._write_held_edges, store._checkpoint_and_release = counted_write, checkpoint_then_maybe_die
+    session._write_held_edges, database.checkpoint_and_release = counted_write, checkpoint_then_maybe_die
 
 
 class Sink:

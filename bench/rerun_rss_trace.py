@@ -40,7 +40,7 @@ def memory() -> str:
 def main(kg: str, store_path: str) -> None:
     from eventkg.graphstore import open_store
     from eventkg.graphstore.ladybug.bulk import BulkSession
-    from eventkg.graphstore.ladybug.store import LadybugStore
+    from eventkg.graphstore.ladybug.keysets import KeySets
     from eventkg.ingest import aser
 
     start = time.perf_counter()
@@ -48,10 +48,10 @@ def main(kg: str, store_path: str) -> None:
     def log(message: str) -> None:
         print(f"{time.perf_counter() - start:6.1f} s  {memory()}  {message}", flush=True)
 
-    build_keyset = LadybugStore._keyset
+    build_keyset = KeySets.get
 
     def traced_keyset(self, name):
-        built = name not in self._keysets
+        built = name not in self
         keys = build_keyset(self, name)
         if built and keys is not None and len(keys):
             log(f"key set of {name} built from the store ({len(keys):,} keys)")
@@ -64,7 +64,7 @@ def main(kg: str, store_path: str) -> None:
         log(f"{rows:,} waiting {name} rows {'equal the stored table: skipped' if equal else 'differ: upserted'}")
         return equal
 
-    LadybugStore._keyset, BulkSession._late_rows_are_stored = traced_keyset, traced_check
+    KeySets.get, BulkSession._late_rows_are_stored = traced_keyset, traced_check
     done = threading.Event()
 
     def sample() -> None:

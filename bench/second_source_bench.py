@@ -14,7 +14,7 @@ own (peak RSS from ``wait4``):
   route every row by digest; new keys COPYed after a key scan);
 * ``onto-no-digests``    — the same without the digests file (an older or copied store: rows held
   by key, held tables COPYed onto the stored ones);
-* ``*-before``           — the same with ``ladybug_store.CHECKPOINT_APPENDS`` off (the earlier
+* ``*-before``           — the same with ``ladybug.bulk.CHECKPOINT_APPENDS`` off (the earlier
   rule: checkpoint only every ``REL_PENDING_EDGES`` edges);
 * ``engine-append``      — the engine alone (``--engine-nodes``): N events and six rel tables of
   300K edges, checkpointed, then 1,000 new edges COPYed into each table without a checkpoint;
@@ -47,12 +47,13 @@ MODES = ("fresh", "onto", "onto-before", "onto-no-digests", "onto-no-digests-bef
 def child(mode: str, kg: str, store_path: str) -> None:
     """Runs inside the measured process; prints one JSON line."""
     from eventkg.graphstore import open_store
-    from eventkg.graphstore.ladybug import store as ladybug_store
+    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
+    from eventkg.graphstore.ladybug.database import import_ladybug
     from eventkg.ingest import aser
 
-    ladybug_store._import_ladybug()
+    import_ladybug()
     if mode.endswith("-before"):
-        ladybug_store.CHECKPOINT_APPENDS = False
+        ladybug_bulk.CHECKPOINT_APPENDS = False
     start, cpu = time.perf_counter(), cpu_seconds()
     with open_store(store_path) as store:
         report = aser.load(store, kg, map_events=True)
@@ -88,7 +89,7 @@ def engine_append(nodes: int) -> None:
     tables = [t for t, rel in REL_TYPES.items() if rel.source == rel.target == "Event" and "count" in rel.properties][:6]
     for name in tables:
         copy_arrow(store._conn, name, edges(300_000))
-    store._checkpoint_and_release()
+    store._database.checkpoint_and_release()
     kept = []
     for name in tables:
         before = _rss_mb()
@@ -96,7 +97,7 @@ def engine_append(nodes: int) -> None:
         release_free_memory()
         kept.append(_rss_mb() - before)
     start = time.perf_counter()
-    store._checkpoint_and_release()
+    store._database.checkpoint_and_release()
     out = {"nodes": nodes, "kept_mb": kept, "checkpoint_s": time.perf_counter() - start}
     out["update"] = {groups: engine_update(store, ids, groups) for groups in (0, 2, 1)}
     print(json.dumps(out))
@@ -130,10 +131,10 @@ def engine_update(store, ids, groups: int) -> tuple[float, float]:
     start = time.perf_counter()
     if groups:
         lu.UPDATE_NODE_GROUPS = groups
-        lu.update_by_node_groups(lambda: store._conn, "Event", rows, store._in_checkpointed_transaction)
+        lu.update_by_node_groups(lambda: store._conn, "Event", rows, store._database.in_checkpointed_transaction)
     else:
-        store._in_transaction(lambda: lu.update_rows(store._conn, "Event", rows))
-        store._checkpoint_and_release()
+        store._database.in_transaction(lambda: lu.update_rows(store._conn, "Event", rows))
+        store._database.checkpoint_and_release()
     seconds = time.perf_counter() - start
     done.set()
     sampler.join()

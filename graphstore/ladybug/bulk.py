@@ -1,26 +1,17 @@
-"""The bulk session of the LadybugDB store: which rows ``bulk_load()`` holds back, and which wait.
+"""The bulk session of the embedded store: what ``bulk_load()`` holds back, what waits, how it is written.
 
-Inside a session new rows are not written batch by batch: they are held in a
-:class:`~eventkg.graphstore.ladybug.spool.TableSpool` and written table by table (each from staged
-Parquet files, in as few COPYs as the memory budget allows) when the session ends, the nodes of
-a fresh store earlier, while the loader reads its edges. A failure inside the session writes
-nothing it held (and deletes again what a fresh store got early): see :meth:`BulkSession.bulk_load`.
-Rows whose keys are already held or stored wait in a second spool and are upserted, one pass per
-table, after the held rows are written; a table whose waiting rows are exactly its stored rows
-(a re-run after a crash) is skipped, proven by digests (:mod:`eventkg.graphstore.ladybug.digest_book`).
+:class:`BulkSession` owns a session's state: new rows held in a
+:class:`~eventkg.graphstore.ladybug.spool.TableSpool`, rows whose keys are already held or stored
+waiting in a second one, the rel tables held without a key set or checked by digest, the digests
+of what it COPYed. At its end the held tables are written table by table (nodes first; each from
+staged Parquet files in as few COPYs as the memory budget allows, checkpointed and the database
+reopened so each starts from the same floor), then the waiting rows are upserted, one pass per
+table, unless their digest proves them equal to the stored table (a re-run after a crash).
 
-What a session remembers of keys is kept from growing with the graph where nothing needs it: a
-rel table empty when first held has no key set (every row held, repeats merged at its COPY,
-:meth:`BulkSession._merge_repeats`), nor does a stored rel table whose digest is known (every row
-waits, :meth:`BulkSession._routed_by_digest`); only node key sets, which check edges' endpoints,
-grow with the graph. ASER 1M/3M crash re-run (killed once more than half the rel tables are
-durable), main's code and this, interleaved, last three rounds: 13.1-16.7 / 9.6-11.2 s, 20.6-26.1
-/ 15.5-18.0 CPU-s, 880-887 / 741-768 MB; over the 330K/1M re-run 1.26-1.30x / 1.09-1.20x.
-
-:class:`BulkSession` is a mixin of :class:`~eventkg.graphstore.ladybug.store.LadybugStore`; it
-relies on the store's ``_conn``, key sets (``_keysets``, ``_add_keys``), ``_upsert``,
-``_flush_spool`` (which writes the held tables and calls :meth:`BulkSession._apply_late`)
-and ``checkpoint``.
+Invariant: all or nothing. A failure inside the session writes nothing it held, and into a store
+that held no node when it began (whose nodes are written early, while the loader reads its edges)
+deletes again what was written. What a session remembers of keys does not grow with the graph
+except for the node key sets, which check every edge's endpoints.
 """
 
 from __future__ import annotations
@@ -35,57 +26,93 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from eventkg import settings
 from eventkg.graphstore.base import StoreError, WriteResult
 from eventkg.graphstore.digest import EMPTY, TableDigest, table_digest
 from eventkg.graphstore.keyset import KeySet, edge_fingerprints, fingerprints
-from eventkg.graphstore.ladybug.engine import count_rows, max_offset, release_free_memory, rollback
-from eventkg.graphstore.ladybug.spool import TableSpool, read_partitions, read_parts
+from eventkg.graphstore.ladybug.database import Database
+from eventkg.graphstore.ladybug.digest_book import TableDigests
+from eventkg.graphstore.ladybug.engine import (
+    POOL_SLACK,
+    buffer_pool_bytes,
+    copy_rows,
+    count_rows,
+    edge_pool_bytes,
+    edge_pool_for,
+    max_offset,
+    node_pool_bytes,
+    release_free_memory,
+    resident_bytes,
+)
+from eventkg.graphstore.ladybug.keysets import Fingerprints, KeySets
+from eventkg.graphstore.ladybug.spool import Staged, TableSpool, read_partitions, read_parts
 from eventkg.graphstore.ladybug.upsert import update_by_node_groups
+from eventkg.graphstore.ladybug.writer import TableWriter
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
-from eventkg.graphstore.tables import changed_rows, dedupe, key_column
+from eventkg.graphstore.tables import changed_rows, dedupe, key_column, row_schema
 
 # waiting rows (keys seen before: a re-run after a crash) upserted per transaction; a fixed
 # part so the re-run's memory does not grow with the table (see spool.read_partitions)
 LATE_UPSERT_ROWS = 250_000
 STAGE_READ_ROWS = 200_000  # held rows read back at a time while a table is staged for its COPY
 EARLY_CHECKPOINT_ROWS = 100_000  # a bulk session checkpoints held nodes once they are written, past this many rows
-
-Fingerprints = tuple[np.ndarray, np.ndarray]
+# edges COPYed into rel tables between checkpoints of a session: what a COPY keeps until the next
+# checkpoint grows with the edges it wrote, so a fixed count keeps it flat in graph size
+REL_PENDING_EDGES = 1_000_000
+# checkpoint right after a COPY into a rel table that already held edges (see BulkSession.flush);
+# False gives the earlier rule (the edge budget only), for bench/second_source_bench.py to compare
+CHECKPOINT_APPENDS = True
 
 
 class BulkSession:
-    """``bulk_load()`` and the holding of rows for :class:`~eventkg.graphstore.ladybug.store.LadybugStore`."""
+    """The bulk session of one :class:`~eventkg.graphstore.ladybug.store.LadybugStore`: what it holds and
+    waits for between :meth:`holding` and its end, and how the held tables are written.
 
-    url: str
-    read_only: bool
-    late_result: WriteResult
-    _conn: Any
-    _spool: TableSpool | None
-    _late: TableSpool | None
-    _keysets: dict[str, KeySet | None]
-    _unkeyed: set[str]
-    _by_digest: set[str]
-    _engine_failed: bool
-    _unflushed_rows: int
-    _rows_since_open: int
-    _set_buffer_pool: Any
-    _checkpoint_and_release: Any
-    _copied: dict[str, TableDigest]
-    _pending: dict[str, TableDigest | None]
-    late_skipped: dict[str, int]
-    _digest_now: Any
-    _forget_digests: Any
-    _stamp: Any
-    _reopen: Any
-    _delete_everything: Any
-    _fresh_session: bool
-    _wrote: bool
+    Built from the store's parts: the open ``database`` (checkpoints, buffer pool, row counts),
+    its ``digests``, its key sets (``keys``) and the ``writer`` every write goes through; ``notify``
+    gets a short message as each held table is written (the store's ``on_bulk_write``).
+    """
+
+    def __init__(self, beside: Path, *, database: Database, digests: TableDigests, keys: KeySets,
+                 writer: TableWriter, notify: Callable[[str], None]) -> None:
+        self._beside = beside  # the database file: the spools' folders go beside it
+        self._database = database
+        self._digests = digests
+        self._keys = keys
+        self._writer = writer
+        self._notify = notify
+        self.spool: TableSpool | None = None  # new rows held back (None: no session)
+        self._late: TableSpool | None = None  # rows of keys already stored or held, upserted after the flush
+        self._unkeyed: set[str] = set()  # rel tables held without a key set (_holds_unkeyed)
+        self._by_digest: set[str] = set()  # stored rel tables whose rows all wait (routed_by_digest)
+        self._copied: dict[str, TableDigest] = {}  # this session's held rows COPYed, per table
+        self._fresh = False  # the session began with every node table empty
+        self.late_result = WriteResult()  # what merging and upserting waiting rows did (read by the ingest report)
+        self.late_skipped: dict[str, int] = {}  # waiting rows found equal to the stored table by digest
+
+    @property
+    def active(self) -> bool:
+        return self.spool is not None
+
+    def held_rows(self) -> dict[str, int]:
+        """Rows held now, per table (empty outside a session)."""
+        return dict(self.spool.rows) if self.spool is not None else {}
+
+    @property
+    def unkeyed(self) -> frozenset[str]:
+        """Rel tables held without a key set (:meth:`_holds_unkeyed`)."""
+        return frozenset(self._unkeyed)
+
+    @property
+    def by_digest(self) -> frozenset[str]:
+        """Stored rel tables whose rows all wait, to be checked by digest (:meth:`routed_by_digest`)."""
+        return frozenset(self._by_digest)
 
     @contextmanager
-    def bulk_load(self) -> Iterator[Any]:
+    def holding(self) -> Iterator[None]:
         """Hold new rows in a :class:`~eventkg.graphstore.ladybug.spool.TableSpool` and write them table by
         table when the session ends, each from staged files in as few COPYs as the memory budget
-        allows (``LadybugStore._flush_spool``).
+        allows (:meth:`flush`).
 
         All or nothing: when the caller raises inside the session (a bad row, a whole-file error,
         Ctrl-C), nothing it held is written. Into a store that held no node when the session began,
@@ -93,74 +120,75 @@ class BulkSession:
         no wall time then), and a failure afterwards deletes every row again; into a store that
         held nodes, everything waits for the end. A crash (SIGKILL) leaves what was written:
         running the ingest again completes it (the store's ingest mark says so meanwhile).
+        A session inside a session, or on a read-only store, holds nothing of its own.
         """
-        if self._spool is not None or self.read_only:
-            yield self
+        if self.spool is not None or self._database.read_only:
+            yield
             return
         try:
-            self._spool = TableSpool(Path(self.url))
+            self.spool = TableSpool(self._beside)
         except OSError:  # no room for the files beside the store: write batch by batch instead
-            yield self
+            yield
             return
         self.late_result = WriteResult()
         self._copied, self.late_skipped = {}, {}
-        self._fresh_session = all(max_offset(self._conn, label) < 0 for label in NODE_TYPES)
-        self._wrote = False
+        self._fresh = all(max_offset(self._database.conn, label) < 0 for label in NODE_TYPES)
+        self._digests.wrote = False
         try:
-            yield self
+            yield
         except BaseException:
-            self._abandon_session()
+            self._abandon()
             raise
-        self._end_session()
+        self.end()
 
     def nodes_done(self) -> None:
         """The loader sends no more nodes: into a fresh store, write the held ones now (it reads its
-        edges meanwhile); into one that holds nodes, they wait for the end (see :meth:`bulk_load`)."""
-        if self._spool is not None and self._fresh_session:
+        edges meanwhile); into one that holds nodes, they wait for the end (see :meth:`holding`)."""
+        if self.spool is not None and self._fresh:
             for label in NODE_TYPES:  # rebuilt by a scan if a later batch asks (ASER's edges do not:
-                self._keysets.pop(label, None)  # their ends are known), ~16 B per node freed first
+                self._keys.drop(label)  # their ends are known), 16 B per node freed first
             release_free_memory()
-            self._flush_spool(list(NODE_TYPES))
+            self.flush(list(NODE_TYPES))
 
-    def _end_session(self) -> None:
-        """Write what the bulk session holds (unless the engine failed) and remove its files."""
-        spool = self._spool
+    def end(self) -> None:
+        """Write what the session holds (unless the engine failed) and remove its files."""
+        spool = self.spool
         if spool is None:  # no session, or close() already ended it
             return
         try:
-            if not self._engine_failed:
-                self._flush_spool()
+            if not self._database.failed:
+                self.flush()
         except BaseException:
             self._undo_fresh_session()
             raise
         finally:
             self._close_spools(spool)
 
-    def _abandon_session(self) -> None:
+    def _abandon(self) -> None:
         """The caller failed inside the session: drop what is held, and undo what was written."""
-        spool = self._spool
+        spool = self.spool
         if spool is None:
             return
         self._close_spools(spool)
-        self._keysets.clear()  # they hold keys that were never written
+        self._keys.clear()  # they hold keys that were never written
         self._undo_fresh_session()
 
     def _undo_fresh_session(self) -> None:
         """After a failed session into a store that held no node: delete every row written since,
         so the store is again what it was (empty). Else what was written stays (the ingest mark
         tells readers)."""
-        if not (self._wrote and self._fresh_session):
+        if not (self._digests.wrote and self._fresh):
             return
         try:
-            self._engine_failed = False
-            self._reopen()  # a failed COPY may have left the connection unusable
-            self._delete_everything()
-            self._wrote = False
+            self._database.failed = False
+            self._database.reopen()  # a failed COPY may have left the connection unusable
+            self._writer.delete_everything()
+            self._digests.wrote = False
         except Exception:  # noqa: BLE001 - the first error is the one to report
-            self._engine_failed = True
+            self._database.failed = True
 
     def _close_spools(self, spool: TableSpool) -> None:
-        self._spool = None
+        self.spool = None
         self._unkeyed.clear()  # written (their key sets rebuilt when needed) or never to be
         self._by_digest.clear()
         spool.close()
@@ -168,7 +196,12 @@ class BulkSession:
             self._late.close()
             self._late = None
 
-    def _hold_batch(self, nodes: Mapping[str, pa.Table], edges: Mapping[str, pa.Table],
+    def _add_keys(self, name: str, h1: np.ndarray, h2: np.ndarray) -> None:
+        """Keys written or held: added to the table's key set, unless it is held without one."""
+        if name not in self._unkeyed:
+            self._keys.add(name, h1, h2)
+
+    def hold_batch(self, nodes: Mapping[str, pa.Table], edges: Mapping[str, pa.Table],
                     fps: Mapping[str, Fingerprints]) -> WriteResult | None:
         """Hold a checked batch in the session; None when its keys are too many to remember
         (then what is held has been written, and the caller upserts the batch as usual)."""
@@ -176,24 +209,24 @@ class BulkSession:
         tables = {**nodes, **edges}
         known: dict[str, np.ndarray] = {}  # per table, the rows whose keys are held or stored (or may be)
         for name in tables:
-            if self._routed_by_digest(name):  # a stored rel table: every row waits, checked by digest at the end
+            if self.routed_by_digest(name):  # a stored rel table: every row waits, checked by digest at the end
                 known[name] = np.ones(tables[name].num_rows, bool)
                 continue
-            keys = self._keysets.get(name)
+            keys = self._keys.known(name)
             if self._holds_unkeyed(name, keys):  # a fresh rel table: every row held, repeats merged at its COPY
                 known[name] = np.zeros(tables[name].num_rows, bool)
                 continue
             if keys is None:  # keys too many to remember: write what is held, then upsert as usual
-                self._flush_spool()
+                self.flush()
                 return None
             present, unsure = keys.lookup(*fps[name])
             known[name] = present | unsure
         self._hold_split(tables, fps, known, result)
-        if edges and self._fresh_session:  # the node phase of a loader is over: write its nodes while it reads on
-            self._flush_spool(list(NODE_TYPES))
+        if edges and self._fresh:  # the node phase of a loader is over: write its nodes while it reads on
+            self.flush(list(NODE_TYPES))
         return result
 
-    def _routed_by_digest(self, name: str) -> bool:
+    def routed_by_digest(self, name: str) -> bool:
         """True when every row of the rel table ``name`` waits (is upserted after the held rows)
         without a key set: it holds rows whose digest is known (``digest_book``) and no key set
         was built for it yet, in this bulk session.
@@ -207,9 +240,9 @@ class BulkSession:
         """
         if name in self._by_digest:
             return True
-        if self._spool is None or name not in REL_TYPES or name in self._keysets or name in self._unkeyed:
+        if self.spool is None or name not in REL_TYPES or name in self._keys or name in self._unkeyed:
             return False
-        digest = self._digest_now(name)
+        digest = self._digests.now(name)
         if digest is None or not digest.rows:
             return False
         self._by_digest.add(name)
@@ -228,7 +261,7 @@ class BulkSession:
         """
         if name in self._unkeyed:
             return True
-        if name in REL_TYPES and keys is not None and not len(keys) and name not in self._spool.rows:
+        if name in REL_TYPES and keys is not None and not len(keys) and name not in self.spool.rows:
             self._unkeyed.add(name)
             return True
         return False
@@ -237,10 +270,10 @@ class BulkSession:
         """Spool new rows (they count as created, and their keys as stored, from now on)."""
         for name, table in tables.items():
             try:  # an unkeyed table's fingerprints wait beside it, for _merge_repeats (hashed once, here)
-                self._spool.add(name, table, fps[name] if name in self._unkeyed else None)
+                self.spool.add(name, table, fps[name] if name in self._unkeyed else None)
             except OSError as exc:  # e.g. a full disk: what is held is still written at the end (this
                 # batch's earlier tables included; they are valid rows, and a rerun completes the rest)
-                raise StoreError(f"cannot hold rows in {self._spool.folder}: {exc.strerror or exc}") from None
+                raise StoreError(f"cannot hold rows in {self.spool.folder}: {exc.strerror or exc}") from None
             self._add_keys(name, *fps[name])
             result.created[name], result.updated[name] = table.num_rows, 0
 
@@ -261,7 +294,7 @@ class BulkSession:
                 self._hold({name: table}, {name: (h1, h2)}, result)
                 continue
             if self._late is None:
-                self._late = TableSpool(Path(self.url))
+                self._late = TableSpool(self._beside)
             new = ~known
             if new.any():
                 self._hold({name: table.filter(pa.array(new))}, {name: (h1[new], h2[new])}, result)
@@ -274,7 +307,7 @@ class BulkSession:
 
     def _will_fold(self, name: str) -> bool:
         """True when :meth:`_fold_late` will merge waiting rows into the held table ``name``."""
-        return bool(self._late) and name in self._late.rows and not count_rows(self._conn, name)
+        return bool(self._late) and name in self._late.rows and not count_rows(self._database.conn, name)
 
     def _fold_late(self, name: str, held: pa.Table) -> pa.Table:
         """The held rows of ``name`` with its waiting rows merged in, when none of them can be stored.
@@ -301,9 +334,9 @@ class BulkSession:
         Streamed: the rows are read back a part at a time and only the rows of repeated keys are
         kept in memory, so what this holds does not grow with the table but with its repeats
         (16 B of key fingerprints per row, for the moment of the sort, aside)."""
-        rows = self._spool.rows[name]
-        fps = self._spool.take_keys(name, rows)
-        path = self._spool.held_file(name)
+        rows = self.spool.rows[name]
+        fps = self.spool.take_keys(name, rows)
+        path = self.spool.held_file(name)
         try:
             if fps is None:  # not all hashed while held: hash the file's keys now
                 parts = [edge_fingerprints(t.column("src"), t.column("dst")) for t in read_parts(path, STAGE_READ_ROWS)]
@@ -360,15 +393,14 @@ class BulkSession:
                     self.late_skipped[name] = self.late_skipped.get(name, 0) + rows
                     release_free_memory()  # the parts read to digest them (nothing was written)
                     continue
-                if self.on_bulk_write is not None:
-                    self.on_bulk_write(f"merging {name} ({rows:,} rows seen before)")
+                self._notify(f"merging {name} ({rows:,} rows seen before)")
                 if not (name in self._by_digest and self._write_waiting_by_keys(name, path)):
                     self._upsert_late_file(name, path, rows)
             finally:
                 path.unlink(missing_ok=True)
             # the lookups filled the buffer pool with the table's pages: hand them back before
-            # the loader's next rows (ASER 1M/3M re-run: +~400 MB held through the edges otherwise)
-            self._checkpoint_and_release()
+            # the loader's next rows (figures: docs/performance.md)
+            self._database.checkpoint_and_release()
 
     def _late_rows_are_stored(self, name: str, path: Path, rows: int) -> bool:
         """True when the waiting rows of ``name`` (deduplicated as the upsert would) are exactly
@@ -398,17 +430,17 @@ class BulkSession:
     def _stored_before_session(self, name: str) -> TableDigest | None:
         """The digest of the rows ``name`` held before this session's COPYs, or None when unknown
         (no digest, or the engine's row count is not the digest's: a write the digest missed)."""
-        now = self._digest_now(name)
-        if now is None or count_rows(self._conn, name) != now.rows:
+        now = self._digests.now(name)
+        if now is None or count_rows(self._database.conn, name) != now.rows:
             return None
         return now - self._copied.get(name, EMPTY)
 
     def _write_waiting_by_keys(self, name: str, path: Path) -> bool:
-        """The waiting rows of a table routed by digest (:meth:`_routed_by_digest`) that are not
+        """The waiting rows of a table routed by digest (:meth:`routed_by_digest`) that are not
         exactly its stored rows: its key set built now, the rows of new keys COPYed (its digest
         kept, as for held rows), the others skipped when they are the stored rows (by digest) or
         else upserted. False when its keys are too many to remember (the caller upserts them all)."""
-        keyset = self._keyset(name)
+        keyset = self._keys.get(name)
         if keyset is None:
             return False
         kind, keys = REL_TYPES[name], ("src", "dst")
@@ -452,10 +484,10 @@ class BulkSession:
     def _keeping_digest_if_unchanged(self, name: str, upserts: Callable[[], int]) -> None:
         """Run ``upserts`` (returns the rows it wrote) with the digest of ``name`` dropped first; when
         it wrote nothing the table is as it was, so its digest (if known) is kept again."""
-        before = self._digest_now(name)
-        self._forget_digests([name])
+        before = self._digests.now(name)
+        self._digests.forget([name])
         if not upserts() and before is not None:
-            self._pending[name] = before
+            self._digests.note(name, before)
 
     def _upsert_late(self, name: str, table: pa.Table, fps: Fingerprints) -> int:
         """Upsert deduplicated waiting rows, counting what it did; returns the rows written
@@ -463,34 +495,172 @@ class BulkSession:
         few node groups per transaction (:func:`~eventkg.graphstore.ladybug.upsert.update_by_node_groups`)."""
         deferred: list[dict[str, Any]] = []
         defer = (lambda _conn, _name, rows: deferred.extend(rows)) if name in NODE_TYPES else None
-        created, updated, new_fps = self._in_transaction(lambda: self._upsert(name, table, fps, defer))
+        created, updated, new_fps = self._database.in_transaction(lambda: self._writer.upsert(name, table, fps, defer))
         if deferred:
-            update_by_node_groups(lambda: self._conn, name, deferred, self._in_checkpointed_transaction)
+            update_by_node_groups(lambda: self._database.conn, name, deferred, self._database.in_checkpointed_transaction)
         self._add_keys(name, *new_fps)
         for counts, n in ((self.late_result.created, created), (self.late_result.updated, updated)):
             counts[name] = counts.get(name, 0) + n
-        self._unflushed_rows += created + updated
-        self._rows_since_open += created + updated
-        if self._unflushed_rows >= EARLY_CHECKPOINT_ROWS:
-            self.checkpoint()
+        self._database.wrote(created + updated)
+        if self._database.unflushed_rows >= EARLY_CHECKPOINT_ROWS:
+            self._database.checkpoint()
         return created + updated
 
-    def _in_transaction(self, work: Callable[[], Any]) -> Any:
-        """``work()`` in one transaction (rolled back if it raises), the database file stamped after."""
-        self._conn.execute("BEGIN TRANSACTION")
-        try:
-            out = work()
-        except BaseException:
-            rollback(self._conn)
-            raise
-        self._conn.execute("COMMIT")
-        self._stamp()
-        return out
+    # -- writing the held tables -------------------------------------------------------------
+    def flush(self, names: Sequence[str] | None = None) -> None:
+        """Write the held tables (``names``, default all; nodes first), then upsert their waiting
+        rows (:meth:`_apply_late`), keeping the engine's memory bounded by fixed budgets rather
+        than by the graph's size. Outside a session, nothing to do.
 
-    def _in_checkpointed_transaction(self, work: Callable[[], Any]) -> None:
-        """``work()`` in a transaction of its own, then a checkpoint that hands its memory back."""
-        self._in_transaction(work)
-        self._checkpoint_and_release()
+        Each table goes in from staged Parquet files, one COPY unless the memory budget says more
+        (:meth:`_copy_budgeted`); rel tables are checkpointed once ``REL_PENDING_EDGES`` edges
+        wait for it. After each checkpoint the database is reopened and freed memory handed back
+        (``Database.checkpoint_and_release``), so each COPY starts from the same floor.
+
+        A COPY into a rel table that already held edges is checkpointed at once
+        (``CHECKPOINT_APPENDS``): it keeps engine memory in proportion to the nodes the table joins
+        until the next checkpoint, however few its edges and wherever they are (ladybug 0.22;
+        ``bench/second_source_bench.py``). Counting such tables by their edges let them pile up
+        and doubled a second source's peak, in the same time (figures: ``docs/performance.md``).
+        """
+        if not self.spool and not self._late:
+            return
+        try:
+            order = [n for n in names or [*NODE_TYPES, *REL_TYPES] if n in self.spool.rows]
+            pending = 0  # edges COPYed since the last checkpoint
+            for done, name in enumerate(order, 1):
+                rows = self.spool.rows[name]
+                self._notify(f"writing {name} ({done}/{len(order)}, {rows:,} rows)")
+                if name in NODE_TYPES:
+                    self._database.set_buffer_pool(node_pool_bytes())  # no-op once set (see node_pool_bytes)
+                    self._write_held_nodes(name)
+                    continue
+                if pending and pending + rows > REL_PENDING_EDGES:
+                    self._database.checkpoint_and_release()
+                    pending = 0
+                appends = CHECKPOINT_APPENDS and name not in self._unkeyed and count_rows(self._database.conn, name) > 0
+                self._write_held_edges(name)
+                pending += rows
+                if appends:  # checkpointed at once (see the docstring)
+                    self._database.checkpoint_and_release()
+                    pending = 0
+            if pending:
+                self._database.checkpoint_and_release()
+            self._database.set_buffer_pool(buffer_pool_bytes())
+            self._apply_late(names or [*NODE_TYPES, *REL_TYPES])
+            self._notify("")  # done writing
+        except BaseException:
+            self._database.failed = True
+            self._keys.clear()  # they hold keys that were never written
+            self._unkeyed.clear()
+            self._by_digest.clear()
+            self._digests.abandon_pending()  # what was written is not known (their tables' digests are dropped)
+            raise
+
+    def _write_held_nodes(self, name: str) -> None:
+        """COPY a held node table from staged Parquet files, as few COPYs as the memory budget
+        allows (rows repeating a waiting key left out, then merged with those and added last; see
+        :meth:`_fold_late`), each checkpointed.
+
+        Why few: each checkpoint rewrites the table's primary-key index, so many small slices cost
+        time quadratic in the table; why not always one: the engine builds a COPY's primary-key
+        index in its buffer pool (:func:`~eventkg.graphstore.ladybug.engine.copy_rows`), so past
+        some size one COPY fails.
+        """
+        late = self._late.take(name) if self._will_fold(name) else None
+
+        def parts() -> Iterator[pa.Table]:
+            firsts = []
+            for part in self.spool.slices(name, STAGE_READ_ROWS):
+                if late is not None:
+                    part = part.cast(late.schema) if part.schema != late.schema else part
+                    hit = pc.is_in(part.column("id"), value_set=late.column("id"))
+                    firsts.append(part.filter(hit))
+                    part = part.filter(pc.invert(hit))
+                yield part
+            if late is not None:
+                yield self._merge_late(name, pa.concat_tables(firsts) if firsts else late.schema.empty_table(), late)
+
+        self._copy_budgeted(name, parts(), self.spool.rows.get(name, 0) + (late.num_rows if late is not None else 0))
+        self._database.checkpoint_and_release()
+
+    def _write_held_edges(self, name: str) -> None:
+        """COPY a held rel table from staged Parquet files (one COPY unless the memory budget says
+        more): its waiting rows merged in first (:meth:`_fold_late`), or its repeated keys when it
+        was held without a key set (:meth:`_merging_repeats`). An unkeyed table's key set is built
+        again from the table if a later write needs it."""
+        unkeyed = name in self._unkeyed
+        rows = self.spool.rows.get(name, 0)
+        if unkeyed:
+            parts = self._merging_repeats(name)
+        elif self._will_fold(name):
+            parts = iter([self._fold_late(name, self.spool.take(name))])
+        else:
+            parts = self.spool.slices(name, STAGE_READ_ROWS)
+        self._copy_budgeted(name, parts, rows)
+        if unkeyed:
+            self._unkeyed.discard(name)
+            self._keys.drop(name)
+
+    def _copy_budgeted(self, name: str, parts: Iterator[pa.Table], rows: int) -> None:
+        """COPY ``parts`` into ``name`` from staged Parquet files of at most the rows one COPY may
+        take under the memory budget (:func:`~eventkg.graphstore.ladybug.engine.copy_rows`), each
+        but the last followed by a checkpoint; says so first (``notify``) when the table takes more
+        than one."""
+        limit = copy_rows(name, self._database.pool_bytes if name in NODE_TYPES else edge_pool_bytes())
+        if rows > limit:
+            self._notify(f"note: {name}: {rows:,} rows need {-(-rows // limit)} COPYs of at most {limit:,} "
+                         f"under EVENTKG_MEMORY_MB={settings.memory_mb()} (raise it for fewer)")
+        schema = row_schema(("id",) if name in NODE_TYPES else ("src", "dst"),
+                            (NODE_TYPES.get(name) or REL_TYPES[name]).properties)
+        stage: Staged | None = None
+        base: TableDigest | None = None
+        try:
+            for part in parts:
+                while part.num_rows:
+                    if stage is None:
+                        base = self._writer.digest_base(name)
+                        stage = Staged(self.spool.folder / f"{name}.parquet", schema, digest=base is not None)
+                    taken = part.slice(0, limit - stage.rows)
+                    stage.add(taken)
+                    part = part.slice(taken.num_rows)
+                    if stage.rows >= limit:
+                        self._copy_stage(name, stage, base)
+                        stage.discard()
+                        stage = None
+                        self._database.checkpoint_and_release()
+                part = None
+            if stage is not None:
+                self._copy_stage(name, stage, base)
+        finally:
+            if stage is not None:
+                stage.discard()
+
+    def _copy_stage(self, name: str, stage: Staged, base: TableDigest | None) -> None:
+        """COPY one staged file into ``name`` (its pool sized first), remembering the rows' digest."""
+        self._before_copy(name)
+        copied = self._writer.copy_staged(name, stage, base)
+        if copied is not None:
+            self._copied[name] = self._copied.get(name, EMPTY) + copied
+
+    def _before_copy(self, name: str) -> None:
+        """Hand back what staging freed, then size the pool for a rel COPY to what the budget leaves
+        (:func:`~eventkg.graphstore.ladybug.engine.edge_pool_for`); node COPYs keep theirs, which
+        :func:`~eventkg.graphstore.ladybug.engine.copy_rows` planned the rows by."""
+        release_free_memory()
+        if name in REL_TYPES:
+            fit = edge_pool_for(resident_bytes())
+            pool = self._database.pool_bytes
+            if pool > fit or pool < fit - POOL_SLACK:  # else keep the open database
+                self._database.set_buffer_pool(fit)
+
+    def _copy_held(self, name: str, table: pa.Table) -> None:
+        """COPY new rows of a waiting table (its digest kept, as for held rows)."""
+        if table.num_rows:
+            digest = self._writer.copy_tracked(name, table)
+            if digest is not None:
+                self._copied[name] = self._copied.get(name, EMPTY) + digest
+            self._database.wrote(table.num_rows)
 
 
 def _first_key_hash(keys: tuple[str, ...], batch: pa.RecordBatch) -> np.ndarray:

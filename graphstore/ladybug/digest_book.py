@@ -45,9 +45,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
-from eventkg.graphstore.digest import TableDigest
+from eventkg.graphstore.digest import EMPTY, TableDigest
+from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 
 FORMAT = 1
 SUFFIX = ".digests"
@@ -115,3 +117,68 @@ class DigestBook:
                 fh.flush()
                 os.fsync(fh.fileno())
         os.replace(tmp, self.path)
+
+
+class TableDigests:
+    """The store's side of the rules: the book on disk plus the digests a COPY gave since the last
+    CHECKPOINT (``pending``, set in the book only once a CHECKPOINT made them durable, rule 2).
+    Without a book (a read-only store) nothing is kept and every digest is unknown.
+
+    ``wrote`` is set by every write stamped (:meth:`stamp`) and cleared by whoever asks "did the
+    store change since...": an ingest's beginning (``GraphStore.begin_ingest``), a bulk session's
+    beginning, a failed session's undo."""
+
+    def __init__(self, book: DigestBook | None) -> None:
+        self.book = book
+        self.pending: dict[str, TableDigest | None] = {}  # tables changed since the last CHECKPOINT
+        self.wrote = False
+
+    def now(self, name: str) -> TableDigest | None:
+        """The digest of what ``name`` holds now (written since the last CHECKPOINT included), if known."""
+        if name in self.pending:
+            return self.pending[name]
+        return self.book.get(name) if self.book is not None else None
+
+    def forget(self, names: Sequence[str] | None = None) -> None:
+        """Before a write the digest cannot follow: the tables' digests dropped, on disk first (rule 1)."""
+        if self.book is None:
+            return
+        names = [*NODE_TYPES, *REL_TYPES] if names is None else list(names)
+        self.pending.update(dict.fromkeys(names))
+        self.book.drop(names)
+
+    def note(self, name: str, digest: TableDigest) -> None:
+        """``name`` holds ``digest`` once the next CHECKPOINT returns (a COPY's rows added, or a
+        table found unchanged)."""
+        self.pending[name] = digest
+
+    def note_all_empty(self) -> None:
+        """Every table was emptied: each holds the empty digest at the next CHECKPOINT (rule 4)."""
+        self.pending.update(dict.fromkeys([*NODE_TYPES, *REL_TYPES], EMPTY))
+
+    def any_pending(self) -> bool:
+        return any(self.pending.values())
+
+    def abandon_pending(self) -> None:
+        """A write failed part way: what the pending digests describe is not known; their tables'
+        digests were dropped on disk before the writes (rule 1), so they stay unknown."""
+        self.pending.clear()
+
+    def durable(self) -> None:
+        """After a CHECKPOINT: the digests of what it made durable are set on disk (rule 2)."""
+        if self.book is None:
+            return
+        durable = {name: d for name, d in self.pending.items() if d is not None}
+        self.pending.clear()
+        self.book.set(durable)
+
+    def stamp(self) -> None:
+        """After a write of this store's: its files as it left them (rule 3), so a crash from here on
+        does not drop the digests of tables it did not touch."""
+        self.wrote = True
+        self.save()
+
+    def save(self) -> None:
+        """The book written with the store's files as they are now (after opening or closing them)."""
+        if self.book is not None:
+            self.book.save()

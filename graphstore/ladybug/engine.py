@@ -1,7 +1,10 @@
-"""Talking to the LadybugDB engine: the schema's DDL, store file checks, results, COPY from Arrow.
+"""Talking to the LadybugDB engine: the schema's DDL, store file checks, results, COPY, the memory budget.
 
-Plain functions over a ``ladybug.Connection`` (they hold no state), shared by
-:mod:`eventkg.graphstore.ladybug.store` and the modules it is split into.
+Plain functions over a ``ladybug.Connection`` (they hold no state), shared by the parts of
+:class:`~eventkg.graphstore.ladybug.store.LadybugStore`: the buffer pool each phase of a store gets
+out of the memory budget (``EVENTKG_MEMORY_MB``: ``POOL_SHARE``, ``NODE_POOL_SHARE``,
+``EDGE_POOL_SHARE``), the rows one COPY may take in a pool (:func:`copy_rows`), and handing freed
+heap back to the system (:func:`release_free_memory`).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ def buffer_pool_bytes() -> int:
 def edge_pool_bytes() -> int:
     """The buffer pool while a bulk session writes its rel tables: ``EDGE_POOL_SHARE`` of the budget.
     A rel COPY looks both ends of every edge up in the node table's primary-key index; once that
-    index outgrows the pool (~10M events in 1 GiB) each lookup may read a page, and the loader's
+    index outgrows the pool each lookup may read a page, and the loader's
     memory is gone by then, so the rel tables get the larger share."""
     return int(settings.memory_mb() * 2**20 * EDGE_POOL_SHARE)
 
@@ -44,12 +47,32 @@ def node_pool_bytes() -> int:
     """The buffer pool while a bulk session writes its node tables: ``NODE_POOL_SHARE`` of the budget.
     The loader still holds its own memory then (it reads the edges meanwhile, with its id map), and
     a checkpoint of a big node table takes memory outside the pool, so the nodes get the smaller
-    share and more COPYs (:func:`~eventkg.graphstore.ladybug.store.copy_rows`)."""
+    share and more COPYs (:func:`copy_rows`)."""
     return int(settings.memory_mb() * 2**20 * NODE_POOL_SHARE)
 
 
 EDGE_COPY_MARGIN = 256 * 2**20  # what a rel COPY and its checkpoint take beside the pool (edge_pool_for)
 MIN_POOL = 256 * 2**20
+POOL_SLACK = 256 * 2**20  # a rel COPY keeps a pool up to this much under what the budget leaves (no reopen)
+# the engine's buffer pool per row of one COPY (its primary-key index for nodes, its sorted
+# edges for rels), with room to spare; measured in docs/scale.md. A rel table is best kept to one
+# COPY: a second COPY into it rewrites it and holds engine memory per node it joins until its checkpoint
+ENGINE_NODE_BYTES = 160
+ENGINE_EDGE_BYTES = 64
+POOL_FOR_COPY = 0.8  # share of the buffer pool one COPY may plan to fill
+MIN_COPY_ROWS = 100_000  # copy_rows never plans fewer rows per COPY
+LOOKUP_CHUNK = 20_000  # ids per keyed lookup statement
+
+
+def copy_rows(name: str, pool_bytes: int) -> int:
+    """The most rows one COPY into ``name`` may take with a buffer pool of ``pool_bytes``: the engine
+    builds a node COPY's primary-key index and sorts a rel COPY's edges in its pool, so past some
+    size one COPY fails and a bigger table goes in several COPYs (``ENGINE_NODE_BYTES`` or
+    ``ENGINE_EDGE_BYTES`` a row in ``POOL_FOR_COPY`` of the pool; the measurements: ``docs/scale.md``)."""
+    if not pool_bytes:  # the engine's default pool: most of the machine's memory
+        return 2**62
+    per_row = ENGINE_NODE_BYTES if name in NODE_TYPES else ENGINE_EDGE_BYTES
+    return max(MIN_COPY_ROWS, int(pool_bytes * POOL_FOR_COPY) // per_row)
 
 
 def edge_pool_for(process_bytes: int | None) -> int:

@@ -62,15 +62,16 @@ def test_a_bad_relation_after_the_event_nodes_were_written_leaves_a_fresh_store_
 
 _CRASH = textwrap.dedent("""
     import os, sys
-    from eventkg.graphstore.ladybug import store as ladybug_store
+    from eventkg.graphstore.ladybug.writer import TableWriter
     from eventkg.ingest import registry
     from eventkg.graphstore import open_store
-    copy = ladybug_store.LadybugStore._copy_staged
+    copy = TableWriter.copy_staged
     def copy_then_die(self, name, stage, base):
-        copy(self, name, stage, base)
+        copied = copy(self, name, stage, base)
         if name != "Event":
             os._exit(9)  # like SIGKILL: no cleanup runs
-    ladybug_store.LadybugStore._copy_staged = copy_then_die
+        return copied
+    TableWriter.copy_staged = copy_then_die
     registry.load(open_store(sys.argv[1]), "eeckg", sys.argv[2])
 """)
 

@@ -210,9 +210,9 @@ from tests.graphstore.test_store_rerun_digest import _events
 store = open_store(sys.argv[1])
 table = typed_tables(NODE_TYPES, ("id",), _events(20, start=1000).nodes, {}, {})["Event"]
 if sys.argv[2] == "after the drop":
-    store._forget_digests(["Event"])  # the first step of every write: the COPY never comes
+    store._digests.forget(["Event"])  # the first step of every write: the COPY never comes
 else:
-    store._copy_tracked("Event", table)  # COPYed; its digest waits for a CHECKPOINT that never comes
+    store._writer.copy_tracked("Event", table)  # COPYed; its digest waits for a CHECKPOINT that never comes
 os.kill(os.getpid(), signal.SIGKILL)
 """
 
@@ -249,8 +249,8 @@ def test_a_rerun_checks_a_stored_rel_table_by_digest_without_scanning_its_keys(t
     with open_store(str(path)) as store:
         with store.bulk_load():
             store.write_batch(_events(100))
-            assert "SYNCHRONOUS" in store._by_digest and "SYNCHRONOUS" not in store._keysets
-            assert "Event" in store._keysets  # node key sets still check the edges' endpoints
+            assert "SYNCHRONOUS" in store._session.by_digest and "SYNCHRONOUS" not in store._keys
+            assert "Event" in store._keys  # node key sets still check the edges' endpoints
         assert store.late_skipped == {"Event": 100, "SYNCHRONOUS": 99}
 
 

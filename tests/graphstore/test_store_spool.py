@@ -61,9 +61,9 @@ def test_spools_of_dead_processes_are_removed(tmp_path):
 
 
 def test_reopening_after_big_writes_keeps_the_store_whole(tmp_path, monkeypatch):
-    from eventkg.graphstore.ladybug import store as ladybug_store
+    from eventkg.graphstore.ladybug import database
 
-    monkeypatch.setattr(ladybug_store, "REOPEN_ROWS", 300)  # reopen after every ~300 rows written
+    monkeypatch.setattr(database, "REOPEN_ROWS", 300)  # reopen after every ~300 rows written
     with open_store(str(tmp_path / "s.lbug")) as store:
         first_db = store._db
         with store.bulk_load():
@@ -130,9 +130,9 @@ def test_keys_repeated_across_batches_keep_the_session_and_later_rows_win(tmp_pa
             again.add_edge("SYNCHRONOUS", {"src": event_id("e5"), "dst": event_id("e6"), "sources": ["u"], "count": 7.0})
             again.add_edge("SYNCHRONOUS", {"src": event_id("e300"), "dst": event_id("e301"), "sources": ["u"], "count": 1.0})
             store.write_batch(again)
-            held = store._spool.folder
+            held = store._session.spool.folder
             assert (held / "SYNCHRONOUS.arrow").exists()  # the first batch's edges are still held, not written
-            assert store._spool.rows["SYNCHRONOUS"] == 299 + 2  # a fresh rel table holds its repeats too
+            assert store._session.held_rows()["SYNCHRONOUS"] == 299 + 2  # a fresh rel table holds its repeats too
         counts = store.counts()
         assert counts["nodes"]["Event"] == 305 and counts["edges"]["SYNCHRONOUS"] == 300
         got = store.get_nodes("Event", [event_id("e7"), event_id("e1")])
@@ -195,14 +195,14 @@ def test_edges_repeated_across_batches_count_as_created_once_and_updated_only_wh
             result.add(store.write_batch(_flows([(0, 1), (1, 2), (2, 3)], 2.0)))
             result.add(store.write_batch(_flows([(0, 1)], 5.0)))  # changes e0->e1
             result.add(store.write_batch(_flows([(1, 2), (3, 4)], 2.0)))  # e1->e2 as it was; e3->e4 new
-            assert ("SYNCHRONOUS" in store._unkeyed) is not stored_first
+            assert ("SYNCHRONOUS" in store._session.unkeyed) is not stored_first
         result.add(store.late_result)
         assert result.created["SYNCHRONOUS"] == 4 and result.updated["SYNCHRONOUS"] == 1
         assert store.counts()["edges"]["SYNCHRONOUS"] == stored + 4
         rows = store.query("MATCH (a:Event)-[e:SYNCHRONOUS]->(b:Event) WHERE a.id IN $ids RETURN a.text AS a, e.count AS c",
                            {"ids": [event_id("e0"), event_id("e1")]})
         assert sorted((r["a"], r["c"]) for r in rows) == [("e0", 5.0), ("e1", 2.0)]
-        assert not store._unkeyed
+        assert not store._session.unkeyed
 
 
 def test_a_fresh_rel_table_left_by_a_flush_gets_its_key_set_back_from_the_store(tmp_path):
@@ -245,11 +245,9 @@ def test_nodes_in_slices_and_edges_in_checkpointed_groups_give_the_same_graph(tm
     time): repeated keys split across parts still merge before their COPY, later values winning,
     and nothing is lost."""
     from eventkg.graphstore.ladybug import bulk as ladybug_bulk
-    from eventkg.graphstore.ladybug import store as ladybug_store
 
-    monkeypatch.setattr(ladybug_store, "STAGE_READ_ROWS", 40)
     monkeypatch.setattr(ladybug_bulk, "STAGE_READ_ROWS", 40)
-    monkeypatch.setattr(ladybug_store, "REL_PENDING_EDGES", 30)
+    monkeypatch.setattr(ladybug_bulk, "REL_PENDING_EDGES", 30)
     monkeypatch.setattr(ladybug_bulk, "EARLY_CHECKPOINT_ROWS", 1)
     with open_store(str(tmp_path / "s.lbug")) as store:
         first_db = store._db
@@ -326,19 +324,19 @@ def test_key_sets_read_in_offset_ranges_hold_exactly_the_stored_keys(tmp_path, m
     """Built a few node offsets (of a rel table's sources) at a time (``KEY_SCAN_ROWS``), across
     the gaps deleted nodes leave."""
     from eventkg.graphstore.keyset import edge_fingerprints, fingerprints
-    from eventkg.graphstore.ladybug import store as ladybug_store
+    from eventkg.graphstore.ladybug import keysets
 
-    monkeypatch.setattr(ladybug_store, "KEY_SCAN_ROWS", 7)
+    monkeypatch.setattr(keysets, "KEY_SCAN_ROWS", 7)
     path = str(tmp_path / "s.lbug")
     with open_store(path) as store:
         store.write_batch(_events(50))
         store.query("MATCH (n:Event) WHERE n.text IN ['e3', 'e20', 'e49'] DETACH DELETE n", write=True)
     with open_store(path) as store:
-        keys = store._keyset("Event")
+        keys = store._keys.get("Event")
         kept = [event_id(f"e{i}") for i in range(50) if i not in (3, 20, 49)]
         assert len(keys) == 47 and keys.lookup(*fingerprints(kept))[0].all()
         assert not keys.lookup(*fingerprints([event_id(f"e{i}") for i in (3, 20, 49)]))[0].any()
-        edges = store._keyset("SYNCHRONOUS")
+        edges = store._keys.get("SYNCHRONOUS")
         pairs = [(i, i + 1) for i in range(49)]
         kept = [p for p in pairs if not {3, 20, 49} & set(p)]
         gone = [p for p in pairs if p not in kept]
@@ -389,9 +387,10 @@ def test_a_copy_into_a_rel_table_that_held_edges_is_checkpointed_before_the_next
     (tmp_path / "s.lbug.digests").unlink()  # digests unknown (an older store): new rows are held by key
     log: list = []
     with open_store(str(path)) as store:
-        write, checkpoint = store._write_held_edges, store._checkpoint_and_release
-        store._write_held_edges = lambda name: (log.append(name), write(name))
-        store._checkpoint_and_release = lambda: (log.append("checkpoint"), checkpoint())
+        session, database = store._session, store._database
+        write, checkpoint = session._write_held_edges, database.checkpoint_and_release
+        session._write_held_edges = lambda name: (log.append(name), write(name))
+        database.checkpoint_and_release = lambda: (log.append("checkpoint"), checkpoint())
         with store.bulk_load():
             batch = chain("CAUSES", "weight", [(i, i + 2) for i in range(30)])
             for rtype, prop in (("SYNCHRONOUS", "count"), ("BEFORE", "weight"), ("PRECEDENCE", "count")):
@@ -445,11 +444,12 @@ def test_changed_stored_nodes_are_rewritten_a_few_node_groups_per_transaction(tm
 def test_a_table_bigger_than_one_copy_may_take_goes_in_several_and_says_so_first(tmp_path, monkeypatch):
     """The memory budget bounds the rows of one COPY (``copy_rows``): past it a held table is
     COPYed in parts, each checkpointed, after a ``note:`` naming the parts and the setting."""
-    from eventkg.graphstore.ladybug import store as ladybug_store
+    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
+    from eventkg.graphstore.ladybug import writer
 
-    monkeypatch.setattr(ladybug_store, "copy_rows", lambda name, pool: 40)
+    monkeypatch.setattr(ladybug_bulk, "copy_rows", lambda name, pool: 40)
     copies, messages = [], []
-    monkeypatch.setattr(ladybug_store, "copy_file", lambda conn, name, path, f=ladybug_store.copy_file: (
+    monkeypatch.setattr(writer, "copy_file", lambda conn, name, path, f=writer.copy_file: (
         copies.append(name), f(conn, name, path))[-1])
     with open_store(str(tmp_path / "s.lbug")) as store:
         store.on_bulk_write = messages.append

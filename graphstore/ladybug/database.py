@@ -1,0 +1,151 @@
+"""The open LadybugDB database of a store: its connection, buffer pool, transactions and checkpoints.
+
+:class:`Database` owns the ``ladybug.Database``/``Connection`` pair and reopens it when asked (a
+checkpoint followed by a reopening hands back what the engine keeps of the rows it wrote), counts
+the rows written since the last CHECKPOINT and since the last reopening, and remembers that a write
+failed (then nothing is checkpointed: the WAL is left for recovery at the next open).
+
+Invariant: every CHECKPOINT goes through :meth:`Database.fold_wal`, which then sets the digests it
+made durable (:class:`~eventkg.graphstore.ladybug.digest_book.TableDigests`, rule 2); every commit
+stamps the digest book (rule 3). Auto-checkpoints are off: the store checkpoints every
+``CHECKPOINT_ROWS`` rows and on close, and reopens past ``REOPEN_ROWS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from eventkg.graphstore.base import StoreError
+from eventkg.graphstore.ladybug.digest_book import TableDigests
+from eventkg.graphstore.ladybug.engine import release_free_memory, rollback, short_error
+
+LADYBUG_VERSION = "0.22"
+CHECKPOINT_ROWS = 5_000_000  # rows written between checkpoints
+REOPEN_ROWS = 1_000_000  # rows written between reopenings of the database (see Database.checkpoint)
+
+T = TypeVar("T")
+
+
+def import_ladybug() -> Any:
+    """Import the right ``ladybug`` (an unrelated ``ladybug-core`` also installs one)."""
+    try:
+        import ladybug
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise StoreError("the embedded store needs the 'ladybug' package (pip install ladybug==0.22.0)") from exc
+    version = getattr(ladybug, "__version__", "")
+    if not hasattr(ladybug, "Database") or not str(version).startswith(LADYBUG_VERSION):
+        raise StoreError(
+            f"the installed 'ladybug' module ({getattr(ladybug, '__file__', '?')}, version {version or 'unknown'}) "
+            f"is not LadybugDB {LADYBUG_VERSION}; uninstall ladybug-core and pip install ladybug==0.22.0"
+        )
+    return ladybug
+
+
+class Database:
+    """One store file opened in the engine, with ``pool_bytes`` of buffer pool.
+
+    ``conn`` and ``db`` change when the database is reopened: read them at each use, never keep them.
+    """
+
+    def __init__(self, url: str, *, read_only: bool, pool_bytes: int, digests: TableDigests) -> None:
+        self.url = url
+        self.read_only = read_only
+        self.pool_bytes = pool_bytes
+        self.digests = digests
+        self.failed = False  # a write failed: no checkpoint from now on (the WAL is left for recovery)
+        self.unflushed_rows = 0  # rows written since the last CHECKPOINT
+        self.rows_since_open = 0  # rows written since the database was last (re)opened
+        self.db: Any = None
+        self.conn: Any = None
+        self.open()
+
+    @property
+    def is_open(self) -> bool:
+        return self.conn is not None
+
+    def open(self) -> None:
+        ladybug = import_ladybug()
+        try:
+            self.db = ladybug.Database(self.url, read_only=self.read_only, buffer_pool_size=self.pool_bytes)
+            self.conn = ladybug.Connection(self.db)
+        except RuntimeError as exc:
+            raise StoreError(f"cannot open store {self.url}: {short_error(exc)}") from exc
+        if not self.read_only:
+            # auto-checkpoints after every big commit rewrite whole rel tables (cost grows
+            # with the table); checkpoint every CHECKPOINT_ROWS rows and on close instead.
+            self.conn.execute("CALL auto_checkpoint=false")
+            self.digests.save()  # the store's files as this process opened them (digest_book rule 3)
+
+    def close(self) -> None:
+        """Close the connection and the database (the book stamped as this process left the files)."""
+        conn, db = self.conn, self.db
+        self.conn = self.db = None
+        conn.close()
+        db.close()
+        self.digests.save()  # closing touches the database file
+
+    def wrote(self, rows: int) -> None:
+        """Count ``rows`` written (they wait for the next CHECKPOINT and reopening)."""
+        self.unflushed_rows += rows
+        self.rows_since_open += rows
+
+    def fold_wal(self) -> None:
+        """CHECKPOINT, then set the digests it made durable (digest_book rule 2)."""
+        self.conn.execute("CHECKPOINT")
+        self.digests.durable()
+        self.unflushed_rows = 0
+
+    def checkpoint(self) -> None:
+        """Fold the write-ahead log into the database file; reopen past ``REOPEN_ROWS`` rows written.
+
+        ladybug 0.22 keeps some bytes per row written (COPY) until the database is closed,
+        checkpoint or not, whatever the buffer pool size; reopening after a checkpoint frees it
+        and costs milliseconds, so a long ingest stays flat (figures: ``docs/performance.md``).
+        """
+        self.fold_wal()
+        if self.rows_since_open >= REOPEN_ROWS:
+            self.reopen()
+
+    def checkpoint_and_release(self) -> None:
+        """Checkpoint, reopen the database and hand freed memory back (bulk writes only).
+
+        ladybug 0.22 keeps what a COPY built (and the pages it touched, up to the buffer pool)
+        until the database is closed; glibc keeps freed heap mapped. Reopening costs
+        milliseconds, so each held table starts from the same floor whatever the graph holds.
+        """
+        self.fold_wal()
+        self.reopen()
+        release_free_memory()
+
+    def reopen(self, pool_bytes: int | None = None) -> None:
+        """Close and open the database again (after a checkpoint), with another buffer pool size if given."""
+        if pool_bytes is not None:
+            self.pool_bytes = pool_bytes
+        self.conn.close()
+        self.db.close()
+        self.open()
+        self.rows_since_open = 0
+
+    def set_buffer_pool(self, pool_bytes: int) -> None:
+        """Checkpoint and reopen with ``pool_bytes`` of page cache, unless it is the size in use."""
+        if pool_bytes != self.pool_bytes and not self.read_only and not self.failed:
+            self.checkpoint()
+            self.reopen(pool_bytes)
+
+    def in_transaction(self, work: Callable[[], T]) -> T:
+        """``work()`` in one transaction (rolled back if it raises), the database file stamped after."""
+        self.conn.execute("BEGIN TRANSACTION")
+        try:
+            out = work()
+        except BaseException:
+            rollback(self.conn)
+            raise
+        self.conn.execute("COMMIT")
+        self.digests.stamp()
+        return out
+
+    def in_checkpointed_transaction(self, work: Callable[[], Any]) -> None:
+        """``work()`` in a transaction of its own, then a checkpoint that hands its memory back."""
+        self.in_transaction(work)
+        self.checkpoint_and_release()

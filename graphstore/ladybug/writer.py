@@ -1,0 +1,145 @@
+"""Every write into the embedded store's tables: COPYs that keep digests, upserts, deleting all.
+
+:class:`TableWriter` writes checked typed Arrow tables through the open
+:class:`~eventkg.graphstore.ladybug.database.Database`, keeps the tables' key sets
+(:class:`~eventkg.graphstore.ladybug.keysets.KeySets`) and follows the digest book's rules
+(:mod:`eventkg.graphstore.ladybug.digest_book`): a table's digest is dropped on disk before it is
+written, a COPY's rows' digest is added to the table's old one and set only after the CHECKPOINT
+that makes it durable, the book is stamped after each write.
+
+A batch is one transaction (COPY is allowed inside one), so a failed batch leaves nothing behind;
+a batch that only adds new rows to one table is one auto-commit COPY instead, atomic by itself,
+which skips the WAL round trip (figures: ``docs/performance.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from eventkg.graphstore.base import StoreError, WriteResult
+from eventkg.graphstore.digest import EMPTY, TableDigest, digest_beside
+from eventkg.graphstore.ladybug.database import Database
+from eventkg.graphstore.ladybug.digest_book import TableDigests
+from eventkg.graphstore.ladybug.engine import LOOKUP_CHUNK, copy_arrow, copy_file, count_rows, rollback
+from eventkg.graphstore.ladybug.keysets import Fingerprints, KeySets
+from eventkg.graphstore.ladybug.spool import Staged
+from eventkg.graphstore.ladybug.upsert import upsert
+from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
+
+Written = list[tuple[str, np.ndarray, np.ndarray]]  # per table written, the keys it got
+
+
+class TableWriter:
+    """Writes into ``database``'s tables, keeping ``digests`` and ``keys`` true."""
+
+    def __init__(self, database: Database, digests: TableDigests, keys: KeySets) -> None:
+        self._database = database
+        self._digests = digests
+        self._keys = keys
+
+    def write(self, nodes: Mapping[str, pa.Table], edges: Mapping[str, pa.Table],
+              fps: Mapping[str, Fingerprints]) -> tuple[WriteResult, Written]:
+        """Write a checked batch: one auto-commit COPY when it only adds rows to one table, else
+        an upsert of every table in one transaction. Returns the result and the written keys
+        (added to the key sets by the caller)."""
+        result = WriteResult()
+        written: Written = []
+        only = self._only_new_rows(nodes, edges, fps)
+        if only is not None:
+            try:
+                self.copy_tracked(only, {**nodes, **edges}[only])
+            except StoreError:
+                self._database.failed = True
+                raise
+            result.created[only], result.updated[only] = len(fps[only][0]), 0
+            written.append((only, *fps[only]))
+            return result, written
+        self._digests.forget([*nodes, *edges])
+        conn = self._database.conn
+        conn.execute("BEGIN TRANSACTION")
+        try:
+            for name, table in [*nodes.items(), *edges.items()]:
+                created, updated, new_fps = self.upsert(name, table, fps[name])
+                result.created[name] = result.created.get(name, 0) + created
+                result.updated[name] = result.updated.get(name, 0) + updated
+                written.append((name, *new_fps))
+        except BaseException:
+            rollback(conn)
+            self._database.failed = True
+            raise
+        conn.execute("COMMIT")
+        self._digests.stamp()
+        return result, written
+
+    def _only_new_rows(
+        self, nodes: Mapping[str, pa.Table], edges: Mapping[str, pa.Table], fps: Mapping[str, Fingerprints]
+    ) -> str | None:
+        """The batch's one table when it has exactly one and none of its keys can be stored yet."""
+        if len(nodes) + len(edges) != 1:
+            return None
+        name = next(iter([*nodes, *edges]))
+        known = self._keys.known(name)
+        if known is None:  # too many keys to remember: ask the engine in the general path
+            return None
+        present, unsure = known.lookup(*fps[name])
+        return None if (present | unsure).any() else name
+
+    def upsert(self, name: str, table: pa.Table, fps: Fingerprints, update: Any = None) -> tuple[int, int, Fingerprints]:
+        """COPY the rows not stored yet, update the changed ones (:func:`~eventkg.graphstore.ladybug.upsert.upsert`),
+        inside the caller's transaction."""
+        return upsert(self._database.conn, name, table, fps, self._keys.known(name), chunk=LOOKUP_CHUNK, update=update)
+
+    def copy_tracked(self, name: str, table: pa.Table) -> TableDigest | None:
+        """COPY new rows into ``name`` keeping its digest: dropped on disk first, old + the rows'
+        digest after the COPY (set when a CHECKPOINT makes it durable). Returns the rows' digest,
+        or None when the table's digest is not known (then it stays unknown)."""
+        base = self.digest_base(name)
+        self._digests.forget([name])
+        digest = digest_beside(table) if base is not None else None  # computed while the COPY runs
+        copy_arrow(self._database.conn, name, table)
+        self._digests.stamp()  # a COPY writes the database file before any CHECKPOINT
+        if digest is None:
+            return None
+        copied = digest()
+        self._digests.note(name, base + copied)
+        return copied
+
+    def copy_staged(self, name: str, stage: Staged, base: TableDigest | None) -> TableDigest | None:
+        """COPY a staged file into ``name`` (:meth:`copy_tracked`'s rules, the rows' digest computed
+        while they were staged from the ``base`` taken before). Returns the rows' digest when the
+        table's is kept, and counts the rows written."""
+        copied = stage.close()
+        if not stage.rows:
+            return None
+        self._digests.forget([name])
+        copy_file(self._database.conn, name, stage.path)
+        self._digests.stamp()
+        self._database.wrote(stage.rows)
+        if base is not None and copied is not None:
+            self._digests.note(name, base + copied)
+            return copied
+        return None
+
+    def digest_base(self, name: str) -> TableDigest | None:
+        """The digest ``name`` holds now, when known (an empty table's is: rule 4)."""
+        base = self._digests.now(name)
+        if base is None and name not in self._digests.pending and count_rows(self._database.conn, name) == 0:
+            base = EMPTY
+        return base
+
+    def delete_everything(self) -> None:
+        """Every row of every table deleted, then checkpointed (the tables stay)."""
+        self._digests.forget()
+        conn = self._database.conn
+        for rel in REL_TYPES.values():
+            conn.execute(f"MATCH ()-[e:{rel.name}]->() DELETE e")
+        for label in NODE_TYPES:
+            conn.execute(f"MATCH (n:{label}) DELETE n")
+        self._keys.clear()
+        self._digests.note_all_empty()  # set at the next CHECKPOINT
+        self._database.fold_wal()
+
