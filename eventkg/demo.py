@@ -30,19 +30,22 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eventkg.errors import EventKGError
 from eventkg.graphstore.model import EVENT_LEVELS
-from eventkg.queries.questions.make import NEGATIVES, TASKS
+from eventkg.queries.questions.make import NEGATIVES
+from eventkg.queries.questions.rows import TASKS
 from eventkg.tasks.base import Item, sample
 
 if TYPE_CHECKING:  # pragma: no cover
     from eventkg.graphstore.base import GraphStore
     from eventkg.tasks.base import Task
 
-SAMPLES = Path(__file__).resolve().parent.parent / "ingest" / "samples"
+#: the bundled samples, where the installed package holds them (a checkout's ingest/samples)
+SAMPLES = Path(str(files("eventkg.ingest").joinpath("samples")))
 BASELINES = ("kg-oracle", "random", "majority", "embed-sim")
 DEFAULT_N = 75  # questions per task and level (four times this generated in all)
 
@@ -134,7 +137,7 @@ def ingest_samples(store: GraphStore, root: Path = SAMPLES, progress: Progress =
     for src in SOURCES:
         path = root / src.path
         if not path.exists():
-            raise DemoError(f"{path}: bundled sample missing (is this a full checkout?)")
+            raise DemoError(f"{path}: bundled sample missing (the package was installed without its sample files)")
         step = f"ingest {src.name}"
         progress(step, 0, None)
         report = load(store, src.name, path, progress=lambda rows, rejected, step=step: progress(step, rows, None),
@@ -164,9 +167,9 @@ def _make_questions(store: GraphStore, n: int, seed: int, negatives: str,
     idx = EventIndex.from_store(store)
     sampler = None
     if negatives == "faiss":
-        from eventkg.queries.negatives.nearest import NegativeSampler
+        from eventkg.queries.negatives.nearest import NearestNegatives
 
-        sampler = NegativeSampler(store, level="schema")
+        sampler = NearestNegatives(store, level="schema")
     counts: dict[str, int] = {}
     keys: set[str] = set()
     for task in TASKS:

@@ -38,6 +38,7 @@ True
 
 from __future__ import annotations
 
+import importlib.resources
 import json
 import re
 from collections.abc import Mapping
@@ -49,7 +50,7 @@ from typing import Any
 from eventkg.graphstore.base import GraphStore, StoreError
 from eventkg.graphstore.model import EVENT_LEVELS, event_id
 
-SAVED_FILE = Path(__file__).with_name("saved.cypher")
+SAVED_FILE = Path(str(importlib.resources.files(__package__).joinpath("saved.cypher")))
 BACKENDS = ("neo4j", "ladybug")
 NEO4J_SCHEMES = ("neo4j://", "neo4j+s://", "neo4j+ssc://", "bolt://", "bolt+s://", "bolt+ssc://")
 #: Column the Neo4j variants fill with paths for Browser's graph view (absent on LadybugDB).

@@ -39,14 +39,13 @@ from eventkg.ingest.checks import Keys
 from eventkg.ingest.errors import RowError
 from eventkg.ingest.nodes import edge_row, event_row, node_row
 from eventkg.ingest.pipeline import (
-    DEFAULT_BATCH_SIZE,
     IngestReport,
-    Progress,
+    Parsed,
     Reject,
     Row,
+    Source,
     json_line_rows,
     resolve_files,
-    run,
 )
 
 SOURCE = "abspyramid"
@@ -141,20 +140,18 @@ def iter_rows(files: list[Path], keys: Keys | None = None) -> Iterator[Row | Rej
                                   keys)
 
 
-def load(
-    store,
-    path: str | Path,
-    *,
-    on_error: str = "fail",
-    rejects: str | Path | None = None,
-    limit: int | None = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
-    progress: Progress | None = None,
-) -> IngestReport:
-    """Ingest AbsPyramid files at ``path`` (the root, a folder or a file) into ``store``."""
-    files = find_files(path)
-    keys = Keys()
-    report = run(store, SOURCE, files, iter_rows(files, keys), on_error=on_error, rejects=rejects, limit=limit,
-                 batch_size=batch_size, progress=progress)
-    report.repeated = keys.repeated
-    return report
+def parse(source: Source) -> Parsed:
+    """The AbsPyramid files at ``source.path`` (the root, a folder or a file) and their rows."""
+    files = find_files(source.path)
+    return Parsed(files, iter_rows(files, source.keys))
+
+
+def load(store, path: str | Path, **options: Any) -> IngestReport:
+    """``eventkg.ingest.registry.load(store, 'abspyramid', path, **options)``: the library call that
+    ``eventkg ingest abspyramid PATH`` makes.
+
+    >>> report = load(store, "ingest/samples/abspyramid")  # doctest: +SKIP
+    """
+    from eventkg.ingest.registry import load as registry_load
+
+    return registry_load(store, SOURCE, path, **options)

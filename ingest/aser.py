@@ -75,7 +75,7 @@ from eventkg.graphstore.keyset import fingerprints, search
 from eventkg.graphstore.model import ASER_RELATIONS, normalise_text, upper_snake
 from eventkg.ingest.errors import MissingFilesError, WrongSchemaError
 from eventkg.ingest.nodes import edge_row, fast_event_id, node_row
-from eventkg.ingest.pipeline import Chunk, IngestReport, Prefetch, Progress, Reject, Row, run
+from eventkg.ingest.pipeline import Chunk, IngestReport, Parsed, Prefetch, Reject, Row, Source
 from eventkg.ingest.sqlite_arrow import (
     NUMBER,
     TEXT,
@@ -572,31 +572,30 @@ def iter_rows(kg: Path, *, map_events: bool = False, concepts: Path | None = Non
         conn.close()
 
 
-def load(
-    store,
-    path: str | Path,
-    *,
-    on_error: str = "fail",
-    rejects: str | Path | None = None,
-    limit: int | None = None,
-    batch_size: int = BATCH_SIZE,
-    progress: Progress | None = None,
-    map_events: bool = False,
-    concepts: str | Path | None = None,
-) -> IngestReport:
-    """Ingest an ASER ``KG.db`` (file or its folder) into ``store``, streaming it.
+def parse(source: Source, map_events: bool = False, concepts: str | Path | None = None) -> Parsed:
+    """An ASER ``KG.db`` (file or its folder) as chunks, read in a thread ahead of the writes.
 
-    SQLite rows are read ``min(batch_size, CHUNK)`` at a time and written as Arrow tables.    """
-    files = find_files(path)
-    kg = files[0]
+    SQLite rows are read ``min(batch_size, CHUNK)`` at a time and written as Arrow tables; the
+    database is opened and checked here, so a wrong file fails before anything is written. Its
+    primary keys are unique by construction: ``source.keys`` is not used.
+    """
+    files = find_files(source.path)
     cpath = Path(concepts) if concepts else None
-    size = max(1, min(CHUNK, batch_size))
-    options = {"map_events": map_events, "concepts": cpath, "limit": limit, "chunk_size": size}
-    items = iter_rows(kg, **options)
-    # Open and check the database now, so a wrong file fails before anything else happens.
-    first = next(items, None) if limit != 0 else None
-    return run(store, SOURCE, files + ([cpath] if cpath else []), _prepend(first, items), on_error=on_error,
-               rejects=rejects, limit=limit, batch_size=batch_size, progress=progress, prefetch=True)
+    size = max(1, min(CHUNK, source.batch_size))
+    items = iter_rows(files[0], map_events=map_events, concepts=cpath, limit=source.limit, chunk_size=size)
+    first = next(items, None) if source.limit != 0 else None
+    return Parsed(files + ([cpath] if cpath else []), _prepend(first, items), prefetch=True)
+
+
+def load(store, path: str | Path, **options: Any) -> IngestReport:
+    """``eventkg.ingest.registry.load(store, 'aser', path, **options)``: the library call that
+    ``eventkg ingest aser PATH`` makes.
+
+    >>> report = load(store, "ingest/samples/aser")  # doctest: +SKIP
+    """
+    from eventkg.ingest.registry import load as registry_load
+
+    return registry_load(store, SOURCE, path, **options)
 
 
 def _prepend(first: Row | Reject | Chunk | None, rest: Iterator[Row | Reject | Chunk]) -> Iterator[Row | Reject | Chunk]:

@@ -45,14 +45,13 @@ from eventkg.ingest.checks import Keys, missing_parts
 from eventkg.ingest.errors import RowError
 from eventkg.ingest.nodes import edge_row, node_row
 from eventkg.ingest.pipeline import (
-    DEFAULT_BATCH_SIZE,
     IngestReport,
-    Progress,
+    Parsed,
     Reject,
     Row,
+    Source,
     json_list_items,
     resolve_files,
-    run,
 )
 
 SOURCE = "clomo"
@@ -232,22 +231,19 @@ def iter_rows(files: list[Path], keys: Keys | None = None) -> Iterator[Row | Rej
                 yield Reject(str(path), place, str(exc), obj)
 
 
-def load(
-    store,
-    path: str | Path,
-    *,
-    on_error: str = "fail",
-    rejects: str | Path | None = None,
-    limit: int | None = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
-    progress: Progress | None = None,
-    partial: bool = False,
-) -> IngestReport:
-    """Ingest CLoMo files at ``path`` (file or folder) into ``store``; with ``partial`` a folder
-    lacking parts is ingested all the same and ``report.left_out`` names them."""
-    files, left_out = find_files(path, partial)
-    keys = Keys()
-    report = run(store, SOURCE, files, iter_rows(files, keys), on_error=on_error, rejects=rejects, limit=limit,
-                 batch_size=batch_size, progress=progress)
-    report.repeated, report.left_out = keys.repeated, left_out
-    return report
+def parse(source: Source, partial: bool = False) -> Parsed:
+    """The CLoMo files at ``source.path`` (file or folder) and their rows; with ``partial`` a folder
+    lacking parts is read all the same and ``left_out`` names them."""
+    files, left_out = find_files(source.path, partial)
+    return Parsed(files, iter_rows(files, source.keys), left_out)
+
+
+def load(store, path: str | Path, **options: Any) -> IngestReport:
+    """``eventkg.ingest.registry.load(store, 'clomo', path, **options)``: the library call that
+    ``eventkg ingest clomo PATH`` makes.
+
+    >>> report = load(store, "ingest/samples/clomo")  # doctest: +SKIP
+    """
+    from eventkg.ingest.registry import load as registry_load
+
+    return registry_load(store, SOURCE, path, **options)

@@ -50,7 +50,14 @@ from eventkg.graphstore.model import canonical_edge, normalise_text
 from eventkg.ingest.checks import Keys
 from eventkg.ingest.errors import RowError
 from eventkg.ingest.nodes import edge_row, event_relation_edge, event_row
-from eventkg.ingest.pipeline import DEFAULT_BATCH_SIZE, IngestReport, Progress, Reject, Row, resolve_files, run
+from eventkg.ingest.pipeline import (
+    IngestReport,
+    Parsed,
+    Reject,
+    Row,
+    Source,
+    resolve_files,
+)
 
 SOURCE = "eeckg"
 
@@ -238,20 +245,18 @@ def iter_rows(files: list[Path], keys: Keys | None = None) -> Iterator[Row | Rej
                 yield from _table_rows(path, fh, first, keys)
 
 
-def load(
-    store,
-    path: str | Path,
-    *,
-    on_error: str = "fail",
-    rejects: str | Path | None = None,
-    limit: int | None = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
-    progress: Progress | None = None,
-) -> IngestReport:
-    """Ingest EECKG / ConceptNet-format files at ``path`` into ``store``."""
-    files = find_files(path)
-    keys = Keys()
-    report = run(store, SOURCE, files, iter_rows(files, keys), on_error=on_error, rejects=rejects, limit=limit,
-                 batch_size=batch_size, progress=progress)
-    report.repeated = keys.repeated
-    return report
+def parse(source: Source) -> Parsed:
+    """The EECKG / ConceptNet-format files at ``source.path`` and their rows."""
+    files = find_files(source.path)
+    return Parsed(files, iter_rows(files, source.keys))
+
+
+def load(store, path: str | Path, **options: Any) -> IngestReport:
+    """``eventkg.ingest.registry.load(store, 'eeckg', path, **options)``: the library call that
+    ``eventkg ingest eeckg PATH`` makes.
+
+    >>> report = load(store, "ingest/samples/eeckg")  # doctest: +SKIP
+    """
+    from eventkg.ingest.registry import load as registry_load
+
+    return registry_load(store, SOURCE, path, **options)

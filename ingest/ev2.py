@@ -78,15 +78,14 @@ from eventkg.ingest.checks import Keys, missing_parts
 from eventkg.ingest.errors import RowError
 from eventkg.ingest.nodes import edge_row, event_relation_edge, event_row, node_row
 from eventkg.ingest.pipeline import (
-    DEFAULT_BATCH_SIZE,
     IngestReport,
-    Progress,
+    Parsed,
     Reject,
     Row,
+    Source,
     json_line_rows,
     json_list_items,
     resolve_files,
-    run,
 )
 
 SOURCE = "ev2"
@@ -411,28 +410,21 @@ def iter_rows(files: list[Path], without_text: set[str] | None = None, keys: Key
             yield item
 
 
-def load(
-    store,
-    path: str | Path,
-    *,
-    on_error: str = "fail",
-    rejects: str | Path | None = None,
-    limit: int | None = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
-    progress: Progress | None = None,
-    partial: bool = False,
-) -> IngestReport:
-    """Ingest the EV² files at ``path`` (file or folder) into ``store``; with ``partial`` a folder
-    lacking some of :data:`PARTS` is ingested all the same and ``report.left_out`` names them.
+def parse(source: Source, partial: bool = False) -> Parsed:
+    """The EV² files at ``source.path`` (file or folder) and their rows; with ``partial`` a folder
+    lacking some of :data:`PARTS` is read all the same and ``left_out`` names them."""
+    files, left_out = find_files(source.path, partial)
+    without_text: set[str] = set()
+    return Parsed(files, iter_rows(files, without_text, source.keys), left_out,
+                  counts=lambda: {WITHOUT_TEXT: len(without_text)})
+
+
+def load(store, path: str | Path, **options: Any) -> IngestReport:
+    """``eventkg.ingest.registry.load(store, 'ev2', path, **options)``: the library call that
+    ``eventkg ingest ev2 PATH`` makes.
 
     >>> report = load(store, "ingest/samples/ev2")  # doctest: +SKIP
     """
-    files, left_out = find_files(path, partial)
-    without_text: set[str] = set()
-    keys = Keys()
-    rows = iter_rows(files, without_text, keys)
-    report = run(store, SOURCE, files, rows, on_error=on_error, rejects=rejects, limit=limit, batch_size=batch_size,
-                 progress=progress)
-    report.extra[WITHOUT_TEXT] = len(without_text)
-    report.repeated, report.left_out = keys.repeated, left_out
-    return report
+    from eventkg.ingest.registry import load as registry_load
+
+    return registry_load(store, SOURCE, path, **options)

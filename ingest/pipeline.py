@@ -523,3 +523,52 @@ def run(
     if progress is not None:
         progress(report.rows, report.rejected)
     return report
+
+
+@dataclass(frozen=True)
+class Source:
+    """What a loader's ``parse`` is given: the path, the ingest's :class:`Keys`, and the common
+    options a loader may size its reading by (``limit``, ``batch_size``)."""
+
+    path: Path
+    keys: Keys
+    limit: int | None
+    batch_size: int
+
+
+@dataclass
+class Parsed:
+    """What a loader's ``parse`` returns: the files it reads and the stream of items they give.
+
+    ``left_out`` names the dataset parts a partial folder lacks; ``counts``, called once the
+    stream is spent, gives the loader's own figures for :attr:`IngestReport.extra`; ``prefetch``
+    reads the stream in a thread (see :class:`Prefetch`).
+    """
+
+    files: list[Path]
+    items: Iterable[Row | Reject | Chunk]
+    left_out: list[str] = field(default_factory=list)
+    counts: Callable[[], dict[str, int]] | None = None
+    prefetch: bool = False
+
+
+#: a loader: ``parse(source, **own_options) -> Parsed``
+Parse = Callable[..., Parsed]
+
+
+def ingest(store: GraphStore, source: str, parse: Parse, path: str | Path, *, on_error: str = "fail",
+           rejects: str | Path | None = None, limit: int | None = None, batch_size: int = DEFAULT_BATCH_SIZE,
+           progress: Progress | None = None, **own: Any) -> IngestReport:
+    """One loader's ingest: ``parse`` the files at ``path``, then :func:`run` the items into ``store``.
+
+    The body every loader shares: the keys checked across the ingest, the report's repeats,
+    left-out parts and the loader's own counts. :func:`eventkg.ingest.registry.load` calls it.
+    """
+    keys = Keys()
+    parsed = parse(Source(Path(path), keys, limit, batch_size), **own)
+    report = run(store, source, parsed.files, parsed.items, on_error=on_error, rejects=rejects, limit=limit,
+                 batch_size=batch_size, progress=progress, prefetch=parsed.prefetch)
+    report.repeated, report.left_out = keys.repeated, parsed.left_out
+    if parsed.counts is not None:
+        report.extra.update(parsed.counts())
+    return report

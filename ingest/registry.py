@@ -155,12 +155,21 @@ def check_options(info: LoaderInfo, options: dict[str, Any]) -> None:
 
 
 def load(store, source: str, path, **options):
-    """``eventkg.ingest.registry.load(store, "ev2", path)`` == ``eventkg.ingest.ev2.load(store, path)``.
+    """Ingest ``path`` into ``store`` with the loader registered as ``source``; its :class:`IngestReport`.
 
-    ``options`` are the common ones (``on_error``, ``rejects``, ``limit``, ``batch_size``,
-    ``progress``) and the source's own (:attr:`LoaderInfo.options`); any other is a
-    :class:`LoaderError` naming the sources that take it.
+    The registry runs the pipeline (:func:`eventkg.ingest.pipeline.ingest`) on the loader's
+    ``parse``, so a loader module is its parse and row functions (and its ``BATCH_SIZE`` when it
+    differs from the pipeline's). ``options`` are the common ones (``on_error``, ``rejects``,
+    ``limit``, ``batch_size``, ``progress``) and the source's own (:attr:`LoaderInfo.options`);
+    any other is a :class:`LoaderError` naming the sources that take it.
+
+    >>> load(store, "ev2", "ingest/samples/ev2", on_error="skip")  # doctest: +SKIP
     """
+    from eventkg.ingest.pipeline import DEFAULT_BATCH_SIZE, ingest
+
     info = get_loader(source)
     check_options(info, options)
-    return info.load_module().load(store, path, **options)
+    module = info.load_module()
+    if options.get("batch_size") is None:
+        options["batch_size"] = getattr(module, "BATCH_SIZE", DEFAULT_BATCH_SIZE)
+    return ingest(store, info.name, module.parse, path, **options)

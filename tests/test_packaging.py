@@ -53,3 +53,20 @@ def test_public_api_from_eventkg(tmp_path: Path) -> None:
     assert proc.stdout.strip() == "Before"  # Table 1: Before then Causes induces Before
     bad = run_python("import eventkg; eventkg.no_such_name", tmp_path)
     assert "module 'eventkg' has no attribute 'no_such_name'" in bad.stderr
+
+
+def test_wheel_holds_the_bundled_files(tmp_path: Path) -> None:
+    """The files found through importlib.resources are in the wheel, where the package expects them."""
+    import zipfile
+
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                           "-w", str(tmp_path / "dist"), str(root)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    names = set(zipfile.ZipFile(next((tmp_path / "dist").glob("eventkg-*.whl"))).namelist())
+    for name in ("eventkg/graphstore/saved.cypher", "eventkg/graphstore/browser_style.grass",
+                 "eventkg/graphstore/neo4j/server/pom.xml", "eventkg/tasks/prompts/ev2_plain.txt",
+                 "eventkg/ingest/samples/ev2/S_CEC.jsonl", "eventkg/ingest/samples/aser/KG.db",
+                 "eventkg/ingest/samples/clomo/zero_test.json"):
+        assert name in names, name
+    assert not any(n.split("/")[0] in LAYERS for n in names)  # one import name

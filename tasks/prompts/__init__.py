@@ -7,12 +7,12 @@ sections are rendered by the task and passed in (empty string when absent).
 
 from __future__ import annotations
 
+import importlib.resources
 import re
 from functools import cache
-from pathlib import Path
 from string import Template
 
-HERE = Path(__file__).resolve().parent
+HERE = importlib.resources.files(__package__)
 
 
 @cache
