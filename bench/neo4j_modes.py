@@ -206,6 +206,7 @@ def _bulk(kg_path: str, workdir: Path, out: dict) -> None:
     from eventkg.graphstore.neo4j.admin_import import export_neo4j_import
     from eventkg.graphstore.neo4j.server import cds as neo4j_cds
     from eventkg.graphstore.neo4j.server import launch as neo4j_server
+    from eventkg.graphstore.neo4j.server.jars import cache_dir
     from eventkg.graphstore.neo4j.store import Neo4jStore
     from eventkg.ingest import aser
 
@@ -215,7 +216,7 @@ def _bulk(kg_path: str, workdir: Path, out: dict) -> None:
     lbug.unlink(missing_ok=True)
     classpath = neo4j_server.prepare()  # the jars, and the JVMs' class-data archives the first time (not timed)
     out["class_data_archives"] = all(  # recorded and handed to the JVMs (not only switched on)
-        neo4j_cds.flags(neo4j_server.cache_dir(), role, classpath) for role in (neo4j_cds.ADMIN, neo4j_cds.SERVER))
+        neo4j_cds.flags(cache_dir(), role, classpath) for role in (neo4j_cds.ADMIN, neo4j_cds.SERVER))
     start = time.perf_counter()
     with open_store(str(lbug)) as emb:
         aser.load(emb, kg_path)

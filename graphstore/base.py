@@ -66,7 +66,7 @@ class MissingEndpointError(StoreError):
 class Batch:
     """Rows to write as one upsert: all of it lands, or none of it does.
 
-    On Neo4j this holds for batches of up to ``neo4j_store.TX_ROWS`` rows and
+    On Neo4j this holds for batches of up to ``neo4j.transactions.TX_ROWS`` rows and
     ``TX_BYTES`` estimated bytes; a bigger batch is written in several transactions
     (nodes first), and if one fails the earlier ones stay: writing the batch again
     completes it (see ``eventkg.graphstore.neo4j.store``)."""

@@ -1,34 +1,17 @@
-"""CSV files for ``neo4j-admin database import full``, streamed from an embedded store.
+"""The files of ``neo4j-admin database import full``, streamed from an embedded store.
 
-Why: writing millions of rows through Bolt runs a transaction per few thousand rows; the
-offline importer builds a new database from CSV files at a million rows a second. This
-module writes those files from a LadybugDB store: one ``nodes-<Label>.csv`` per non-empty
-label and one ``rels-<TYPE>.csv`` per non-empty relationship type, each with its header
-line, plus ``import.json`` (the files and CSV options; written last, so a folder without it
-is an unfinished export) and ``import.sh`` (the same command for a Neo4j installation).
-
-The graph the importer builds is the one the Bolt path writes: the same labels, types and
-ids (``n.id`` a string property), ``sources`` as ``sources:string[]``, ``DOUBLE``/``INT64``
-properties as ``double``/``long``, ``STRING[]`` as ``string[]``; a null property is an empty
-unquoted field (not set, as Bolt leaves it), an empty string is ``""``. Array elements are
-joined with U+001F (a value holding that character is refused); a file with a line break
-inside a value is read with ``--multiline-fields``. One difference: the importer leaves an
-empty array unset (CSV has no way to tell ``[]`` or ``[""]`` from no value), where Bolt
-stores ``[]``; the store reads a missing ``sources`` as ``[]`` either way, so only raw Cypher
-(``n.sources IS NULL``) sees it. Constraints and indexes are not part of the import: the store
-creates them when it first opens the database (``Neo4jStore``).
-
-Node ids for the importer are integers, not the string ids: a node's ``:ID`` (not stored) is
-its LadybugDB node offset plus its label's base (labels laid end to end), and the importer
-runs with ``--id-type=actual``, so those numbers are Neo4j's node record ids and it needs no
-id map at all; relationships name their ends by the same numbers. Why (1M events / 4.5M edges,
-2 cores): with string ids the importer took 37.3 s and the CSV files were 349 MB; with integer
-ids 26.2 s, with actual ids 22.2 s (relationship stage 17.6 s -> 4.7 s) and 201 MB. Offsets
-left unused by deleted nodes are holes the importer accepts (those record ids stay free).
-
-Reading is columnar and bounded: nodes in pages of ``PAGE`` node offsets, relationships in
-pages of ``PAGE`` source-node offsets, each page one Arrow table, never the whole table; files are
-written in ``LANES`` lanes side by side, each lane with its own connection (see ``_write_all``).
+Owns the import folder's format: one ``nodes-<Label>.csv`` per non-empty label and one
+``rels-<TYPE>.csv`` per non-empty type (:func:`node_header`, :func:`rel_header`), ``import.json``
+(files and CSV options, written last: a folder without it is unfinished), ``import.sh``, and the
+importer's arguments for a folder (:func:`admin_arguments`). Invariant: the importer builds the
+graph the Bolt path writes (same labels, types, string ``id`` and property types; a null is an
+unset property), except that an empty array is left unset where Bolt stores ``[]`` (the store
+reads both as ``[]``). A node's ``:ID`` is its LadybugDB offset plus a base per label, imported with
+``--id-type=actual`` (:data:`ID_TYPE`), so no id map is needed. Reading is bounded: pages of
+:data:`PAGE` offsets, files written in :data:`LANES` lanes. Running ``neo4j-admin`` on the folder
+is not here but in ``server.launch.run_import``: it needs the server's jars, JVM flags, class-data
+archives and huge pages, while writing the files needs only the embedded store, so
+``eventkg export neo4j-import`` runs on a machine without Java. Figures: ``docs/performance.md``.
 """
 
 from __future__ import annotations

@@ -7,13 +7,17 @@
   so a wrong address, password or database is a one-line :class:`StoreError` at open, naming
   the real cause: routing drivers hide the socket error, so the address is probed once with
   a plain TCP connect (:func:`reason`).
+* :class:`Connection` is the one handle on the database that the store and its parts share:
+  sessions (READ access mode for reads, so Neo4j itself refuses a write), read-only queries,
+  and the shown URL and address every error names.
 """
 
 from __future__ import annotations
 
 import logging
 import socket
-from dataclasses import dataclass
+from collections.abc import Mapping
+from typing import Any
 from urllib.parse import SplitResult, unquote, urlsplit
 
 import neo4j
@@ -31,14 +35,34 @@ logging.getLogger("neo4j").addHandler(logging.NullHandler())
 CONNECT_TIMEOUT = 5.0  # seconds to wait for a TCP connection
 
 
-@dataclass(frozen=True)
 class Connection:
     """An open driver and where it points (``url`` as shown: without the password)."""
 
-    driver: neo4j.Driver
-    database: str | None
-    url: str
-    address: tuple[str, int]
+    def __init__(self, driver: neo4j.Driver, database: str | None, url: str, address: tuple[str, int]) -> None:
+        self._driver: neo4j.Driver | None = driver
+        self.database, self.url, self.address = database, url, address
+
+    def session(self, *, write: bool = True, **config: Any) -> neo4j.Session:
+        """A session on the database: WRITE access mode, or READ (the server refuses writes in it)."""
+        if self._driver is None:
+            raise StoreError(f"the Neo4j store at {self.url} is closed")
+        mode = neo4j.WRITE_ACCESS if write else neo4j.READ_ACCESS
+        return self._driver.session(database=self.database, default_access_mode=mode, **config)
+
+    def read(self, cypher: str, params: Mapping[str, Any] | None = None) -> list[neo4j.Record]:
+        """The records of read-only Cypher, run in a READ access-mode session."""
+        with self.session(write=False) as s:
+            return list(s.run(cypher, dict(params or {})))
+
+    def unreachable(self, exc: BaseException) -> str:
+        """The one-line message for this server when it cannot be reached."""
+        return unreachable(self.url, self.address, exc)
+
+    def close(self) -> None:
+        """Close the driver (again: nothing)."""
+        if self._driver is not None:
+            self._driver.close()
+            self._driver = None
 
 
 def parse_url(url: str) -> tuple[str, tuple[str, str] | None, str | None, str]:

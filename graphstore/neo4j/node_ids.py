@@ -1,13 +1,11 @@
 """Neo4j's internal node ids of the nodes a writer knows, so edges find their ends by id.
 
 Why: an edge CREATE that finds its ends with ``MATCH (a:Event {id: r[0]})`` does an index
-seek on a 40-character string per end; ``MATCH (a) WHERE id(a) = r[0]`` is a NodeByIdSeek,
-a direct record read. Measured on 2 cores (96K events, 225K edges, raw driver, same run):
-92 µs of server CPU per edge with index seeks, 47 µs by id.
+seek on a string per end; ``MATCH (a) WHERE id(a) = r[0]`` is a NodeByIdSeek, a direct record
+read (figures: ``docs/performance.md``, "Figures moved from docstrings (Neo4j)").
 
-A :class:`NodeIds` maps node-key fingerprints (:mod:`eventkg.graphstore.keyset`, 16 bytes)
-to the node id (8 bytes), in sorted numpy arrays: ~24 bytes per node, no Python object per
-node. It is filled from the ids that CREATE returns and from batched lookups of the ends it
+A :class:`NodeIds` maps node-key fingerprints (:mod:`eventkg.graphstore.keyset`) to the node
+id, in sorted numpy arrays: no Python object per node. It is filled from the ids that CREATE returns and from batched lookups of the ends it
 does not know (one row per distinct id). Internal ids are only stable while nothing deletes
 nodes (Neo4j reuses a deleted node's id): a map lives for one batch, or for a
 ``bulk_load()`` session, which assumes no other writer; ``clear()`` and a raw write through

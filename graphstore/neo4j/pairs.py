@@ -1,20 +1,17 @@
 """New edges written a node pair at a time: every type between two nodes in one statement row.
 
+Owns :class:`PairPart` (the new edges of all types joining the same two labels with the same
+properties, sorted so a pair's edges lie side by side), its statement and :func:`create_pairs`.
+A statement row is ``[id(a), id(b), sources, props... per type]`` (null where that type is
+absent); the statement finds both ends once, by internal node id
+(:mod:`eventkg.graphstore.neo4j.node_ids`), then CREATEs each present type (``FOREACH ... CASE``).
 Why: an ASER Relations row gives 1-3 typed edges between the same two events, and each edge
-written on its own finds both its ends again. Rows known new of all edge types joining the
-same two labels are merged into one :class:`PairPart`, sorted so a pair's edges lie side by
-side; a statement row is ``[id(a), id(b), sources, props... per type]`` (null where that
-type is absent) and the statement finds the ends once, by internal node id
-(:mod:`eventkg.graphstore.neo4j.node_ids`), then CREATEs each present type
-(``FOREACH ... CASE``). Measured, raw driver, 96K events, 225K edges, 2 cores, three runs:
-39-47 µs of server CPU per edge one type at a time by id, 26-36 µs a pair at a time (76-92
-µs with string index seeks, one type at a time).
-
-Not used: one statement per set of types a pair has, plain CREATEs and no FOREACH (slower:
-141 µs of server CPU per edge in the ASER ingest against 57 µs under the same machine load,
-hundreds of small statements per transaction); a relationship type given as data
-(``CREATE (a)-[:$(t[0])]->(b)``, Neo4j 5.26), which needs no FOREACH per type, is wrong:
-under ``UNWIND`` Neo4j 5.26.0 evaluates the type once and gives every row the first row's.
+written on its own finds both its ends again (figures: ``docs/performance.md``, "Figures moved
+from docstrings (Neo4j)"). Not used: a statement per set of types a pair has (hundreds of small
+statements per transaction, slower), and a relationship type given as data
+(``CREATE (a)-[:$(t[0])]->(b)``): under ``UNWIND`` Neo4j 5.26.0 evaluates it once and gives every
+row the first row's type. Invariant: every row of a pair part is known new; an end not found is a
+:class:`MissingEndpointError` naming it.
 """
 
 from __future__ import annotations
@@ -28,8 +25,9 @@ import pyarrow as pa
 
 from eventkg.graphstore.base import MissingEndpointError, WriteResult
 from eventkg.graphstore.model import REL_TYPES
-from eventkg.graphstore.neo4j import typed_parts as nb
 from eventkg.graphstore.neo4j.node_ids import MISSING, TxIds
+from eventkg.graphstore.neo4j.parts import Part, sources_lists
+from eventkg.graphstore.neo4j.upsert import missing_message, run_chunks
 
 
 @dataclass
@@ -70,10 +68,10 @@ class PairPart:
     def key_of(self, i: int) -> str:
         return self.by_type_row(i).key_of(0)
 
-    def by_type_row(self, i: int) -> nb.Part:
+    def by_type_row(self, i: int) -> Part:
         return self._typed(int(self.type_idx[i]), np.array([i]))
 
-    def by_type(self) -> list[nb.Part]:
+    def by_type(self) -> list[Part]:
         """The rows as one plain part per type (for the exact upsert path and the key sets)."""
         out = []
         for k in range(len(self.types)):
@@ -91,9 +89,9 @@ class PairPart:
                 out.append((name, self.h1[rows], self.h2[rows]))
         return out
 
-    def _typed(self, k: int, rows: np.ndarray) -> nb.Part:
+    def _typed(self, k: int, rows: np.ndarray) -> Part:
         table = self.table.take(pa.array(rows))
-        return nb.Part(self.types[k], table, self.h1[rows], self.h2[rows], self.row_bytes[rows], self.new)
+        return Part(self.types[k], table, self.h1[rows], self.h2[rows], self.row_bytes[rows], self.new)
 
     def columns(self) -> dict[str, list]:
         """Python values of the statement's columns (``sources`` as lists), built once."""
@@ -101,14 +99,18 @@ class PairPart:
             self._cols = {}
             for name in self.table.column_names[2:]:
                 values = self.table.column(name).to_pylist()
-                self._cols[name] = nb.sources_lists(values) if name == "sources" else values
+                self._cols[name] = sources_lists(values) if name == "sources" else values
         return self._cols
 
 
-def pair_parts(parts: Sequence[nb.Part]) -> list[nb.Part | PairPart]:
+#: a part as a transaction takes it: one label/type's rows, or a pair part's new edges
+TxPart = Part | PairPart
+
+
+def pair_parts(parts: Sequence[Part]) -> list[TxPart]:
     """The parts, with the new edge parts of each (source, target, properties) merged into one PairPart."""
-    groups: dict[tuple, list[nb.Part]] = {}
-    out: list[nb.Part | PairPart] = []
+    groups: dict[tuple, list[Part]] = {}
+    out: list[TxPart] = []
     for part in parts:
         if part.is_edge and part.new:
             rel = REL_TYPES[part.name]
@@ -120,7 +122,7 @@ def pair_parts(parts: Sequence[nb.Part]) -> list[nb.Part | PairPart]:
     return out
 
 
-def _merge(group: list[nb.Part]) -> PairPart:
+def _merge(group: list[Part]) -> PairPart:
     types = tuple(p.name for p in group)
     table = pa.concat_tables([p.table for p in group])  # one schema: same keys, same properties
     type_idx = np.concatenate([np.full(len(p), k, np.int16) for k, p in enumerate(group)])
@@ -183,9 +185,9 @@ def create_pairs(tx: neo4j.Transaction, part: PairPart, chunk_size: int, ids: Tx
         if (ends == MISSING).any():
             row = part.by_type_row(int(np.flatnonzero(ends == MISSING)[0]))
             key = {"src": row.table.column("src")[0].as_py(), "dst": row.table.column("dst")[0].as_py()}
-            raise MissingEndpointError(nb.missing_message(row.name, key, src_missing))
+            raise MissingEndpointError(missing_message(row.name, key, src_missing))
     q, rows = foreach_cypher(part.types, props_of(part)), foreach_rows(part, a, b)
-    made = sum(nb.run_chunks(tx, q, rows, chunk_size, _created))
+    made = sum(run_chunks(tx, q, rows, chunk_size, _created))
     if made != len(part):  # a node found by id vanished: only another writer deleting nodes does that
         raise MissingEndpointError(f"{part.name} edges: {len(part) - made:,} of {len(part):,} found an end "
                                    "deleted while this batch was written (another writer?)")

@@ -1,33 +1,29 @@
-"""How a batch travels to Neo4j: typed Arrow per label/type, cut into bounded transactions.
+"""A batch's rows typed for Neo4j: one :class:`Part` per label/type, the unit every write step handles.
 
-Why: Neo4j keeps a transaction's whole state on its heap, and refuses a transaction past
-``dbms.memory.transaction.total.max`` (70% of a 512 MB default heap), so a 200,000-row
-loader batch cannot be one transaction. Every batch is typed and deduplicated as the
-embedded store does it (``eventkg.graphstore.tables``: the same values, the same refusals), each
-row's size is estimated from its Arrow buffers, and the rows are cut into transactions of
-at most ``TX_ROWS`` rows and ``TX_BYTES`` estimated bytes (nodes before edges). A row
-bigger than ``TX_BYTES`` is a transaction of its own.
+Owns: conforming and deduplicating a batch's rows and Arrow tables exactly as the embedded store
+does (:mod:`eventkg.graphstore.tables`: the same values, the same refusals), the key fingerprints
+of each row (:mod:`eventkg.graphstore.keyset`) and each row's estimated transaction cost
+(:func:`row_bytes`: its values plus :data:`ROW_BYTES` and :data:`VALUE_BYTES` per property), which
+the cut into bounded transactions (:mod:`eventkg.graphstore.neo4j.transactions`) sums.
 
-Rows are sent as positional lists (``[id, sources, prop1, ...]``), not maps: a map repeats
-its keys in every row, so lists pack and travel in about half the bytes.
+Invariant: a part holds one row per key, in the declared column order, and knows whether its rows
+are known to be absent (``new``). Rows travel to CREATE as positional lists (:meth:`Part.tuples`),
+not maps: a map repeats its keys in every row.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
-import neo4j
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from eventkg.graphstore.base import Batch
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 from eventkg.graphstore.tables import conform_table, decoded_rows, dedupe, rows_table
 
-TX_ROWS = 20_000  # most rows per transaction
-TX_BYTES = 16 << 20  # most estimated bytes per transaction (Neo4j's state is a few times this)
 ROW_BYTES = 96  # estimated transaction state per row besides its values
 VALUE_BYTES = 24  # ... and per stored property
 
@@ -96,7 +92,24 @@ def sources_lists(values: list[str | None]) -> list[list[str]]:
     return out
 
 
-def typed_table(name: str, rows: list[dict[str, Any]] | None, table: pa.Table | None) -> tuple[pa.Table, tuple]:
+#: a label/type's rows typed: the conformed table, one row per key, and its key fingerprints (h1, h2)
+Typed = tuple[pa.Table, tuple[np.ndarray, np.ndarray]]
+
+
+def typed_batch(batch: Batch) -> dict[str, Typed]:
+    """The batch's non-empty labels, then its non-empty types, each typed (rows and tables merged)."""
+    names = [*dict.fromkeys([*batch.nodes, *batch.node_tables]), *dict.fromkeys([*batch.edges, *batch.edge_tables])]
+    sources = {**batch.nodes, **batch.edges}
+    tables = {**batch.node_tables, **batch.edge_tables}
+    typed = {}
+    for name in names:
+        rows, table = sources.get(name), tables.get(name)
+        if rows or (table is not None and table.num_rows):
+            typed[name] = typed_table(name, rows, table)
+    return typed
+
+
+def typed_table(name: str, rows: list[dict[str, Any]] | None, table: pa.Table | None) -> Typed:
     """A name's rows and table as one conformed table, one row per key, with key fingerprints."""
     keys, props = keys_of(name), properties_of(name)
     parts = []
@@ -123,84 +136,4 @@ def row_bytes(table: pa.Table) -> np.ndarray:
                 out += np.bincount(parents, weights=lengths, minlength=len(col)).astype(np.int64)
         else:
             out += 8
-    return out
-
-
-def plan(parts: Sequence[Part], tx_rows: int = TX_ROWS, tx_bytes: int = TX_BYTES) -> list[list[Part]]:
-    """Cut the parts (in order) into transactions of <= ``tx_rows`` rows and <= ``tx_bytes`` bytes."""
-    txs: list[list[Part]] = []
-    current: list[Part] = []
-    rows = size = 0
-    for part in parts:
-        start = 0
-        cum = np.cumsum(part.row_bytes)
-        while start < len(part):
-            room_rows = tx_rows - rows
-            base = cum[start - 1] if start else 0
-            fits = int(np.searchsorted(cum, base + (tx_bytes - size), side="right")) - start
-            take = min(room_rows, fits, len(part) - start)
-            if take <= 0:
-                if current:  # this transaction is full: start the next one
-                    txs.append(current)
-                    current, rows, size = [], 0, 0
-                    continue
-                take = 1  # one row bigger than a whole transaction goes alone
-            current.append(part.slice(start, start + take) if take < len(part) else part)
-            rows += take
-            size += int(cum[start + take - 1] - base)
-            start += take
-    if current:
-        txs.append(current)
-    return txs
-
-
-def halves(parts: Sequence[Part]) -> Iterator[list[Part]]:
-    """A transaction's parts split into two of about half the rows each (for a retry in smaller pieces)."""
-    total = sum(map(len, parts))
-    half = total // 2
-    first: list[Part] = []
-    second: list[Part] = []
-    seen = 0
-    for part in parts:
-        if seen >= half:
-            second.append(part)
-        elif seen + len(part) <= half:
-            first.append(part)
-        else:
-            cut = half - seen
-            first.append(part.slice(0, cut))
-            second.append(part.slice(cut, len(part)))
-        seen += len(part)
-    yield first
-    yield second
-
-
-def count_rows(parts: Sequence[Part]) -> int:
-    return sum(map(len, parts))
-
-
-def missing_message(rtype: str, row: Mapping[str, Any], src_missing: bool) -> str:
-    """The one line naming the end of an edge row (``src``/``dst``) that is not in the store."""
-    rel = REL_TYPES[rtype]
-    label, nid = (rel.source, row["src"]) if src_missing else (rel.target, row["dst"])
-    return f"{rtype} edge refers to a node that is not in the store: {label} {nid!r}"
-
-
-T = TypeVar("T")
-
-
-def run_chunks(tx: neo4j.Transaction, query: str, rows: list, chunk_size: int,
-               read: Callable[[neo4j.Result, list], T]) -> list[T]:
-    """``query`` over ``rows`` in statements of ``chunk_size`` rows (``$rows``), each sent before the
-    previous one's result is read, so the server runs one while the next is packed; ``read``
-    turns each statement's result (and the rows it was given) into a value, in order."""
-    out: list[T] = []
-    pending: tuple[neo4j.Result, list] | None = None
-    for i in range(0, len(rows), chunk_size):
-        chunk = rows[i : i + chunk_size]
-        if pending is not None:
-            out.append(read(*pending))
-        pending = (tx.run(query, rows=chunk), chunk)
-    if pending is not None:
-        out.append(read(*pending))
     return out

@@ -8,8 +8,9 @@
 * A neighbourhood is expanded one query per hop, its branches grouped per far label (few
   branches plan fast), then the edges among the held nodes are read per endpoint labels.
 
-Plain functions over ``read`` (runs read-only Cypher, returns the records: the store's
-``_read``, a READ access-mode session, so Neo4j itself refuses writes).
+Plain functions over ``read`` (runs read-only Cypher and returns the records:
+:meth:`Connection.read <eventkg.graphstore.neo4j.connect.Connection.read>`, a READ access-mode
+session, so Neo4j itself refuses writes); ``iter_edges`` streams over the connection itself.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from neo4j.graph import Node, Path, Relationship
 
 from eventkg.graphstore.base import StoreError, neighbourhood_types
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
+from eventkg.graphstore.neo4j.connect import Connection
 
 LOOKUP_CHUNK = 50_000  # ids per lookup statement
 
@@ -106,9 +108,7 @@ def iter_nodes(read: Read, label: str, batch_size: int = 50_000) -> Iterator[dic
         after = page[-1]["p"]["id"]
 
 
-def iter_edges(
-    driver: neo4j.Driver, database: str | None, rel_type: str, batch_size: int = 50_000
-) -> Iterator[dict[str, Any]]:
+def iter_edges(conn: Connection, rel_type: str, batch_size: int = 50_000) -> Iterator[dict[str, Any]]:
     """One streaming result, pulled from the server ``batch_size`` records at a time."""
     if rel_type not in REL_TYPES:
         raise StoreError(f"unknown relationship type {rel_type!r}")
@@ -117,7 +117,7 @@ def iter_edges(
         f"MATCH (a:{rel.source})-[e:{rel_type}]->(b:{rel.target}) "
         "RETURN a.id AS src, b.id AS dst, properties(e) AS p"
     )
-    with driver.session(database=database, default_access_mode=neo4j.READ_ACCESS, fetch_size=batch_size) as s:
+    with conn.session(write=False, fetch_size=batch_size) as s:
         for rec in s.run(cypher):
             p = rec["p"]
             row = {"src": rec["src"], "dst": rec["dst"], "sources": list(p.get("sources") or [])}

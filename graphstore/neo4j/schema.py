@@ -43,7 +43,7 @@ def creation_order(stmts: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
     Why: ``CREATE INDEX`` returns at once and the index fills in the background, where
     ``CREATE CONSTRAINT`` waits until its own index is filled; indexes first, their population
-    overlaps the constraints' (a fresh bulk-imported 1M-event database: 4.8 s -> 4.3 s).
+    overlaps the constraints' (figures: ``docs/performance.md``, "Figures moved from docstrings (Neo4j)").
     """
     return sorted(stmts, key=lambda item: item[1].startswith("CREATE CONSTRAINT"))
 

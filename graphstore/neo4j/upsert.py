@@ -1,36 +1,33 @@
-"""Writing rows inside one Neo4j transaction: CREATE the new ones, look the others up, replace the changed ones.
+"""The statements one Neo4j transaction runs for one label/type: CREATE the new rows, look the
+others up, replace the changed ones.
 
-* Statements are ``UNWIND $rows`` of ``chunk`` rows sent as positional lists; the next chunk
-  is built while the server runs the previous one. Endpoints are matched with their label so
-  the uniqueness constraint on ``id`` (:mod:`eventkg.graphstore.neo4j.schema`) makes each
-  lookup an index seek; an unlabelled MATCH scans.
-* Rows known to be new are CREATEd with their properties inline: new nodes return their
-  internal ids (:mod:`eventkg.graphstore.neo4j.node_ids`), new edges find their ends by those
-  ids, a node pair at a time (:mod:`eventkg.graphstore.neo4j.pairs`). The others are looked up,
-  the new ones CREATEd, and only those whose merge (``base.merge_props``, as in the embedded
-  backend) changes something are replaced, so re-ingesting a file writes and counts nothing.
-  Neo4j has no null properties: nulls are stripped.
-* An edge whose endpoint is not stored raises :class:`MissingEndpointError` naming it.
-
-Plain functions over an open ``neo4j`` transaction; which rows are known new, and how a
-batch is cut into transactions, is decided in :mod:`eventkg.graphstore.neo4j.writes`.
+Owns the per-label/type Cypher of the write path and how statements are sent
+(:func:`run_chunks`: ``UNWIND $rows`` of :data:`CHUNK` rows as positional lists, the next one
+sent before the previous result is read). Endpoints are matched with their label, so the
+uniqueness constraint on ``id`` (:mod:`eventkg.graphstore.neo4j.schema`) makes each lookup an
+index seek. Invariant: a row whose merge with the stored one (``base.merge_props``, as in the
+embedded backend) changes nothing is neither written nor counted; Neo4j has no null properties,
+so nulls are stripped; an edge whose endpoint is not stored raises :class:`MissingEndpointError`
+naming it. New edges a node pair at a time are :mod:`eventkg.graphstore.neo4j.pairs`; which rows
+are known new, and the transactions, are :mod:`eventkg.graphstore.neo4j.writer` and
+:mod:`eventkg.graphstore.neo4j.transactions`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 import neo4j
 import numpy as np
 
 from eventkg.graphstore.base import MissingEndpointError, StoreError, WriteResult, merge_props
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
-from eventkg.graphstore.neo4j import typed_parts as nb
 from eventkg.graphstore.neo4j.node_ids import TxIds
-from eventkg.graphstore.neo4j.pairs import PairPart, create_pairs
-from eventkg.graphstore.neo4j.typed_parts import missing_message
+from eventkg.graphstore.neo4j.parts import Part
+
+CHUNK = 5_000  # rows per UNWIND statement
 
 
 def _strip(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -108,30 +105,10 @@ def _edge_param(row: Mapping[str, Any]) -> dict[str, Any]:
     return {"src": row["src"], "dst": row["dst"], "p": {k: v for k, v in row.items() if k not in ("src", "dst")}}
 
 
-def write_tx(tx: neo4j.Transaction, parts: list[nb.Part | PairPart], chunk_size: int, *, blind: bool,
-             ids: TxIds) -> WriteResult:
-    """Nodes, then edges: rows known new are CREATEd (new nodes' ids go to ``ids``, new edges
-    find their ends by id a node pair at a time, :mod:`eventkg.graphstore.neo4j.pairs`); the
-    others are looked up, the new ones CREATEd and the changed ones replaced (merged with
-    base.merge_props, like the embedded backend). Statements of ``chunk_size`` rows are sent
-    while the next ones are built."""
-    result = WriteResult()
-    for part in parts:
-        if part.new and blind and isinstance(part, PairPart):
-            result.add(create_pairs(tx, part, chunk_size, ids))
-        elif part.new and blind and not part.is_edge:
-            created = create_nodes(tx, part, chunk_size, ids)
-            result.add(WriteResult({part.name: created}, {part.name: 0}))
-        else:
-            for typed in part.by_type() if isinstance(part, PairPart) else [part]:
-                result.add(upsert(tx, typed.name, typed.dicts(), chunk_size))
-    return result
-
-
-def create_nodes(tx: neo4j.Transaction, part: nb.Part, chunk_size: int, ids: TxIds) -> int:
+def create_nodes(tx: neo4j.Transaction, part: Part, chunk_size: int, ids: TxIds) -> int:
     """CREATE a part's nodes (all new) and note the internal id each got (UNWIND returns them in row order)."""
     rows = part.tuples()
-    got = [i for chunk in nb.run_chunks(tx, _insert_cypher(part.name), rows, chunk_size, lambda res, _: res.value(0))
+    got = [i for chunk in run_chunks(tx, _insert_cypher(part.name), rows, chunk_size, lambda res, _: res.value(0))
            for i in chunk]
     if len(got) != len(rows):  # cannot happen: CREATE yields one row per input row
         raise StoreError(f"Neo4j created {len(got):,} {part.name} nodes of {len(rows):,}")
@@ -141,7 +118,7 @@ def create_nodes(tx: neo4j.Transaction, part: nb.Part, chunk_size: int, ids: TxI
 
 def create(tx: neo4j.Transaction, name: str, rows: list[tuple], chunk_size: int) -> int:
     """CREATE rows (all new); an edge whose endpoint is missing raises MissingEndpointError."""
-    return sum(nb.run_chunks(tx, _insert_cypher(name), rows, chunk_size, partial(_created, tx, name)))
+    return sum(run_chunks(tx, _insert_cypher(name), rows, chunk_size, partial(_created, tx, name)))
 
 
 def _created(tx: neo4j.Transaction, name: str, res: neo4j.Result, chunk: list[tuple]) -> int:
@@ -202,3 +179,30 @@ def missing_endpoint(tx: neo4j.ManagedTransaction, rtype: str, rows: list[dict])
             if row[col] not in found:
                 return missing_message(rtype, row, col == "src")
     return f"{rtype} edge refers to a node that is not in the store"
+
+
+def missing_message(rtype: str, row: Mapping[str, Any], src_missing: bool) -> str:
+    """The one line naming the end of an edge row (``src``/``dst``) that is not in the store."""
+    rel = REL_TYPES[rtype]
+    label, nid = (rel.source, row["src"]) if src_missing else (rel.target, row["dst"])
+    return f"{rtype} edge refers to a node that is not in the store: {label} {nid!r}"
+
+
+_T = TypeVar("_T")
+
+
+def run_chunks(tx: neo4j.Transaction, query: str, rows: list, chunk_size: int,
+               read: Callable[[neo4j.Result, list], _T]) -> list[_T]:
+    """``query`` over ``rows`` in statements of ``chunk_size`` rows (``$rows``), each sent before the
+    previous one's result is read, so the server runs one while the next is packed; ``read``
+    turns each statement's result (and the rows it was given) into a value, in order."""
+    out: list[_T] = []
+    pending: tuple[neo4j.Result, list] | None = None
+    for i in range(0, len(rows), chunk_size):
+        chunk = rows[i : i + chunk_size]
+        if pending is not None:
+            out.append(read(*pending))
+        pending = (tx.run(query, rows=chunk), chunk)
+    if pending is not None:
+        out.append(read(*pending))
+    return out

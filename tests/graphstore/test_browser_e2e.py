@@ -25,6 +25,7 @@ import pytest
 
 from eventkg.graphstore import open_store
 from eventkg.graphstore.neo4j.server import launch as server_mod
+from eventkg.graphstore.neo4j.server.jars import missing_tools
 from eventkg.graphstore.saved_cypher import get_saved_query
 from tests.conftest import selected_backends
 from tests.graphstore.test_saved_cypher import ingest_samples
@@ -44,7 +45,7 @@ TIMEOUT_MS = 60_000
 
 
 def _missing() -> list[str]:
-    missing = list(server_mod.missing_tools())
+    missing = list(missing_tools())
     if not (shutil.which(CHROMIUM) or Path(CHROMIUM).exists()):
         missing.append(f"chromium ({CHROMIUM})")
     if importlib.util.find_spec("playwright") is None:

@@ -1,6 +1,6 @@
 """The Bolt write path's fast lane: node ids learnt from CREATE, new edges written a node pair at a time.
 
-Runs against the real server of tests/neo4j_fixture.py. Expected values are spelled out by
+Runs against the real server of tests/support/neo4j_fixture.py. Expected values are spelled out by
 hand from the rows written, never read back from the code under test.
 """
 

@@ -1,4 +1,4 @@
-"""How the Neo4j JVMs start (graphstore/neo4j/server/cds.py, neo4j_server.py): class-data archives, the password file.
+"""How the Neo4j JVMs start (graphstore/neo4j/server/cds.py, launch.py, home.py): class-data archives, the password file.
 
 The archive test runs real JVMs over the Maven Central jars (skips without java/mvn outside CI); the
 password lines to match come from the real neo4j-admin.
@@ -13,6 +13,9 @@ import pytest
 
 from eventkg.graphstore.neo4j.server import cds as neo4j_cds
 from eventkg.graphstore.neo4j.server import launch as server_mod
+from eventkg.graphstore.neo4j.server.home import initial_auth_line
+from eventkg.graphstore.neo4j.server.jars import Neo4jServerError, cache_dir
+from eventkg.graphstore.neo4j.server.jvm import ADMIN_TOOL
 from tests.support.neo4j_fixture import require_neo4j_tools
 
 CLASSPATH = ["/x/neo4j-5.26.0.jar", "/x/arrow-bom-5.26.0.pom", "/x/lucene-core-9.11.1.jar"]
@@ -105,23 +108,23 @@ def test_the_recorded_archives_serve_neo4j_classes_to_a_real_jvm(tmp_path):
     classpath = server_mod.prepare()  # records both archives the first time
     (tmp_path / "neo4j.conf").write_text("")
     for role in (neo4j_cds.ADMIN, neo4j_cds.SERVER):
-        flags = neo4j_cds.flags(server_mod.cache_dir(), role, classpath)
-        assert flags, f"no {role} archive after prepare(): {list(server_mod.cache_dir().glob('*.failed'))}"
+        flags = neo4j_cds.flags(cache_dir(), role, classpath)
+        assert flags, f"no {role} archive after prepare(): {list(cache_dir().glob('*.failed'))}"
         log = tmp_path / f"{role}.log"
         # -Xshare:on: the JVM refuses to start when it cannot use the archive (a class path mismatch)
         cmd = ["java", "-Xshare:on", *flags, f"-Xlog:class+load=info:file={log}", "-cp",
-               os.pathsep.join(classpath), server_mod.ADMIN_TOOL, "--version"]
+               os.pathsep.join(classpath), ADMIN_TOOL, "--version"]
         env = dict(os.environ, NEO4J_HOME=str(tmp_path), NEO4J_CONF=str(tmp_path))
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         shared = [ln for ln in log.read_text().splitlines() if "org.neo4j." in ln and "shared objects file (top)" in ln]
         assert len(shared) > 50, f"{role}: {len(shared)} Neo4j classes came from the archive"
-        server_mod.check_archive(classpath, neo4j_cds.archive(server_mod.cache_dir(), role, classpath))
+        server_mod.check_archive(classpath, neo4j_cds.archive(cache_dir(), role, classpath))
     # a cut archive (a JVM killed while writing it) kills every JVM that maps it: the check refuses it
-    whole = neo4j_cds.archive(server_mod.cache_dir(), neo4j_cds.ADMIN, classpath).read_bytes()
+    whole = neo4j_cds.archive(cache_dir(), neo4j_cds.ADMIN, classpath).read_bytes()
     cut = tmp_path / "cut.jsa"
     cut.write_bytes(whole[: len(whole) // 30])
-    with pytest.raises(server_mod.Neo4jServerError, match="cannot use the archive"):
+    with pytest.raises(Neo4jServerError, match="cannot use the archive"):
         server_mod.check_archive(classpath, cut)
 
 
@@ -135,4 +138,4 @@ def test_the_initial_password_line_is_the_one_neo4j_admin_writes():
     }
     for password, line in by_tool.items():
         salt = bytes.fromhex(line.split(",")[2])
-        assert server_mod.initial_auth_line(password, salt) == line
+        assert initial_auth_line(password, salt) == line

@@ -1,7 +1,7 @@
 """The bulk path: ``export neo4j-import`` CSV + ``neo4j-admin database import full`` builds the
 same graph as writing through Bolt.
 
-The reference is the Bolt path itself (the session server of tests/neo4j_fixture.py): the
+The reference is the Bolt path itself (the session server of tests/support/neo4j_fixture.py): the
 project samples and a batch of awkward values go both ways, and every node and edge of
 every label and type must come out equal. Needs Java and Maven (skips outside CI otherwise).
 """

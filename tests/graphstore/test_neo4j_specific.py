@@ -1,7 +1,7 @@
 """What only the Neo4j backend has: schema on open, credentials, connection errors,
 server-enforced read-only Cypher, and chunked batches that still land all-or-nothing.
 
-Runs against the real server of tests/neo4j_fixture.py (skips outside CI without Java/Maven).
+Runs against the real server of tests/support/neo4j_fixture.py (skips outside CI without Java/Maven).
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ import pytest
 
 from eventkg.graphstore import Batch, MissingEndpointError, StoreError, WriteRefused, open_store
 from eventkg.graphstore.model import NODE_TYPES
-from eventkg.graphstore.neo4j.store import INDEXED, Neo4jStore, parse_url
+from eventkg.graphstore.neo4j.connect import connect, parse_url
+from eventkg.graphstore.neo4j.schema import INDEXED, schema_statements
+from eventkg.graphstore.neo4j.store import Neo4jStore
 from eventkg.graphstore.neo4j.upsert import empty_kinds
 
 pytestmark = pytest.mark.neo4j
@@ -55,8 +57,6 @@ def test_stores_opened_at_once_on_a_fresh_database_all_get_the_schema(n4, neo4j_
     """Two terminals opening a fresh database together (an ingest, a reader) both create the schema:
     neither may fail with a lock deadlock or an 'already exists' from the other's DDL."""
     from concurrent.futures import ThreadPoolExecutor
-
-    from eventkg.graphstore.neo4j.schema import schema_statements
 
     names = [name for name, _ in schema_statements()]
     for _ in range(3):
@@ -248,8 +248,9 @@ def test_small_batches_stay_one_transaction(neo4j_server):
 
 def test_server_transaction_memory_limit_halves_then_names_a_single_row():
     from eventkg.graphstore.neo4j.server import launch as server_mod
+    from eventkg.graphstore.neo4j.server.jars import missing_tools
 
-    if server_mod.missing_tools():
+    if missing_tools():
         pytest.skip("needs java and mvn")
     server = server_mod.start(heap="512m", pagecache="64m", jvm_flags=["-XX:TieredStopAtLevel=1"],
                               settings={"db.memory.transaction.max": "4m"})
@@ -290,8 +291,9 @@ def test_bulk_session_key_sets_skip_lookups_but_never_duplicate(neo4j_server):
 
 def test_a_stopped_server_is_one_line_and_a_rerun_completes(tmp_path):
     from eventkg.graphstore.neo4j.server import launch as server_mod
+    from eventkg.graphstore.neo4j.server.jars import missing_tools
 
-    if server_mod.missing_tools():
+    if missing_tools():
         pytest.skip("needs java and mvn")
     home = tmp_path / "home"
     server = server_mod.start(home=home, heap="512m", pagecache="64m", jvm_flags=["-XX:TieredStopAtLevel=1"])
@@ -314,10 +316,14 @@ def test_a_stopped_server_is_one_line_and_a_rerun_completes(tmp_path):
         server.stop()
 
 
-def test_empty_labels_and_types_are_known_empty(n4):
+def test_empty_labels_and_types_are_known_empty(n4, neo4j_server):
     # rows of an empty label/type are CREATEd without a lookup; this check decides it
-    with n4._session() as s:
-        assert s.execute_read(empty_kinds, ["Event"], ["CAUSES"]) == {"Event", "CAUSES"}
-    n4.write_batch(_events("a"))
-    with n4._session() as s:
-        assert s.execute_read(empty_kinds, ["Event"], ["CAUSES"]) == {"CAUSES"}
+    conn = connect(neo4j_server.url)
+    try:
+        with conn.session() as s:
+            assert s.execute_read(empty_kinds, ["Event"], ["CAUSES"]) == {"Event", "CAUSES"}
+        n4.write_batch(_events("a"))
+        with conn.session() as s:
+            assert s.execute_read(empty_kinds, ["Event"], ["CAUSES"]) == {"CAUSES"}
+    finally:
+        conn.close()

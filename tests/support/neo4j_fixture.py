@@ -14,13 +14,13 @@ from collections.abc import Iterator
 import pytest
 
 from eventkg.graphstore import open_store
-from eventkg.graphstore.neo4j.server import launch as server_mod
-from eventkg.graphstore.neo4j.server.launch import Neo4jServer
+from eventkg.graphstore.neo4j.server.jars import missing_tools
+from eventkg.graphstore.neo4j.server.launch import Neo4jServer, start
 
 
 def require_neo4j_tools() -> None:
     """Skip the calling test when java or mvn is missing; with ``CI`` set, fail it instead."""
-    missing = server_mod.missing_tools()
+    missing = missing_tools()
     if missing:
         reason = f"Neo4j test server needs {' and '.join(missing)} on PATH"
         if os.environ.get("CI"):
@@ -35,7 +35,7 @@ def neo4j_server() -> Iterator[Neo4jServer]:
     # EVENTKG_NEO4J_AUTH=0 runs the suite against a server without authentication
     auth = os.environ.get("EVENTKG_NEO4J_AUTH", "1") != "0"
     # C1-only JIT: a short-lived server warms up in half the time (peak speed matters less)
-    server = server_mod.start(auth=auth, heap="1g", pagecache="256m", jvm_flags=["-XX:TieredStopAtLevel=1"])
+    server = start(auth=auth, heap="1g", pagecache="256m", jvm_flags=["-XX:TieredStopAtLevel=1"])
     try:
         yield server
     finally:

@@ -1,28 +1,16 @@
 """Class-data-sharing archives for the Neo4j JVMs: the server and ``neo4j-admin`` start faster.
 
-Why: a Neo4j JVM spends seconds of its start loading and verifying thousands of classes (6,600
-for ``neo4j-admin``, more for the server) from 236 jars. A JDK 13+ *dynamic archive* holds
-those classes parsed and verified; a JVM started with ``-XX:SharedArchiveFile`` maps it
-instead. Measured on 2 cores (JDK 17, Neo4j 5.26, interleaved runs, same machine and minute): a
-server on an empty database up in 3.9-4.1 s / 7.0-7.5 CPU-s with the archive, 5.4-11.3 s /
-9.8-14.4 CPU-s without; ``neo4j-admin database import full`` of a small export 2.2-2.6 s
-against 2.7-3.4 s.
-
-How: :func:`record` runs a training JVM with ``-XX:ArchiveClassesAtExit`` (the JVM writes the
-archive when it exits cleanly) and moves the file into place only when it was written, so a
-failed or concurrent training leaves no half file. :func:`flags` hands the archive to later
-JVMs. The JVM checks an archive itself (its own build, the class path) and loads classes the
-usual way when it does not match (``-Xshare:auto``, the default), so a stale archive costs
-speed, never correctness. A *cut* archive is another matter (the JVM dies mapping it), so a
-recorded file is first mapped by a JVM with ``-Xshare:on`` and kept only when that JVM runs. Archives are named by role, class path and the ``java`` executable
-(real path, size, modification time), so a new JDK or Neo4j version gets its own.
-
-The class path must hold jars only: Maven's class path for ``org.neo4j:neo4j`` lists a
-``.pom`` (``arrow-bom``), which the archive leaves out and the JVM then counts as a class
-path mismatch (:func:`jars_only`).
-
-``$EVENTKG_NEO4J_CDS=0`` turns archives off (neither recorded nor used); so do flags of
-the caller's own that name an archive (``-Xshare:...``, ``-XX:SharedArchiveFile=...``).
+Why: a Neo4j JVM spends seconds of its start loading and verifying thousands of classes from
+hundreds of jars; a JDK 13+ *dynamic archive* holds them parsed and verified, and a JVM started
+with ``-XX:SharedArchiveFile`` maps it instead (figures: ``docs/performance.md``, "Figures moved
+from docstrings (Neo4j)"). Owns the mechanics: :func:`record` runs a training JVM with
+``-XX:ArchiveClassesAtExit`` and moves the file into place only once it was written and a JVM
+with ``-Xshare:on`` mapped it (a cut archive kills every JVM that maps it); :func:`flags` hands
+it to later JVMs. Archives are named by role, class path and the ``java`` executable, so a new
+JDK or Neo4j version gets its own; a stale one costs speed, never correctness (``-Xshare:auto``).
+The class path must hold jars only (:func:`jars_only`: Maven lists a ``.pom``, which the JVM
+would count as a mismatch). ``$EVENTKG_NEO4J_CDS=0``, or flags of the caller's own naming an
+archive, turn archives off. What trains them is ``launch.record_archives``.
 """
 
 from __future__ import annotations

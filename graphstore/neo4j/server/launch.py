@@ -1,32 +1,26 @@
-"""A real Neo4j 5 Community server on loopback, from Maven Central jars (tests, local dev).
+"""A local Neo4j 5 Community server's lifecycle: prepared once, started, waited for, stopped.
 
-Why not Docker: CI machines and laptops without Docker can still run the Neo4j half of the
-contract suite. The jars of ``org.neo4j:neo4j`` (and optionally ``neo4j-browser``) are
-resolved once with Maven (:func:`prepare`, cached under ``~/.cache/eventkg/neo4j``, i.e. the
-``neo4j/`` folder of ``$EVENTKG_CACHE``); each
-server gets a throw-away home with its own ``neo4j.conf``, free ports, a random password
-written as ``neo4j-admin dbms set-initial-password`` writes it, and is deleted again by
-:meth:`Neo4jServer.stop`.
+Owns :func:`prepare` (the jars of :mod:`~eventkg.graphstore.neo4j.server.jars`, and the first time the
+JVMs' class-data archives, trained here on a real import and a real server:
+:func:`record_archives`), :func:`start` (a home from :mod:`~eventkg.graphstore.neo4j.server.home`,
+free ports, a random password, optionally a bulk import, the JVM, then wait until Bolt answers),
+:class:`Neo4jServer` (its URLs, logs and :meth:`~Neo4jServer.stop`) and :func:`run_import`, which runs
+``neo4j-admin database import full`` on the files of ``eventkg export neo4j-import``
+(:mod:`eventkg.graphstore.neo4j.admin_import`) with the same jars. Invariant: a throw-away home is
+deleted on stop and after a failed start, and a failed start never leaks the JVM.
 
     python -m eventkg.graphstore.neo4j.server.launch --prepare        # resolve the jars, record the JVM archives
     python -m eventkg.graphstore.neo4j.server.launch --port 7687 --browser   # run one in the foreground
     python -m eventkg.graphstore.neo4j.server.launch --import ./neo4j-csv --home ./n4   # bulk import, then serve
 
-``--import DIR`` (``start(import_dir=...)``) runs ``neo4j-admin database import full`` on the
-CSV files ``eventkg export neo4j-import DIR`` wrote, with the same jars (the importer is
-``org.neo4j:neo4j-import-tool``, a dependency of ``org.neo4j:neo4j``, behind the admin entry
-point ``org.neo4j.cli.AdminTool``), into the server's still empty home, then starts it.
-
-Memory: ``heap``/``pagecache`` default to 1 GB / 512 MB (tests, dev); pass ``None``
-(``--heap default --pagecache default``) for Neo4j's own defaults: a 512 MB heap, as in the
-``neo4j.conf`` Neo4j ships, and a page cache Neo4j sizes itself; the transaction memory
-limit (``dbms.memory.transaction.total.max``) stays Neo4j's default, 70% of the heap.
+Memory: ``heap``/``pagecache`` default to :data:`HEAP`/:data:`PAGECACHE` (tests, dev); ``None``
+(``--heap default --pagecache default``) is Neo4j's own: ``jvm.NEO4J_DEFAULT_HEAP`` and a page cache
+Neo4j sizes itself; the transaction memory limit stays Neo4j's default, a share of the heap.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import secrets
 import shutil
@@ -40,64 +34,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import neo4j
+from neo4j.exceptions import AuthError, ServiceUnavailable
+
 from eventkg import settings as env
 from eventkg.errors import EventKGError
-from eventkg.graphstore.base import StoreError
-from eventkg.graphstore.neo4j.server import cds as neo4j_cds
-from eventkg.graphstore.neo4j.server import huge_pages
+from eventkg.graphstore.neo4j import admin_import
+from eventkg.graphstore.neo4j.server import cds, jvm
+from eventkg.graphstore.neo4j.server.home import make_home, set_initial_password, write_conf
+from eventkg.graphstore.neo4j.server.jars import Neo4jServerError, cache_dir, resolve
+from eventkg.graphstore.neo4j.store import Neo4jStore
 
-POM = Path(__file__).with_name("pom.xml")
-ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"
-ADMIN_TOOL = "org.neo4j.cli.AdminTool"  # neo4j-admin: database import full
-NEO4J_DEFAULT_HEAP = "512m"  # server.memory.heap.*_size in the neo4j.conf Neo4j ships
-# the importer's JVM heap; its big arrays live off heap ($EVENTKG_NEO4J_IMPORT_MEMORY, default 2g,
-# passed as --max-off-heap-memory, whose own default is 90% of the RAM)
-IMPORT_HEAP = "1g"
+__all__ = ["HEAP", "PAGECACHE", "Neo4jServer", "check_archive", "free_port", "main", "prepare", "record_archives",
+           "run_import", "start"]
 
-# The collector of both JVMs (server and importer): the parallel (throughput) collector, not the
-# G1 Neo4j's launcher picks. Measured on 2 cores:
-# * server, ASER 100K/300K through Bolt into a 512 MB heap, same file and code: server CPU 29.8 s
-#   and GC pauses 3.5 s with ParallelGC, 37.2 s and 7.1 s with G1 (G1's concurrent work competes
-#   with the one Bolt worker for the second core);
-# * importer, 1M events / 4.5M edges, best of 4-5 interleaved runs each: 14.2 s wall / 25.0 s CPU
-#   vs 16.6 s / 29.7 s with G1, whose write barriers it pays on every record it builds (the spread
-#   under other load is wide: up to 22 s / 36-40 s for both).
-GC_FLAG = "-XX:+UseParallelGC"
-
-# The module openings and flags the official launcher puts on the JVM (conf/neo4j.conf of
-# the 5.26 distribution, ``server.jvm.additional``), minus the profiling-only ones, with
-# :data:`GC_FLAG` for its collector.
-JVM_FLAGS = (
-    GC_FLAG,
-    "-XX:-OmitStackTraceInFastThrow",
-    "-XX:+UnlockExperimentalVMOptions",
-    "-XX:+TrustFinalNonStaticFields",
-    "-XX:+DisableExplicitGC",
-    "-Djdk.nio.maxCachedBufferSize=1024",
-    "-Dio.netty.tryReflectionSetAccessible=true",
-    "-Djdk.tls.ephemeralDHKeySize=2048",
-    "-Djdk.tls.rejectClientInitiatedRenegotiation=true",
-    "--add-opens=java.base/java.nio=ALL-UNNAMED",
-    "--add-opens=java.base/java.io=ALL-UNNAMED",
-    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
-    "--enable-native-access=ALL-UNNAMED",
-    "-Dlog4j2.disable.jmx=true",
-    "-Dfile.encoding=UTF-8",
-)
-
-
-class Neo4jServerError(StoreError):
-    """The test server could not be prepared or started (missing tool, failed start...)."""
-
-
-def missing_tools() -> list[str]:
-    """The external programs this module needs that are not on PATH."""
-    return [t for t in ("java", "mvn") if shutil.which(t) is None]
-
-
-def cache_dir() -> Path:
-    """Where resolved classpaths are cached: ``<cache root>/neo4j`` (see :mod:`eventkg.settings`)."""
-    return env.cache_dir("neo4j")
+HEAP = "1g"  # the server's heap unless the caller says (None: Neo4j's default)
+PAGECACHE = "512m"  # its page cache unless the caller says (None: Neo4j sizes it)
 
 
 def prepare(
@@ -111,33 +63,10 @@ def prepare(
     minute, once per machine and version; see :func:`record_archives`).
     """
     version = version or env.neo4j_version()
-    entries = _resolve(version, with_browser, refresh)
+    entries = resolve(version, with_browser, refresh)
     if archives and not _recording:
         record_archives(entries)
     return entries
-
-
-def _resolve(version: str, with_browser: bool, refresh: bool) -> list[str]:
-    """The class path of ``org.neo4j:neo4j`` (and Browser), jars only, resolved by Maven once and cached."""
-    name = f"classpath-{version}{'-browser' if with_browser else ''}.txt"
-    cached = cache_dir() / name
-    if cached.exists() and not refresh:
-        entries = [p for p in cached.read_text().strip().split(os.pathsep) if p]
-        if entries and all(Path(p).exists() for p in entries):
-            return neo4j_cds.jars_only(entries)
-    if missing_tools():
-        raise Neo4jServerError(f"cannot prepare the Neo4j test server: {', '.join(missing_tools())} not on PATH")
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    out = cached.with_suffix(".tmp")
-    cmd = ["mvn", "-q", "-B", "-f", str(POM), f"-Dneo4j.version={version}"]
-    cmd += ["-Pbrowser"] if with_browser else []
-    cmd += ["dependency:build-classpath", f"-Dmdep.outputFile={out}"]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0 or not out.exists():
-        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
-        raise Neo4jServerError(f"mvn could not resolve org.neo4j:neo4j:{version} (exit {proc.returncode}):\n{tail}")
-    out.replace(cached)
-    return neo4j_cds.jars_only([p for p in cached.read_text().strip().split(os.pathsep) if p])
 
 
 def free_port() -> int:
@@ -217,87 +146,14 @@ class Neo4jServer:
         self.stop()
 
 
-def _write_conf(
-    conf_dir: Path, *, bolt_port: int, http_port: int | None, auth: bool, pagecache: str | None,
-    settings: Mapping[str, str] | None = None,
-) -> None:
-    lines = [
-        "server.default_listen_address=127.0.0.1",
-        "server.bolt.enabled=true",
-        f"server.bolt.listen_address=127.0.0.1:{bolt_port}",
-        "server.https.enabled=false",
-        f"server.http.enabled={'true' if http_port else 'false'}",
-        f"dbms.security.auth_enabled={'true' if auth else 'false'}",
-        "dbms.usage_report.enabled=false",
-        "db.tx_log.rotation.retention_policy=1 files",
-    ]
-    if http_port:
-        lines.append(f"server.http.listen_address=127.0.0.1:{http_port}")
-    if pagecache:
-        lines.append(f"server.memory.pagecache.size={pagecache}")
-    lines += [f"{k}={v}" for k, v in (settings or {}).items()]
-    (conf_dir / "neo4j.conf").write_text("\n".join(lines) + "\n")
-
-
-def _java_env(home: Path, conf: Path) -> dict[str, str]:
-    return dict(os.environ, NEO4J_HOME=str(home), NEO4J_CONF=str(conf))
-
-
-def _make_home(home: Path | None) -> tuple[Path, bool]:
-    """The server's home (``home``, kept; else a new temp folder, deleted on stop) with its sub-folders."""
-    keep = home is not None
-    home = Path(home) if home else Path(tempfile.mkdtemp(prefix="eventkg-neo4j-"))
-    for sub in ("conf", "logs", "data", "plugins", "import", "run"):
-        (home / sub).mkdir(parents=True, exist_ok=True)
-    return home, keep
-
-
-AUTH_ITERATIONS = 1024  # the hash rounds of the line neo4j-admin dbms set-initial-password writes
-
-
-def initial_auth_line(password: str, salt: bytes) -> str:
-    """The ``data/dbms/auth.ini`` line ``neo4j-admin dbms set-initial-password`` writes for user
-    ``neo4j``: SHA-256 of salt + UTF-8 password, hashed again until :data:`AUTH_ITERATIONS`
-    rounds, salt and hash in hex. The server makes the user from it at its first start."""
-    digest = hashlib.sha256(salt + password.encode("utf-8")).digest()
-    for _ in range(AUTH_ITERATIONS - 1):
-        digest = hashlib.sha256(digest).digest()
-    return f"neo4j:SHA-256,{digest.hex()},{salt.hex()},{AUTH_ITERATIONS}:\n"
-
-
-def _set_initial_password(home: Path, password: str) -> None:
-    """What ``neo4j-admin dbms set-initial-password`` does, unless the home's auth file exists already.
-
-    Why not run it: it is a JVM of its own (0.6-2 s of start-up, a core of the two beside a
-    bulk import) for one line of a file.
-    """
-    path = home / "data" / "dbms" / "auth.ini"
-    if path.exists():
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(initial_auth_line(password, secrets.token_bytes(32)))
-    tmp.replace(path)
-
-
 def _launch(home: Path, classpath: Sequence[str], heap: str | None, jvm_flags: Sequence[str], quiet: bool) -> subprocess.Popen:
-    """Start the server's JVM (in its own session) with output to ``logs/console.log`` when ``quiet``.
-
-    The server runs :data:`GC_FLAG`'s collector unless the caller's flags pick one themselves
-    (the JVM refuses two).
-    """
-    conf = home / "conf"
-    heap = heap or NEO4J_DEFAULT_HEAP
-    extra = [*jvm_flags, *env.neo4j_jvm_flags()]
-    own_gc = any(f.startswith("-XX:+Use") and f.endswith("GC") for f in extra)
-    flags = [f for f in JVM_FLAGS if not (own_gc and f == GC_FLAG)]
-    flags += neo4j_cds.flags(cache_dir(), neo4j_cds.SERVER, classpath, extra)
-    cmd = ["java", f"-Xms{heap}", f"-Xmx{heap}", *flags, *extra, "-cp", os.pathsep.join(classpath), ENTRY_POINT]
-    cmd += [f"--home-dir={home}", f"--config-dir={conf}"]
+    """Start the server's JVM (:func:`jvm.server_command`, in its own session) with output to
+    ``logs/console.log`` when ``quiet``."""
+    cmd = jvm.server_command(home, classpath, heap, jvm_flags)
     with open(home / "logs" / "console.log", "ab") as log:  # the child keeps its own descriptor
         return subprocess.Popen(
             cmd,
-            env=_java_env(home, conf),
+            env=jvm.java_env(home, home / "conf"),
             cwd=home,
             stdout=log if quiet else None,
             stderr=subprocess.STDOUT if quiet else None,
@@ -313,8 +169,8 @@ def start(
     password: str | None = None,
     with_browser: bool = False,
     home: Path | None = None,
-    heap: str | None = "1g",
-    pagecache: str | None = "512m",
+    heap: str | None = HEAP,
+    pagecache: str | None = PAGECACHE,
     timeout: float = 120,
     version: str | None = None,
     quiet: bool = True,
@@ -330,18 +186,18 @@ def start(
     (and Browser with ``with_browser``) is enabled when ``with_browser`` or ``http_port``.
     ``version`` None is ``$EVENTKG_NEO4J_VERSION`` (default 5.26.0).
     ``jvm_flags`` (and ``$EVENTKG_NEO4J_JVM_FLAGS``, space-separated) go on the java command.
-    ``heap=None`` is Neo4j's default heap (512 MB), ``pagecache=None`` its default page cache.
+    ``heap=None`` is Neo4j's default heap (``jvm.NEO4J_DEFAULT_HEAP``), ``pagecache=None`` its default page cache.
     ``import_dir``: first bulk-import the CSV files of ``eventkg export neo4j-import`` into
     the (empty) database with ``neo4j-admin database import full`` (see :func:`run_import`).
     ``settings`` are extra ``neo4j.conf`` lines (e.g. ``{"db.memory.transaction.max": "64m"}``).
     ``classpath`` (the jars to run) is :func:`prepare`'s for ``version`` unless given.
     """
     classpath = classpath or prepare(version, with_browser=with_browser)
-    home, keep = _make_home(home)
+    home, keep = make_home(home)
     bolt_port = port or free_port()
     if with_browser and not http_port:
         http_port = free_port()
-    _write_conf(home / "conf", bolt_port=bolt_port, http_port=http_port, auth=auth, pagecache=pagecache, settings=settings)
+    write_conf(home / "conf", bolt_port=bolt_port, http_port=http_port, auth=auth, pagecache=pagecache, settings=settings)
     if auth:
         password = password or "ek" + secrets.token_hex(10)
     t0 = time.perf_counter()
@@ -366,7 +222,7 @@ def start(
 def _fill_home(home: Path, classpath: Sequence[str], import_dir: Path | None, password: str | None, quiet: bool) -> None:
     """Set the initial ``password`` (if any), then bulk-import ``import_dir`` (if any)."""
     if password is not None:
-        _set_initial_password(home, password)
+        set_initial_password(home, password)
     if import_dir is not None:
         run_import(import_dir, home=home, classpath=classpath, quiet=quiet)
 
@@ -387,10 +243,8 @@ def run_import(
     relationship files and the CSV options; the database must not exist yet (the importer
     only fills empty databases, and this never passes ``--overwrite-destination``).
     """
-    from eventkg.graphstore.neo4j.admin_import import admin_arguments
-
     import_dir = Path(import_dir)
-    args = admin_arguments(import_dir, database=database)  # raises StoreError on a bad folder
+    args = admin_import.admin_arguments(import_dir, database=database)  # raises StoreError on a bad folder
     if (home / "data" / "databases" / database).exists():
         raise Neo4jServerError(
             f"cannot import {import_dir} into {home}: database {database!r} exists there already "
@@ -402,14 +256,7 @@ def run_import(
         (home / sub).mkdir(parents=True, exist_ok=True)
     if not (conf / "neo4j.conf").exists():
         (conf / "neo4j.conf").write_text("")
-    report = home / "logs" / "import.report"
-    cds = neo4j_cds.flags(cache_dir(), neo4j_cds.ADMIN, classpath, jvm_flags)
-    huge = huge_pages.offered()
-    thp = [huge_pages.JVM_FLAG] if huge else []
-    cmd = ["java", f"-Xmx{IMPORT_HEAP}", *JVM_FLAGS, *thp, *cds, *jvm_flags, "-cp", os.pathsep.join(classpath), ADMIN_TOOL]
-    cmd += ["database", "import", "full", f"--max-off-heap-memory={env.neo4j_import_memory()}", f"--report-file={report}"]
-    cmd += [*args]
-    java_env = huge_pages.with_malloc_huge_pages(_java_env(home, conf)) if huge else _java_env(home, conf)
+    cmd, java_env = jvm.import_command(home, classpath, args, jvm_flags)
     proc = subprocess.run(cmd, env=java_env, cwd=import_dir, capture_output=quiet, text=True)
     if proc.returncode != 0:
         out = ((proc.stdout or "") + (proc.stderr or "")).strip().splitlines()
@@ -429,7 +276,7 @@ def record_archives(classpath: Sequence[str], *, retry: bool = False) -> dict[st
     if _recording:
         return {}
     folder = cache_dir()
-    if any(neo4j_cds.pending(folder, role, classpath, retry=retry) for role in (neo4j_cds.ADMIN, neo4j_cds.SERVER)):
+    if any(cds.pending(folder, role, classpath, retry=retry) for role in (cds.ADMIN, cds.SERVER)):
         print("eventkg: recording the Neo4j JVMs' class-data archives (once per JDK and Neo4j version, "
               "about half a minute)", file=sys.stderr, flush=True)
     _recording = True
@@ -437,11 +284,11 @@ def record_archives(classpath: Sequence[str], *, retry: bool = False) -> dict[st
         def check(archive: Path) -> None:
             check_archive(classpath, archive)
 
-        admin = neo4j_cds.record(folder, neo4j_cds.ADMIN, classpath, lambda flags: _train_admin(classpath, flags),
-                                 check, retry=retry)
-        server = neo4j_cds.record(folder, neo4j_cds.SERVER, classpath, lambda flags: _train_server(classpath, flags),
-                                  check, retry=retry)
-        return {neo4j_cds.ADMIN: admin, neo4j_cds.SERVER: server}
+        admin = cds.record(folder, cds.ADMIN, classpath, lambda flags: _train_admin(classpath, flags), check,
+                           retry=retry)
+        server = cds.record(folder, cds.SERVER, classpath, lambda flags: _train_server(classpath, flags), check,
+                            retry=retry)
+        return {cds.ADMIN: admin, cds.SERVER: server}
     finally:
         _recording = False
 
@@ -451,9 +298,8 @@ def check_archive(classpath: Sequence[str], archive: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="eventkg-cds-") as tmp:
         (Path(tmp) / "neo4j.conf").write_text("")
         cmd = ["java", "-Xshare:on", f"-XX:SharedArchiveFile={archive}", "-cp", os.pathsep.join(classpath),
-               ADMIN_TOOL, "--version"]
-        env_ = dict(os.environ, NEO4J_HOME=tmp, NEO4J_CONF=tmp)
-        proc = subprocess.run(cmd, env=env_, cwd=tmp, capture_output=True, text=True, timeout=300)
+               jvm.ADMIN_TOOL, "--version"]
+        proc = subprocess.run(cmd, env=jvm.java_env(Path(tmp), Path(tmp)), cwd=tmp, capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:
         why = (proc.stdout + proc.stderr).strip().splitlines()
         raise Neo4jServerError(f"a JVM cannot use the archive {archive} (exit {proc.returncode}): "
@@ -462,15 +308,14 @@ def check_archive(classpath: Sequence[str], archive: Path) -> None:
 
 def _training_export(folder: Path) -> Path:
     """A two-event, one-edge folder in the shape ``eventkg export neo4j-import`` writes."""
-    from eventkg.graphstore.neo4j import admin_import as ni
-
     folder.mkdir(parents=True)
-    nodes = [",".join(ni.node_header("Event")), "0,e1,aser,it rains,1,2.0,s-v,3", "1,e2,aser,we stay,1,1.0,s-v,3"]
-    rels = [",".join(ni.rel_header("CAUSES")), "0,1,aser,1.5"]
+    nodes = [",".join(admin_import.node_header("Event")), "0,e1,aser,it rains,1,2.0,s-v,3", "1,e2,aser,we stay,1,1.0,s-v,3"]
+    rels = [",".join(admin_import.rel_header("CAUSES")), "0,1,aser,1.5"]
     (folder / "nodes-Event.csv").write_text("\n".join(nodes) + "\n")
     (folder / "rels-CAUSES.csv").write_text("\n".join(rels) + "\n")
-    ni.write_manifest(folder, ni.build_manifest({"Event": "nodes-Event.csv"}, {"CAUSES": "rels-CAUSES.csv"},
-                                                counts={"Event": 2, "CAUSES": 1}))
+    manifest = admin_import.build_manifest({"Event": "nodes-Event.csv"}, {"CAUSES": "rels-CAUSES.csv"},
+                                           counts={"Event": 2, "CAUSES": 1})
+    admin_import.write_manifest(folder, manifest)
     return folder
 
 
@@ -481,8 +326,6 @@ def _train_admin(classpath: Sequence[str], flags: list[str]) -> None:
 
 
 def _train_server(classpath: Sequence[str], flags: list[str]) -> None:
-    from eventkg.graphstore.neo4j.store import Neo4jStore
-
     with tempfile.TemporaryDirectory(prefix="eventkg-cds-") as tmp:
         csv = _training_export(Path(tmp) / "csv")
         server = start(home=Path(tmp) / "home", import_dir=csv, heap=None, pagecache=None, jvm_flags=flags,
@@ -499,9 +342,6 @@ def _train_server(classpath: Sequence[str], flags: list[str]) -> None:
 
 def _wait_for_bolt(server: Neo4jServer, timeout: float) -> None:
     """Poll until a Bolt session can run a query, the JVM dies, or ``timeout`` passes."""
-    import neo4j
-    from neo4j.exceptions import AuthError, ServiceUnavailable
-
     auth = (server.user, server.password) if server.user else None
     deadline = time.monotonic() + timeout
     last: Exception | None = None
@@ -536,8 +376,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--home", type=Path, default=None, help="keep data in this folder (default: temp, deleted)")
     ap.add_argument("--no-auth", action="store_true", help="disable authentication")
     ap.add_argument("--version", default=None, help="org.neo4j:neo4j version (default $EVENTKG_NEO4J_VERSION, else 5.26.0)")
-    ap.add_argument("--heap", default="1g", help="JVM heap, e.g. 2g ('default': Neo4j's default, 512m; default 1g)")
-    ap.add_argument("--pagecache", default="512m", help="page cache size ('default': Neo4j sizes it; default 512m)")
+    ap.add_argument("--heap", default=HEAP, help=f"JVM heap, e.g. 2g ('default': Neo4j's default, {jvm.NEO4J_DEFAULT_HEAP}; default {HEAP})")
+    ap.add_argument("--pagecache", default=PAGECACHE, help=f"page cache size ('default': Neo4j sizes it; default {PAGECACHE})")
     ap.add_argument(
         "--import", dest="import_dir", type=Path, default=None, metavar="DIR",
         help="first bulk-import the CSV folder written by 'eventkg export neo4j-import DIR' (needs an empty --home)",
