@@ -41,15 +41,10 @@ Choices
   Synchronous       not mapped                  "at the same time" is neither order
   Condition(a, b)   not mapped                  "a if b" is a condition, not a cause
   ===============  ==========================  =======================================
-* **Where the time goes** (``bench/ingest_bench.py``, ASER shape 1M/3M, 2 cores, load ~2): a
-  plain sqlite3 scan of the file takes 9.4 s; the ingest 13.1 s (23.0 CPU-s), with
-  ``--map-events`` 15.9 s (27.5 CPU-s; 1.6M more edges, 6.1M in 17 rel tables). Of the
-  ``--map-events`` run, profiled: 0-2.1 s reading and hashing eventualities (two threads);
-  2.1-4.3 s writing the event nodes (COPY + checkpoint) while the relations are read;
-  4.3-9.0 s turning relations into edge tables and holding them (loader threads ~7 CPU-s;
-  the store's key fingerprints and dedupe 1.7 CPU-s, endpoint checks 1.7, key-set lookups
-  and adds ~2); then the engine: 17 rel-table COPYs 7.8 s and 3 checkpoints 1.3 s, the part
-  of the run nothing else overlaps (the ``engine`` mode's floor: 7.2 s for the plain graph).
+* **Where the time goes**: reading and hashing eventualities overlaps the relations' reading,
+  and the event nodes are written while the relations are read; the engine's rel-table COPYs
+  and checkpoints are the part nothing else overlaps (profile: docs/performance.md, "Figures
+  moved from docstrings (CLI and ingest)").
 * **Concepts**: ``Concept`` nodes (``name`` = the concept's words from ``info``) and
   ``ABSTRACTS_TO`` (``relation`` = ``"ASER"``) from the eventuality to the concept, for
   each ``ConceptInstancePairs`` row (the score is not stored).
@@ -89,7 +84,7 @@ from eventkg.ingest.sqlite_arrow import (
 
 SOURCE = "aser"
 LEVEL = "schema"
-BATCH_SIZE = 200_000  # table rows per store write: ~15% faster than the pipeline's 50,000 on LadybugDB
+BATCH_SIZE = 200_000  # table rows per store write: faster than the pipeline's DEFAULT_BATCH_SIZE on LadybugDB (docs/performance.md)
 CHUNK = 200_000  # most source rows read from SQLite per chunk (fewer when --batch-size is smaller)
 CONCEPT_CHUNK = 10_000  # concept rows fetched at a time (row path: concept files are small)
 LOCK_WAIT = 1.0  # seconds to wait for a writer's lock on KG.db before saying it is locked

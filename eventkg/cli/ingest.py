@@ -31,8 +31,8 @@ Limit = Annotated[int | None, typer.Option("--limit", help="Stop after N source 
 BatchSize = Annotated[int | None, typer.Option("--batch-size", help=(
     "Typed rows per store write (default: the loader's own, measured best; leave it unless memory is short). "
     "It trades memory for speed and store size: each write has a fixed cost, so small batches are slow "
-    "(200 made the EV² release ~40x slower) and each write keeps some space in the store (2,000 made it ~4x "
-    "bigger than the default); large ones hold more rows in memory at once."))]
+    "and each write keeps some space in the store; large ones hold more rows in memory at once "
+    "(figures: docs/performance.md)."))]
 AsJson = Annotated[bool, typer.Option("--json", help="Print the report (or --list) as JSON.")]
 
 
