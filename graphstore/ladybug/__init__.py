@@ -1,7 +1,10 @@
 """The embedded backend: LadybugDB (the maintained fork of Kùzu), a single-file Cypher database.
 
-``store`` is the :class:`~eventkg.graphstore.ladybug.store.LadybugStore` itself; ``engine`` talks
-to the engine (DDL, COPY, the memory budget's buffer pools); ``reads`` answers the read side of
-the contract; ``bulk`` holds an ingest's rows and writes them table by table; ``upsert`` writes
-rows whose keys may be stored; ``spool`` and ``digest_book`` are the files beside the database.
+``store`` is :class:`~eventkg.graphstore.ladybug.store.LadybugStore`, composed of parts:
+``database`` (the open database: connection, buffer pool, transactions, checkpoints),
+``digest_book`` (the tables' digests, on disk and pending), ``keysets`` (which keys each table
+holds), ``writer`` (every write, keeping digests and key sets true) and ``bulk`` (the bulk session:
+held and waiting rows, written table by table). ``engine`` holds the stateless engine helpers and
+the memory budget's pools, ``reads`` the read side of the contract, ``upsert`` the writing of rows
+whose keys may be stored, ``spool`` the files a session holds rows in.
 """

@@ -233,9 +233,8 @@ class BulkSession:
 
         A re-run after a crash sends the stored rows of such a table again; they are found equal
         to the table by digest (:meth:`_late_rows_are_stored`) and skipped, as before, but without
-        first scanning the table's keys into a key set (ASER 1M/3M re-run: 8 stored tables, 2.4M
-        keys, ~4 s of scans, 36 MB held, each scan's result and pages a transient of ~150 MB over
-        the rest). Rows that are new or changed make the digests differ: then all of the table's
+        first scanning the table's keys into a key set (the scans' time, what they hold and their
+        transient: ``docs/performance.md``). Rows that are new or changed make the digests differ: then all of the table's
         waiting rows are upserted (keyed by a scan of the table), new ones COPYed there.
         """
         if name in self._by_digest:
@@ -255,9 +254,8 @@ class BulkSession:
         (:meth:`_merge_repeats`), counted as the upsert would have counted it.
 
         Why: a key set costs 16 B per key held for the whole session, and a fresh ingest's rel
-        tables hold most of the keys (ASER 1M/3M: 4.5M edges, 69 MB; with --map-events 6.1M,
-        93 MB), growing with the graph while nothing else in the session does; looking up and
-        inserting each batch's keys also cost ~2 CPU-s there.
+        tables hold most of the keys, growing with the graph while nothing else in the session
+        does; looking up and inserting each batch's keys costs CPU too (``docs/performance.md``).
         """
         if name in self._unkeyed:
             return True
@@ -315,9 +313,9 @@ class BulkSession:
         When the engine holds no row of the table yet (a fresh ingest), every waiting row repeats
         a held key, so it is merged into the held table in Arrow (later rows win, sources
         unioned, as the upsert would) and the table goes in with its one COPY. Upserting them
-        after the COPY instead updates rows spread over the whole table inside one transaction:
-        at ASER 1M/3M, 27,756 repeated event texts cost 0.7 s and kept ~200 MB of engine
-        memory until the next checkpoint (measured); merged here they cost ~0.5 s. A table
+        after the COPY instead updates rows spread over the whole table inside one transaction,
+        which keeps engine memory until the next checkpoint; merged here they cost less time and
+        no engine memory (``docs/performance.md``). A table
         the engine already holds rows of (a re-run) keeps the upsert path.
         """
         if not self._will_fold(name):
@@ -410,8 +408,8 @@ class BulkSession:
         Decided by digests (:mod:`eventkg.graphstore.digest`): the stored table's (kept by the
         COPY path, see ``digest_book``) less this session's COPYed rows', against the waiting
         rows', computed a part at a time. Any doubt (no digest, another row count) says False.
-        Why: at ASER 1M/3M the upsert of 965K events and half the edges, all equal, took 12.4 of
-        the re-run's 24.7 s (keyed lookups, reading stored edges, comparing).
+        Why: upserting rows that are all equal (keyed lookups, reading stored edges, comparing)
+        was half of a re-run's time (``docs/performance.md``).
         """
         expected = self._stored_before_session(name)
         if expected is None or not 0 < expected.rows <= rows:

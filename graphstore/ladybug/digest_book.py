@@ -2,7 +2,7 @@
 
 A digest (:class:`~eventkg.graphstore.digest.TableDigest`) says "table T holds exactly these rows";
 a re-run after a crash that sends exactly those rows again has nothing to upsert
-(:meth:`~eventkg.graphstore.ladybug.bulk.BulkSession._apply_late`). A false "equal" would lose
+(``BulkSession._apply_late`` in :mod:`eventkg.graphstore.ladybug.bulk`). A false "equal" would lose
 an update, so a digest in this file must never describe anything but T's durable content.
 
 Why a sidecar file (``<store>.digests``) and not a table in the database: a node table would be
@@ -31,9 +31,8 @@ The rules that keep it true (the store object follows them; see ``LadybugStore``
 Only a drop (rule 1) is fsynced before it returns. Every other save (a set, a restamp) may be lost
 in a crash without harm: the file then left is an older one, whose stamp no longer matches the
 store's files, so every digest is dropped (rule 3), or a cut one, which does not parse (the same).
-Why: a save follows every committed transaction; with an fsync it took 0.84 ms on this machine's
-disk, without 0.27 ms (a 10-row upsert transaction: ~8 ms, so ~6% -> ~3%, within the noise of
-interleaved runs).
+Why: a save follows every committed transaction, and an fsync doubled a small upsert's overhead
+(``docs/performance.md``).
 
 What the stamp cannot see: a write through the store's private ``_conn`` in this process, or a
 foreign writer that changed neither file's size, mtime nor inode. Writers of a store are the

@@ -3,10 +3,10 @@
 Plain functions over a ``ladybug.Connection``; :class:`~eventkg.graphstore.ladybug.store.LadybugStore`
 writes what a bulk session holds before calling them.
 
-* ``UNWIND $ids AS i MATCH (n:Label {id: i})`` uses the primary-key index (~3 µs/id),
-  while ``WHERE n.id IN $ids`` scans, so nodes are fetched by id in chunks of keyed lookups.
-* Neighbourhoods expand one keyed query per node (~0.1 ms each): ``UNWIND`` over ids in a
-  relationship pattern is planned as a scan of the rel tables (~300 ms on 1M edges).
+* ``UNWIND $ids AS i MATCH (n:Label {id: i})`` uses the primary-key index, while
+  ``WHERE n.id IN $ids`` scans, so nodes are fetched by id in chunks of keyed lookups.
+* Neighbourhoods expand one keyed query per node: ``UNWIND`` over ids in a relationship
+  pattern is planned as a scan of the rel tables (the costs: ``docs/performance.md``).
 * ``sources`` is stored as one comma-joined STRING and read back as a list
   (see :func:`eventkg.graphstore.tables.decoded`).
 """

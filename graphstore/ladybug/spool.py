@@ -1,15 +1,11 @@
 """New rows held back during a bulk load: one Arrow IPC file per table, beside the store.
 
-Why (LadybugDB 0.22, measured with 1M events and 1.3M edges over the 15 ASER types):
+Why (LadybugDB 0.22; the figures: ``docs/performance.md``):
 
-* Everything a COPY changes in a rel table stays in memory until the next checkpoint, about
-  125 MB per rel table at 1M nodes however few edges it got; fifteen tables written batch
-  after batch peak at 2.5 GB, and the closing checkpoint takes 4 s.
-* A COPY into a rel table that is non-empty and already checkpointed rewrites much of it:
-  six rounds of COPY + CHECKPOINT into fifteen tables take 57 s against 7.5 s for one
-  round with the same 3.9M edges.
-* One COPY per table, each followed by a checkpoint, is the fast and small way: 3.5 s and
-  730 MB against 9.4 s and 2.6 GB for 1.3M edges.
+* Everything a COPY changes in a rel table stays in memory until the next checkpoint, an amount
+  that grows with the nodes the table joins however few edges it got.
+* A COPY into a rel table that is non-empty and already checkpointed rewrites much of it.
+* One COPY per table, each followed by a checkpoint, is the fast and small way.
 
 So a bulk session appends each table's new rows to a file (memory stays flat as the input
 grows) and writes the tables one by one when it ends: node tables first, so every edge
@@ -94,11 +90,10 @@ class TableSpool:
         needed), each read into memory when the caller asks for it (its file deleted at the end), so
         a big node table is never resident whole.
 
-        Unlike :meth:`drain`'s mapping, a slice the caller drops is memory given back: ASER's
-        965K events (~95 MB) written 200K rows at a time hold ~20 MB at once. Cut, not "whole
-        batches past ``rows``": held batches are a loader batch less its repeated keys (~190K of
-        200K), so whole batches made slices of ~375K rows, and the engine's memory for a COPY and
-        its checkpoint grows with the slice (ASER 1M/3M: +260 MB for 375K rows).
+        Unlike :meth:`drain`'s mapping, a slice the caller drops is memory given back. Cut, not
+        "whole batches past ``rows``": held batches are a loader batch less its repeated keys, so
+        whole batches made slices of nearly twice ``rows``, and the engine's memory for a COPY and
+        its checkpoint grows with the slice (figures: ``docs/performance.md``).
         """
         if name not in self._writers:
             return
@@ -160,7 +155,7 @@ class Staged:
 
     Why a file: LadybugDB reads a Parquet file in row groups, so one COPY of a whole table needs
     no copy of it in this process (an Arrow table handed to COPY, even memory-mapped, is resident
-    here while the engine reads it: ~100 B per event, ~70 B per edge). One COPY per table instead
+    here while the engine reads it). One COPY per table instead
     of slices, each checkpointed: a checkpoint rewrites what the table holds, so slices cost time
     quadratic in the table (see ``docs/performance.md``). The digest of each part is computed in a
     thread while the next part is read and written (numpy and Parquet release the GIL).
@@ -210,9 +205,8 @@ def read_partitions(path: Path, parts: int, key_hash: Callable[[pa.RecordBatch],
 
     A key's rows all fall in one part, so each part can be deduplicated and upserted (or
     digested) on its own with the same result as the whole table, without the whole table in
-    memory (a re-run after a crash at ASER 1M/3M waits with all 1M events: ~95 MB at once
-    otherwise). One pass over the file to hash the keys, then one per part (it is in the page
-    cache: ~50 ms per 100 MB).
+    memory (a re-run after a crash waits with every event). One pass over the file to hash the
+    keys, then one per part (it is in the page cache by then).
     """
     with pa.OSFile(str(path), "rb") as source:  # each row's part, hashed once (4 B per row)
         reader = pa.ipc.open_file(source)

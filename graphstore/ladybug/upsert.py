@@ -6,7 +6,7 @@ Why it looks the way it does (measured on ladybug 0.22, see bench/store_bench.py
   quadratically, so upserts never use MERGE. New rows go in with ``COPY ... FROM <arrow
   table>`` (millions of rows/s); existing rows are found first and updated one keyed
   statement at a time, and only when something changed.
-* ``UNWIND $ids AS i MATCH (n:Label {id: i})`` uses the primary-key index (~3 µs/id),
+* ``UNWIND $ids AS i MATCH (n:Label {id: i})`` uses the primary-key index (``docs/performance.md``),
   while ``WHERE n.id IN $ids`` scans. Edge lookups by (src, dst) pairs are planned as
   scans too, so existing edges are found from their source nodes' adjacency lists, or,
   when the batch is large next to the table, by scanning the table's keys once.
@@ -157,12 +157,8 @@ def update_by_node_groups(connection: Callable[[], Any], name: str, rows: list[d
 
     Why: an update keeps engine memory for every node group it touches until the next
     checkpoint, so changed rows spread over a big table cost memory in proportion to the table
-    (ladybug 0.22, ``bench/second_source_bench.py``'s engine-update: 25K random events of 1M
-    rewritten in one transaction +153 MB, 1.09 s; two groups at a time +57 MB, 1.24 s; one at a
-    time +38 MB, 1.44 s; of 300K at once +63 MB). ASER 330K/1M onto a store holding the 1M/3M
-    graph rewrites 25K events; with this and the paged rel key scans (``LadybugStore._scan_keys``)
-    its peak went from 1,106-1,127 MB to 1,008-1,013 MB (two interleaved rounds; 32.5-38.5 s
-    before, 35.3-38.7 s after).
+    (ladybug 0.22, ``bench/second_source_bench.py``'s engine-update; with the paged rel key scans,
+    ``KeySets.scan``, it lowered a second source's peak: ``docs/performance.md``).
     """
     offsets = node_offsets(connection(), name, [r["id"] for r in rows])
     span = NODE_GROUP_ROWS * UPDATE_NODE_GROUPS
