@@ -211,3 +211,22 @@ def test_modules_are_small(name: str) -> None:
     )
     if lines > WARN_MODULE_LINES:
         warnings.warn(f"{path.relative_to(ROOT)} has {lines} lines: does it hold more than one job?", stacklevel=1)
+
+
+def test_backends_are_composed_not_mixed() -> None:
+    """A store class has ``GraphStore`` as its only base, and no class stands in for another's
+    private members with ``_name: Any`` annotations (issue 24: mixins typed ``Any``)."""
+    offenders = []
+    for name, (path, _) in modules().items():
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            bases = [ast.unparse(b) for b in node.bases]
+            if "GraphStore" in bases and len(bases) > 1:
+                offenders.append(f"{name}.{node.name}: bases {bases}")
+            for item in node.body:
+                if (isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)
+                        and item.target.id.startswith("_") and ast.unparse(item.annotation) == "Any"):
+                    offenders.append(f"{name}.{node.name}.{item.target.id}: Any")
+    assert not offenders, offenders
