@@ -61,7 +61,7 @@ def busiest(store: GraphStore, n: int = 2) -> list[dict[str, Any]]:
 
 def timed(store: GraphStore, run: Any, repeat: int, timeout_s: float) -> dict[str, Any]:
     """Cold and warm (median of ``repeat``) milliseconds of ``run()``, with its rows and cut."""
-    conn = getattr(store, "_conn", None)  # LadybugDB: stop a runaway query (the bench's own use)
+    conn = getattr(store, "connection", None)  # LadybugDB: stop a runaway query (the bench's own use)
     if conn is not None:
         conn.set_query_timeout(int(timeout_s * 1000))
     out: dict[str, Any] = {}

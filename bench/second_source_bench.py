@@ -78,7 +78,7 @@ def engine_append(nodes: int) -> None:
     rows = {"id": ids, "sources": pa.array([["aser"]] * nodes, pa.list_(pa.string())), "text": ids}
     for field in row_schema(("id",), NODE_TYPES["Event"].properties):  # the other properties null, typed
         rows.setdefault(field.name, pa.nulls(nodes, field.type))
-    copy_arrow(store._conn, "Event", pa.table(rows))
+    copy_arrow(store.connection, "Event", pa.table(rows))
     rng = np.random.default_rng(7)
 
     def edges(k: int) -> pa.Table:
@@ -88,12 +88,12 @@ def engine_append(nodes: int) -> None:
 
     tables = [t for t, rel in REL_TYPES.items() if rel.source == rel.target == "Event" and "count" in rel.properties][:6]
     for name in tables:
-        copy_arrow(store._conn, name, edges(300_000))
+        copy_arrow(store.connection, name, edges(300_000))
     store._database.checkpoint_and_release()
     kept = []
     for name in tables:
         before = _rss_mb()
-        copy_arrow(store._conn, name, edges(1_000))
+        copy_arrow(store.connection, name, edges(1_000))
         release_free_memory()
         kept.append(_rss_mb() - before)
     start = time.perf_counter()
@@ -117,7 +117,7 @@ def engine_update(store, ids, groups: int) -> tuple[float, float]:
     pick = np.random.default_rng(groups).choice(len(ids), min(UPDATED_EVENTS, len(ids)), replace=False)
     cols = ["id", "sources", "text", "frequency"]
     rows = [dict(r, frequency=float(groups + 2)) for r in
-            lu.existing_ids(store._conn, "Event", ids.take(pa.array(pick)).to_pylist(), cols, chunk=20_000).to_pylist()]
+            lu.existing_ids(store.connection, "Event", ids.take(pa.array(pick)).to_pylist(), cols, chunk=20_000).to_pylist()]
     peak, done = [0.0], threading.Event()
 
     def sample() -> None:
@@ -131,9 +131,9 @@ def engine_update(store, ids, groups: int) -> tuple[float, float]:
     start = time.perf_counter()
     if groups:
         lu.UPDATE_NODE_GROUPS = groups
-        lu.update_by_node_groups(lambda: store._conn, "Event", rows, store._database.in_checkpointed_transaction)
+        lu.update_by_node_groups(lambda: store.connection, "Event", rows, store._database.in_checkpointed_transaction)
     else:
-        store._database.in_transaction(lambda: lu.update_rows(store._conn, "Event", rows))
+        store._database.in_transaction(lambda: lu.update_rows(store.connection, "Event", rows))
         store._database.checkpoint_and_release()
     seconds = time.perf_counter() - start
     done.set()

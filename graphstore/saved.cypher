@@ -1,5 +1,5 @@
 // eventkg exploration queries: paste into Neo4j Browser, or run `eventkg saved NAME`
-// (`eventkg cypher --saved NAME --param k=v`). Parsed by graphstore/saved_queries.py.
+// (`eventkg cypher --saved NAME --param k=v`). Parsed by graphstore/saved_cypher.py.
 //
 // Each query starts with a header of `// key: value` lines:
 //   name         the query's name (lower-case, dashes)

@@ -46,7 +46,7 @@ def _ladybug_conn(store: GraphStore) -> Any | None:
     """The LadybugDB connection of an embedded store, else None."""
     from eventkg.graphstore.ladybug.store import LadybugStore
 
-    return getattr(store, "_conn", None) if isinstance(store, LadybugStore) else None
+    return store.connection if isinstance(store, LadybugStore) else None
 
 
 def _ladybug_arrow(conn: Any, cypher: str, params: dict[str, Any] | None = None) -> pa.Table:

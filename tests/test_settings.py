@@ -144,7 +144,7 @@ def test_read_when_asked_not_at_import(clean_env, tmp_path):
 
 
 def test_one_cache_root_with_named_folders(clean_env, tmp_path):
-    from eventkg.graphstore.neo4j.server import launch as neo4j_server
+    from eventkg.graphstore.neo4j.server import jars
     from eventkg.tasks.models.cache import ResponseCache
 
     clean_env.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
@@ -152,7 +152,7 @@ def test_one_cache_root_with_named_folders(clean_env, tmp_path):
     assert ResponseCache().directory == tmp_path / "xdg" / "eventkg" / "responses"  # as before the change
     clean_env.setenv("EVENTKG_CACHE", str(tmp_path / "c"))
     assert ResponseCache().directory == tmp_path / "c" / "responses"
-    assert neo4j_server.cache_dir() == tmp_path / "c" / "neo4j"
+    assert jars.cache_dir() == tmp_path / "c" / "neo4j"
     assert settings.nltk_data_dir() == tmp_path / "c" / "nltk_data"
     clean_env.setenv("EVENTKG_NLTK_DATA", str(tmp_path / "nltk"))
     assert settings.nltk_data_dir() == tmp_path / "nltk"

@@ -34,7 +34,7 @@ store's files, so every digest is dropped (rule 3), or a cut one, which does not
 Why: a save follows every committed transaction, and an fsync doubled a small upsert's overhead
 (``docs/performance.md``).
 
-What the stamp cannot see: a write through the store's private ``_conn`` in this process, or a
+What the stamp cannot see: a write through the store's ``connection`` in this process, or a
 foreign writer that changed neither file's size, mtime nor inode. Writers of a store are the
 store object; the rest is a guard. The re-run also checks the table's row count against the
 digest's before trusting it.

@@ -69,14 +69,17 @@ class LadybugStore(GraphStore):
                 self._digests.book.set(dict.fromkeys([*NODE_TYPES, *REL_TYPES], EMPTY))
 
     @property
-    def _conn(self) -> Any:
-        """The engine connection, for in-package readers (``queries.columnar``); changes on reopening."""
+    def connection(self) -> Any:
+        """The engine connection, for readers that want Arrow straight from LadybugDB
+        (``queries.columnar``, ``neo4j.admin_import``). It changes when the database is reopened:
+        ask for it at each use, never keep it across writes. None once the store is closed."""
         return self._database.conn if self._database is not None else None
 
-    @property
-    def _db(self) -> Any:
-        """The ``ladybug.Database``, for in-package readers (``neo4j.admin_import``); changes on reopening."""
-        return self._database.db
+    def open_connection(self) -> Any:
+        """A second ``ladybug.Connection`` to the open database, for a reader in another thread."""
+        import ladybug
+
+        return ladybug.Connection(self._database.db)
 
     @property
     def _wrote(self) -> bool:  # GraphStore's "changed since begin_ingest": a write stamped the digest book
@@ -189,7 +192,7 @@ class LadybugStore(GraphStore):
 
     def counts(self) -> dict[str, dict[str, int]]:
         self._session.flush()
-        return reads.counts(self._conn)
+        return reads.counts(self._database.conn)
 
     def get_nodes(self, label: str, ids: Sequence[str], *, props: bool = True) -> dict[str, dict[str, Any]]:
         self._session.flush()

@@ -67,7 +67,7 @@ def _csv_schema(header: list[str], kinds: list[str]) -> pa.Schema:
 
 
 def _connection(store: Any):
-    conn = getattr(store, "_conn", None)
+    conn = getattr(store, "connection", None)
     if conn is None or not hasattr(conn, "execute"):
         raise StoreError(f"export neo4j-import reads an embedded LadybugDB store; {store.url} is not one")
     return conn
@@ -241,7 +241,7 @@ def _write_all(store: Any, conn: Any, out: Path, checker: _Checker, progress: Pr
     is whatever the page queries return, which the importer does not care about).
     """
     jobs = _jobs(conn, out, checker, progress)
-    lanes = _lanes(jobs, LANES if getattr(store, "_db", None) is not None else 1)
+    lanes = _lanes(jobs, LANES if hasattr(store, "open_connection") else 1)
     written: dict[str, int] = {}
 
     def run(lane: list, c) -> None:
@@ -251,9 +251,7 @@ def _write_all(store: Any, conn: Any, out: Path, checker: _Checker, progress: Pr
     if len(lanes) > 1:
         from concurrent.futures import ThreadPoolExecutor
 
-        import ladybug
-
-        extra = [ladybug.Connection(store._db) for _ in lanes[1:]]
+        extra = [store.open_connection() for _ in lanes[1:]]
         try:
             with ThreadPoolExecutor(len(lanes)) as pool:
                 futures = [pool.submit(run, lane, c) for lane, c in zip(lanes, [conn, *extra], strict=True)]

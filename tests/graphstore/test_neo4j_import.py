@@ -170,7 +170,7 @@ def test_node_offsets_left_free_by_a_delete_import_as_holes(tmp_path):
         emb.upsert_edges("CAUSES", [{"src": "e0", "dst": "e4", "sources": ["t"]},
                                     {"src": "e4", "dst": "e3", "sources": ["t"]}])
         emb.upsert_edges("ABSTRACTS_TO", [{"src": "e3", "dst": "c0", "sources": ["t"]}])
-        emb._conn.execute("MATCH (n:Event) WHERE n.id IN ['e1', 'e2'] DETACH DELETE n")
+        emb.connection.execute("MATCH (n:Event) WHERE n.id IN ['e1', 'e2'] DETACH DELETE n")
         export_neo4j_import(emb, tmp_path / "csv")
     numbers = [int(line.split(",")[0]) for line in (tmp_path / "csv" / "nodes-Event.csv").read_text().splitlines()[1:]]
     assert len(numbers) == 3 and max(numbers) >= 3  # the gap is there

@@ -65,11 +65,11 @@ def test_reopening_after_big_writes_keeps_the_store_whole(tmp_path, monkeypatch)
 
     monkeypatch.setattr(database, "REOPEN_ROWS", 300)  # reopen after every ~300 rows written
     with open_store(str(tmp_path / "s.lbug")) as store:
-        first_db = store._db
+        first_db = store._database.db
         with store.bulk_load():
             for start in range(0, 2000, 250):
                 store.write_batch(_events(250, start=start))
-        assert store._db is not first_db  # the engine's memory was handed back at least once
+        assert store._database.db is not first_db  # the engine's memory was handed back at least once
         store.write_batch(_events(10, start=100))  # stored keys again: nothing changes
         counts = store.counts()
         assert counts["nodes"]["Event"] == 2000 and counts["edges"]["SYNCHRONOUS"] == 8 * 249
@@ -250,7 +250,7 @@ def test_nodes_in_slices_and_edges_in_checkpointed_groups_give_the_same_graph(tm
     monkeypatch.setattr(ladybug_bulk, "REL_PENDING_EDGES", 30)
     monkeypatch.setattr(ladybug_bulk, "EARLY_CHECKPOINT_ROWS", 1)
     with open_store(str(tmp_path / "s.lbug")) as store:
-        first_db = store._db
+        first_db = store._database.db
         with store.bulk_load():
             for start in range(0, 200, 25):  # eight held batches: five slices of Event
                 store.write_batch(_events(25, start=start))
@@ -261,7 +261,7 @@ def test_nodes_in_slices_and_edges_in_checkpointed_groups_give_the_same_graph(tm
                 flows.add_edge("CAUSES", {"src": event_id(f"e{i}"), "dst": event_id(f"e{i + 1}"), "sources": ["t"],
                                           "weight": 1.0})
             store.write_batch(flows)
-        assert store._db is not first_db
+        assert store._database.db is not first_db
         counts = store.counts()
         assert counts["nodes"]["Event"] == 200
         assert counts["edges"]["SYNCHRONOUS"] == 8 * 24 and counts["edges"]["CAUSES"] == 60
