@@ -34,6 +34,7 @@ from eventkg.graphstore.ladybug.database import Database
 from eventkg.graphstore.ladybug.digest_book import TableDigests
 from eventkg.graphstore.ladybug.engine import (
     POOL_SLACK,
+    append_pool_bytes,
     buffer_pool_bytes,
     copy_rows,
     count_rows,
@@ -43,6 +44,7 @@ from eventkg.graphstore.ladybug.engine import (
     node_pool_bytes,
     release_free_memory,
     resident_bytes,
+    short_error,
 )
 from eventkg.graphstore.ladybug.keysets import Fingerprints, KeySets
 from eventkg.graphstore.ladybug.spool import Staged, TableSpool, read_partitions, read_parts
@@ -84,6 +86,7 @@ class BulkSession:
         self.spool: TableSpool | None = None  # new rows held back (None: no session)
         self._late: TableSpool | None = None  # rows of keys already stored or held, upserted after the flush
         self._unkeyed: set[str] = set()  # rel tables held without a key set (_holds_unkeyed)
+        self._appends = 0  # the buffer pool this flush's appends to stored rel tables need (_append_pool)
         self._by_digest: set[str] = set()  # stored rel tables whose rows all wait (routed_by_digest)
         self._copied: dict[str, TableDigest] = {}  # this session's held rows COPYed, per table
         self._fresh = False  # the session began with every node table empty
@@ -523,6 +526,7 @@ class BulkSession:
         """
         if not self.spool and not self._late:
             return
+        appends = self._appends = self._append_pool(names or [*NODE_TYPES, *REL_TYPES])  # before any write
         try:
             order = [n for n in names or [*NODE_TYPES, *REL_TYPES] if n in self.spool.rows]
             pending = 0  # edges COPYed since the last checkpoint
@@ -536,24 +540,56 @@ class BulkSession:
                 if pending and pending + rows > REL_PENDING_EDGES:
                     self._database.checkpoint_and_release()
                     pending = 0
-                appends = CHECKPOINT_APPENDS and name not in self._unkeyed and count_rows(self._database.conn, name) > 0
+                appending = CHECKPOINT_APPENDS and name not in self._unkeyed and count_rows(self._database.conn, name) > 0
                 self._write_held_edges(name)
                 pending += rows
-                if appends:  # checkpointed at once (see the docstring)
+                if appending:  # checkpointed at once (see the docstring)
                     self._database.checkpoint_and_release()
                     pending = 0
             if pending:
                 self._database.checkpoint_and_release()
-            self._database.set_buffer_pool(buffer_pool_bytes())
+            self._database.set_buffer_pool(max(buffer_pool_bytes(), appends))
             self._apply_late(names or [*NODE_TYPES, *REL_TYPES])
             self._notify("")  # done writing
-        except BaseException:
+        except BaseException as exc:
             self._database.failed = True
             self._keys.clear()  # they hold keys that were never written
             self._unkeyed.clear()
             self._by_digest.clear()
             self._digests.abandon_pending()  # what was written is not known (their tables' digests are dropped)
+            if isinstance(exc, RuntimeError):  # the engine's own errors: one line, as every StoreError
+                raise StoreError(f"LadybugDB failed while writing held rows: {short_error(exc)} "
+                                 f"(EVENTKG_MEMORY_MB={settings.memory_mb()})") from exc
             raise
+
+    def _append_pool(self, names: Sequence[str]) -> int:
+        """The buffer pool the appends among ``names`` need: rel tables with held or waiting rows
+        whose stored table holds edges (:func:`~eventkg.graphstore.ladybug.engine.append_pool_bytes`
+        of their end labels' nodes, stored and held); 0 when none append.
+
+        Raises a one-line :class:`StoreError` before anything is written when that is more than the
+        memory budget lets the engine have (``edge_pool_bytes``): the engine would fail mid-write
+        with its buffer pool full."""
+        need, worst = 0, ""
+        conn = self._database.conn
+        held_rows = self.spool.rows if self.spool else {}
+        for name in names:
+            held = name in held_rows or (self._late is not None and name in self._late.rows)
+            if name not in REL_TYPES or not held or not count_rows(conn, name):
+                continue
+            rel = REL_TYPES[name]
+            labels = {rel.source, rel.target}
+            nodes = sum(count_rows(conn, label) + held_rows.get(label, 0) for label in labels)
+            if append_pool_bytes(nodes) > need:
+                need, worst = append_pool_bytes(nodes), f"{name} ({nodes:,} {' and '.join(sorted(labels))} nodes)"
+        cap = edge_pool_bytes()
+        if need > cap:
+            mib = 2**20
+            raise StoreError(
+                f"adding edges to the stored {worst} needs ~{need // mib:,} MiB of engine memory, more than "
+                f"EVENTKG_MEMORY_MB={settings.memory_mb()} gives ({cap // mib:,} MiB); nothing was written: "
+                f"set EVENTKG_MEMORY_MB to at least {-(-need * 4 // 3 // mib // 512) * 512} and run the ingest again")
+        return need
 
     def _write_held_nodes(self, name: str) -> None:
         """COPY a held node table from staged Parquet files, as few COPYs as the memory budget
@@ -648,6 +684,8 @@ class BulkSession:
         release_free_memory()
         if name in REL_TYPES:
             fit = edge_pool_for(resident_bytes())
+            if self._appends and count_rows(self._database.conn, name):  # an append: the pool it needs
+                fit = max(fit, self._appends)
             pool = self._database.pool_bytes
             if pool > fit or pool < fit - POOL_SLACK:  # else keep the open database
                 self._database.set_buffer_pool(fit)

@@ -87,6 +87,16 @@ def edge_pool_for(process_bytes: int | None) -> int:
     return max(MIN_POOL, min(cap, room)) // (64 * 2**20) * (64 * 2**20)
 
 
+#: engine memory, per node of a rel table's end labels, that a COPY appending to the stored table
+#: keeps in the buffer pool until the next checkpoint (ladybug 0.22; ``bench/second_source_bench.py``)
+APPEND_NODE_BYTES = 150
+
+
+def append_pool_bytes(end_nodes: int) -> int:
+    """The buffer pool a COPY appending edges to a stored rel table over ``end_nodes`` nodes needs."""
+    return end_nodes * APPEND_NODE_BYTES + EDGE_COPY_MARGIN
+
+
 def resident_bytes() -> int | None:
     """This process's resident memory now (Linux ``/proc/self/statm``), or None where unknown."""
     try:

@@ -478,3 +478,32 @@ def test_a_rel_copy_gets_the_pool_the_budget_leaves_beside_the_process(monkeypat
     monkeypatch.setenv("EVENTKG_MEMORY_MB", "8192")
     assert engine.edge_pool_for(681 * mib) == int(8192 * mib * engine.EDGE_POOL_SHARE)
     assert engine.resident_bytes() > 10 * mib  # this process, read from /proc
+
+
+def test_appending_edges_the_budget_cannot_hold_is_refused_before_anything_is_written(tmp_path, monkeypatch):
+    """A COPY appending to a stored rel table keeps engine memory per node of its end labels
+    (``engine.APPEND_NODE_BYTES``); when the budget cannot give the pool that needs, the session
+    says so in one line before writing, and the store keeps exactly what it held."""
+    from eventkg.graphstore.ladybug import engine
+
+    path = str(tmp_path / "s.lbug")
+    with open_store(path) as store:
+        store.write_batch(_events(300))
+        before = ([sorted(map(str, store.iter_nodes("Event")))], sorted(map(str, store.iter_edges("SYNCHRONOUS"))))
+    monkeypatch.setenv("EVENTKG_MEMORY_MB", "512")  # rel pool cap 384 MiB
+    monkeypatch.setattr(engine, "APPEND_NODE_BYTES", 2**20)  # 400 nodes x 1 MiB + the margin: more than that
+    with open_store(path) as store:
+        with pytest.raises(StoreError) as err, store.bulk_load():
+            store.write_batch(_events(100, start=300))  # new events, and edges appended to SYNCHRONOUS
+            store.write_batch(_flows([(0, 350)], 1.0))
+        message = str(err.value)
+        assert "\n" not in message and "SYNCHRONOUS" in message and "nothing was written" in message
+        assert "EVENTKG_MEMORY_MB to at least" in message
+    with open_store(path) as store:
+        after = ([sorted(map(str, store.iter_nodes("Event")))], sorted(map(str, store.iter_edges("SYNCHRONOUS"))))
+    assert after == before
+    monkeypatch.setattr(engine, "APPEND_NODE_BYTES", 150)  # the real figure: the same ingest goes in
+    with open_store(path) as store:
+        with store.bulk_load():
+            store.write_batch(_events(100, start=300))
+        assert store.counts()["nodes"]["Event"] == 400

@@ -1,6 +1,6 @@
 """EV² rows as odd as the official release's: instances named without text, context given only
 as text, a truncated file. Expected values are worked by hand here or come from the
-independent reader in ``tests/test_ingest_expected.py``."""
+independent reader in ``tests/support/expected_counts.py``."""
 
 from __future__ import annotations
 
