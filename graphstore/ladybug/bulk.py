@@ -87,6 +87,7 @@ class BulkSession:
         self._late: TableSpool | None = None  # rows of keys already stored or held, upserted after the flush
         self._unkeyed: set[str] = set()  # rel tables held without a key set (_holds_unkeyed)
         self._appends = 0  # the buffer pool this flush's appends to stored rel tables need (_append_pool)
+        self._told_keys = False  # the note that the key sets are full was given
         self._by_digest: set[str] = set()  # stored rel tables whose rows all wait (routed_by_digest)
         self._copied: dict[str, TableDigest] = {}  # this session's held rows COPYed, per table
         self._fresh = False  # the session began with every node table empty
@@ -220,6 +221,12 @@ class BulkSession:
                 known[name] = np.zeros(tables[name].num_rows, bool)
                 continue
             if keys is None:  # keys too many to remember: write what is held, then upsert as usual
+                if not self._told_keys:
+                    self._told_keys = True
+                    self._notify(f"note: {name}: the store holds more keys than EVENTKG_KEYSET_MAX="
+                                 f"{settings.keyset_max():,} lets it remember, so the rest of this ingest is "
+                                 "written batch by batch (slower, and a failure keeps the batches written); "
+                                 "raise EVENTKG_KEYSET_MAX above the store's nodes and edges for one bulk session")
                 self.flush()
                 return None
             present, unsure = keys.lookup(*fps[name])

@@ -33,7 +33,13 @@ from eventkg.graphstore.ladybug import reads
 from eventkg.graphstore.ladybug.bulk import BulkSession
 from eventkg.graphstore.ladybug.database import CHECKPOINT_ROWS, Database
 from eventkg.graphstore.ladybug.digest_book import DigestBook, TableDigests
-from eventkg.graphstore.ladybug.engine import LOOKUP_CHUNK, buffer_pool_bytes, check_store_path, schema_statements
+from eventkg.graphstore.ladybug.engine import (
+    LOOKUP_CHUNK,
+    buffer_pool_bytes,
+    check_store_path,
+    schema_statements,
+    short_error,
+)
 from eventkg.graphstore.ladybug.keysets import Fingerprints, KeySets
 from eventkg.graphstore.ladybug.upsert import check_endpoints, typed_tables
 from eventkg.graphstore.ladybug.writer import TableWriter
@@ -125,7 +131,11 @@ class LadybugStore(GraphStore):
             held = self._session.hold_batch(nodes, edges, fps)
             if held is not None:
                 return held
-        result, written = self._writer.write(nodes, edges, fps)
+        try:
+            result, written = self._writer.write(nodes, edges, fps)
+        except RuntimeError as exc:  # the engine's own errors (a full buffer pool): one line
+            raise StoreError(f"LadybugDB failed writing a batch to {self.url}: {short_error(exc)} "
+                             f"(EVENTKG_MEMORY_MB={settings.memory_mb()}: raise it)") from exc
         for name, h1, h2 in written:
             self._keys.add(name, h1, h2)
         self._database.wrote(len(batch))

@@ -79,12 +79,16 @@ def test_reopening_after_big_writes_keeps_the_store_whole(tmp_path, monkeypatch)
 def test_past_the_key_set_limit_a_session_still_writes_everything_once(tmp_path, monkeypatch):
     monkeypatch.setenv("EVENTKG_KEYSET_MAX", "700")  # the key sets give up mid-session
     with open_store(str(tmp_path / "s.lbug")) as store:
+        notes: list[str] = []
+        store.on_bulk_write = notes.append
         with store.bulk_load():
             for start in range(0, 1500, 250):
                 store.write_batch(_events(250, start=start))
             store.write_batch(_events(250, start=0))  # again: must not duplicate anything
         counts = store.counts()
         assert counts["nodes"]["Event"] == 1500 and counts["edges"]["SYNCHRONOUS"] == 6 * 249
+    said = [n for n in notes if "EVENTKG_KEYSET_MAX=700" in n]  # the user is told once, with the setting to raise
+    assert len(said) == 1 and said[0].startswith("note: ") and "batch by batch" in said[0]
 
 
 def test_without_room_for_a_spool_the_session_writes_batch_by_batch(tmp_path, monkeypatch):
