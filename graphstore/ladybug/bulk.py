@@ -33,6 +33,7 @@ from eventkg.graphstore.keyset import KeySet, edge_fingerprints, fingerprints
 from eventkg.graphstore.ladybug.database import Database
 from eventkg.graphstore.ladybug.digest_book import TableDigests
 from eventkg.graphstore.ladybug.engine import (
+    EDGE_POOL_SHARE,
     POOL_SLACK,
     append_pool_bytes,
     buffer_pool_bytes,
@@ -580,13 +581,16 @@ class BulkSession:
         need, worst = 0, ""
         conn = self._database.conn
         held_rows = self.spool.rows if self.spool else {}
+        stored: dict[str, int] = {}  # nodes per label, counted once however many tables join it
         for name in names:
             held = name in held_rows or (self._late is not None and name in self._late.rows)
             if name not in REL_TYPES or not held or not count_rows(conn, name):
                 continue
             rel = REL_TYPES[name]
             labels = {rel.source, rel.target}
-            nodes = sum(count_rows(conn, label) + held_rows.get(label, 0) for label in labels)
+            for label in labels - stored.keys():
+                stored[label] = count_rows(conn, label)
+            nodes = sum(stored[label] + held_rows.get(label, 0) for label in labels)
             if append_pool_bytes(nodes) > need:
                 need, worst = append_pool_bytes(nodes), f"{name} ({nodes:,} {' and '.join(sorted(labels))} nodes)"
         cap = edge_pool_bytes()
@@ -595,7 +599,8 @@ class BulkSession:
             raise StoreError(
                 f"adding edges to the stored {worst} needs ~{need // mib:,} MiB of engine memory, more than "
                 f"EVENTKG_MEMORY_MB={settings.memory_mb()} gives ({cap // mib:,} MiB); nothing was written: "
-                f"set EVENTKG_MEMORY_MB to at least {-(-need * 4 // 3 // mib // 512) * 512} and run the ingest again")
+                f"set EVENTKG_MEMORY_MB to at least {-(-need // EDGE_POOL_SHARE // mib // 512) * 512:.0f} "
+                "and run the ingest again")
         return need
 
     def _write_held_nodes(self, name: str) -> None:

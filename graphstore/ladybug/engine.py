@@ -28,11 +28,16 @@ EDGE_POOL_SHARE = 0.75  # of the budget, the pool while a bulk session writes it
 NODE_POOL_SHARE = 0.25  # of the budget, the pool while a bulk session writes its node tables (node_pool_bytes)
 
 
+def budget_share(share: float) -> int:
+    """``share`` of the memory budget (``EVENTKG_MEMORY_MB``), in bytes."""
+    return int(settings.memory_mb() * 2**20 * share)
+
+
 def buffer_pool_bytes() -> int:
     """ladybug's buffer pool for every open store: ``POOL_SHARE`` of the memory budget. The engine's
     default is 80% of the machine's memory, and it keeps every page it reads until then, so a
     bulk load or a scan of a big graph would grow the process with the graph."""
-    return int(settings.memory_mb() * 2**20 * POOL_SHARE)
+    return budget_share(POOL_SHARE)
 
 
 def edge_pool_bytes() -> int:
@@ -40,7 +45,7 @@ def edge_pool_bytes() -> int:
     A rel COPY looks both ends of every edge up in the node table's primary-key index; once that
     index outgrows the pool each lookup may read a page, and the loader's
     memory is gone by then, so the rel tables get the larger share."""
-    return int(settings.memory_mb() * 2**20 * EDGE_POOL_SHARE)
+    return budget_share(EDGE_POOL_SHARE)
 
 
 def node_pool_bytes() -> int:
@@ -48,7 +53,7 @@ def node_pool_bytes() -> int:
     The loader still holds its own memory then (it reads the edges meanwhile, with its id map), and
     a checkpoint of a big node table takes memory outside the pool, so the nodes get the smaller
     share and more COPYs (:func:`copy_rows`)."""
-    return int(settings.memory_mb() * 2**20 * NODE_POOL_SHARE)
+    return budget_share(NODE_POOL_SHARE)
 
 
 EDGE_COPY_MARGIN = 256 * 2**20  # what a rel COPY and its checkpoint take beside the pool (edge_pool_for)
