@@ -8,9 +8,11 @@ but near a hub four steps cover much of the graph. Here the walk is split:
 
 * **forward** ``ceil(max_len/2)`` steps from ``e0`` carrying the Table 1 automaton state
   (pruned to states from which a wanted relation can still be induced), kept as one bitmask
-  of states per reached event (a dense array, reset after each question);
-* **backward** ``floor(max_len/2)`` steps from each candidate, carrying the relation codes read
-  towards ``z`` (at most 6² = 36 suffixes for max_len 4), precomputed into the set of
+  of states per reached event (a dense array, reset after each question); when ``e0``'s
+  two-step neighbourhood is a hub's (more than ``HUB_COST`` entries), one step only, and the
+  candidates, a few events each, are read back the rest of the way;
+* **backward** the remaining ``floor(max_len/2)`` (or more) steps from each candidate, carrying
+  the relation codes read towards ``z`` (at most 6³ suffixes for max_len 4), precomputed into the set of
   automaton states from which that suffix ends in a wanted relation;
 
 and a walk exists exactly when some event reached both ways has a forward state in that set.
@@ -34,6 +36,9 @@ from eventkg.queries.table1 import AUTOMATON, DEAD, live_states
 N_STATES = len(AUTOMATON.trans)
 assert N_STATES <= 32, "state sets are uint32 bitmasks"
 _SINK = N_STATES  # a state index standing for DEAD in the numpy tables
+#: two forward steps from an event would gather more entries than this (a hub's neighbourhood):
+#: one step forward and the rest backward from the candidates, a few events each
+HUB_COST = 4096
 _TRANS = np.array([[s if s != DEAD else _SINK for s in row] for row in AUTOMATON.trans]
                   + [[_SINK] * len(EVENT_RELATIONS)], dtype=np.int64)
 
@@ -70,39 +75,56 @@ def _run_from(state: int, codes: tuple[int, ...]) -> int:
 class MeetInTheMiddle:
     """Vets candidates against one loaded event at a time (:meth:`load`, :meth:`induced`, :meth:`unload`)."""
 
-    def __init__(self, csr: EventCSR, max_len: int = 4) -> None:
-        self.csr, self.max_len = csr, max_len
+    def __init__(self, csr: EventCSR, max_len: int = 4, hub_cost: int = HUB_COST) -> None:
+        self.csr, self.max_len, self.hub_cost = csr, max_len, hub_cost
         self.ahead, self.behind = (max_len + 1) // 2, max_len // 2
         self._states = np.zeros(len(csr), dtype=np.uint32)  # forward state set per event
         self._touched: list[np.ndarray] = []
         self.loaded: tuple[int, int] | None = None
 
     def load(self, e0: int, live_mask: int) -> None:
-        """Forward ``ceil(max_len/2)`` steps from ``e0``, keeping states that can still induce
-        a relation of ``live_mask`` (later :meth:`induced` masks must lie inside it)."""
+        """Forward ``ceil(max_len/2)`` steps from ``e0`` (one step when two would gather more than
+        ``hub_cost`` entries: the rest is read backward from the candidates), keeping states that
+        can still induce a relation of ``live_mask`` (later :meth:`induced` masks must lie inside it)."""
         if self.loaded == (e0, live_mask):
             return
         self.unload()
         csr, states, live = self.csr, self._states, _live(live_mask)
+        self.ahead = (self.max_len + 1) // 2
+        if self.ahead > 1 and self._two_step_cost(e0) > self.hub_cost:
+            self.ahead = 1
+        self.behind = self.max_len - self.ahead
         nodes = np.array([e0], dtype=np.int64)
         cur = np.array([AUTOMATON.start], dtype=np.int64)
         states[e0] = np.uint32(1 << AUTOMATON.start)
         self._touched.append(nodes)
-        for _ in range(self.ahead):
+        for step in range(self.ahead):
             pos, owner = gather_rows(csr.indptr, nodes)
             if not len(pos):
                 break
-            nb = csr.nbr[pos].astype(np.int64)
             ns = _TRANS[cur[owner], csr.code[pos]]
             keep = live[ns]
-            key = np.unique(nb[keep] * 32 + ns[keep])
-            nb, ns = key >> 5, key & 31
-            bit = (np.uint32(1) << ns.astype(np.uint32))
+            nb, ns = csr.nbr[pos[keep]], ns[keep]
+            bit = np.left_shift(np.uint32(1), ns.astype(np.uint32))
             fresh = (states[nb] & bit) == 0
-            nodes, cur, bit = nb[fresh], ns[fresh], bit[fresh]
-            np.bitwise_or.at(states, nodes, bit)
-            self._touched.append(nodes)
+            nb, ns, bit = nb[fresh], ns[fresh], bit[fresh]
+            if step + 1 < self.ahead:  # the next step starts from each (event, state) once
+                key = np.unique(nb.astype(np.int64) * 32 + ns)
+                nb, ns = key >> 5, key & 31
+                bit = np.left_shift(np.uint32(1), ns.astype(np.uint32))
+            np.bitwise_or.at(states, nb, bit)  # repeats on the last step only set a bit twice
+            self._touched.append(nb)
+            nodes, cur = nb, ns
         self.loaded = (e0, live_mask)
+
+    def _two_step_cost(self, e0: int) -> int:
+        """Entries two forward steps from ``e0`` would gather (at least), capped past ``hub_cost``."""
+        ptr = self.csr.indptr
+        lo, hi = int(ptr[e0]), int(ptr[e0 + 1])
+        if hi - lo > self.hub_cost:
+            return hi - lo
+        nb = self.csr.nbr[lo:hi]
+        return int((ptr[nb + 1] - ptr[nb]).sum())
 
     def unload(self) -> None:
         for nodes in self._touched:
