@@ -31,11 +31,15 @@ from eventkg.graphstore.base import GraphStore, StoreError
 from eventkg.graphstore.model import REL_TYPES
 
 BATCH = 200_000
-#: node offsets per paged read (event_graph_arrays, event_text_pages): the engine builds each
+#: node offsets per paged read, at least (offset_pages; node_page): the engine builds each
 #: page's result in its buffer pool, so a page must fit a bounded pool (a page of 1M texts did
 #: not fit 256 MB)
 PAGE = 250_000
 EDGE_PAGE = 1_000_000  # source node offsets per paged edge read (16 bytes a row: a page of ~2M edges fits)
+#: buffer-pool bytes allowed per node row of a whole-table read (node_page): the engine scans the
+#: whole column for every page (its offset filter is not pushed into the scan), so a page is as
+#: big as the pool allows: 2M rows at the default 1 GB pool, 8 times fewer scans than PAGE
+NODE_ROW_BYTES = 512
 
 #: numeric edge property that ranks a neighbour (how often ASER saw the pair), per type
 WEIGHT_PROPERTY = {name: ("weight" if "weight" in rel.properties else "count" if "count" in rel.properties else None)
@@ -127,27 +131,37 @@ def event_nodes(store: GraphStore, batch_size: int = BATCH, *, with_text: bool =
     return pa.Table.from_batches(list(batches), schema=schema)
 
 
+def node_page() -> int:
+    """Node offsets per paged whole-table read of an embedded store: ``PAGE`` or more, as the
+    engine's buffer pool allows (``NODE_ROW_BYTES`` a row)."""
+    from eventkg.graphstore.ladybug.engine import buffer_pool_bytes
+
+    return max(PAGE, buffer_pool_bytes() // NODE_ROW_BYTES)
+
+
 @dataclass
 class GraphColumns:
     """The Event nodes and their edges as numpy arrays, in the store's own order.
 
-    ``keys`` name the nodes within this one read (any distinct int64s), ``ids`` are their ids
+    ``keys`` name the nodes within this one read (any distinct non-negative ints), ``ids`` are their ids
     (a fixed-width byte-string array, :func:`eventkg.queries.event_ids.as_bytes`), ``instance``
-    whether each is an instance event; ``edges[type]`` holds ``(src keys, dst keys)``.
+    whether each is an instance event; ``edges[type]`` holds ``(src keys, dst keys)``. ``rank`` (set by
+    :meth:`~eventkg.queries.csr.EventCSR.from_columns`): the position of each key, -1 for none.
     """
 
     keys: np.ndarray
     ids: np.ndarray
     instance: np.ndarray
     edges: dict[str, tuple[np.ndarray, np.ndarray]]
+    rank: np.ndarray | None = None
 
 
-def event_graph_arrays(store: GraphStore, rel_types: Sequence[str], page: int = PAGE) -> GraphColumns:
+def event_graph_arrays(store: GraphStore, rel_types: Sequence[str], page: int | None = None) -> GraphColumns:
     """The Event nodes (key, id, level) and, per type, edges as node keys; no texts.
 
     On LadybugDB a key is the engine's node offset (``offset(ID(n))``: no id strings leave the
-    engine for the edges) and both nodes and edges are read ``page`` node offsets at a time, so
-    neither the engine's result nor its Arrow copy ever holds a whole table (the 10M-event
+    engine for the edges) and nodes are read ``page`` (default :func:`node_page`) node offsets at
+    a time, edges ``EDGE_PAGE``, so neither the engine's result nor its Arrow copy ever holds a whole table (the 10M-event
     table at once held ~1 GB of results beside the arrays). Elsewhere a key is the node's row
     in the node read, the edges' id strings looked up with ``pyarrow.compute.index_in``.
     Edges whose ends are not Event nodes are dropped.
@@ -157,6 +171,7 @@ def event_graph_arrays(store: GraphStore, rel_types: Sequence[str], page: int = 
     conn = _ladybug_conn(store)
     if conn is None:
         return _graph_arrays_by_id(store, rel_types)
+    page = page or node_page()
     top = _ladybug_arrow(conn, "MATCH (e:Event) RETURN max(offset(ID(e))) AS m").column(0)[0].as_py()
     ranges = [(lo, lo + page) for lo in range(0, (top + 1) if top is not None else 0, page)]
     keys, ids, inst = [], [], []
@@ -167,7 +182,8 @@ def event_graph_arrays(store: GraphStore, rel_types: Sequence[str], page: int = 
         ids.append(as_bytes(t.column(1)))
         inst.append(t.column(2).fill_null(False).to_numpy(zero_copy_only=False).astype(bool))
     width = max((a.dtype.itemsize for a in ids), default=1)
-    out = GraphColumns(_cat(keys, np.int64), np.concatenate([a.astype(f"S{width}") for a in ids]) if ids
+    kind = np.int32 if top is None or top < 2**31 - 1 else np.int64  # offsets as narrow as they fit
+    out = GraphColumns(_cat(keys, kind), np.concatenate([a.astype(f"S{width}") for a in ids]) if ids
                        else np.zeros(0, "S1"), _cat(inst, bool), {})
     del ids
     for t in rel_types:
@@ -178,9 +194,9 @@ def event_graph_arrays(store: GraphStore, rel_types: Sequence[str], page: int = 
             where = "WHERE offset(ID(a)) >= $lo AND offset(ID(a)) < $hi " if hi is not None else ""
             e = _ladybug_arrow(conn, f"MATCH (a:{rel.source})-[e:{t}]->(b:{rel.target}) {where}"
                                      "RETURN offset(ID(a)) AS src, offset(ID(b)) AS dst", {"lo": lo, "hi": hi} if hi else {})
-            src.append(_np(e.column(0)))
-            dst.append(_np(e.column(1)))
-        out.edges[t] = (_cat(src, np.int64), _cat(dst, np.int64))
+            src.append(_np(e.column(0)).astype(kind))
+            dst.append(_np(e.column(1)).astype(kind))
+        out.edges[t] = (_cat(src, kind), _cat(dst, kind))
     return out
 
 
@@ -223,17 +239,19 @@ def offset_pages(store: GraphStore, cypher: str, var: str, page: int = PAGE) -> 
         yield _ladybug_arrow(conn, cypher.format(where=where), {"lo": lo, "hi": lo + page})
 
 
-def event_text_pages(store: GraphStore, page: int = PAGE) -> Iterator[tuple[pa.Array, pa.Array]]:
-    """``(ids, texts)`` of every Event node of an embedded store, ``page`` node offsets at a time
-    (the engine's result and its Arrow copy never hold the whole column)."""
+def event_text_pages(store: GraphStore, page: int | None = None) -> Iterator[tuple[np.ndarray, pa.Array]]:
+    """``(node offsets, texts)`` of every Event node of an embedded store, ``page`` (default
+    :func:`node_page`) node offsets at a time (the engine's result and its Arrow copy never hold
+    the whole column; the offsets are the keys of :func:`event_graph_arrays`)."""
     conn = _ladybug_conn(store)
     if conn is None:
         raise StoreError("event_text_pages reads an embedded (LadybugDB) store")
+    page = page or node_page()
     top = _ladybug_arrow(conn, "MATCH (e:Event) RETURN max(offset(ID(e))) AS m").column(0)[0].as_py()
     for lo in range(0, (top + 1) if top is not None else 0, page):
         t = _ladybug_arrow(conn, "MATCH (e:Event) WHERE offset(ID(e)) >= $lo AND offset(ID(e)) < $hi "
-                                 "RETURN e.id AS id, e.text AS text", {"lo": lo, "hi": lo + page})
-        yield t.column(0).combine_chunks(), t.column(1).combine_chunks()
+                                 "RETURN offset(ID(e)) AS k, e.text AS text", {"lo": lo, "hi": lo + page})
+        yield _np(t.column(0)), t.column(1).combine_chunks()
 
 
 def texts_by_id(store: GraphStore, ids: Sequence[str]) -> dict[str, str | None]:

@@ -167,16 +167,20 @@ class EventCSR:
 
         types = [*EVENT_REL_TYPES, "HAS_TYPE"] if with_types else list(EVENT_REL_TYPES)
 
-        def read() -> EventCSR:
-            return cls.from_columns(columnar.event_graph_arrays(store, types), lambda ids, _o: StoreTexts(store, ids))
+        def read(reader: Any) -> Any:
+            return columnar.event_graph_arrays(reader, types)
+
+        def build(cols: Any) -> tuple[dict[str, np.ndarray], np.ndarray]:
+            csr = cls.from_columns(cols, lambda ids, _o: StoreTexts(store, ids))
+            return csr.arrays(), cols.rank
 
         folder = csr_cache.folder_of(store) if cache and with_types else None
         if folder is None:
-            return read()
+            return cls.from_columns(read(store), lambda ids, _o: StoreTexts(store, ids))
         built_from = csr_cache.stamp(store, types)
         kept = csr_cache.load(folder, built_from)
         if kept is None:
-            kept, on_disk = csr_cache.build_and_keep(folder, built_from, lambda: read().arrays(), store)
+            kept, on_disk = csr_cache.build_and_keep(folder, built_from, store, read, build)
             if not on_disk:
                 ids = EventIds(kept.pop("ids"))
                 return cls(ids, StoreTexts(store, ids), **kept)
@@ -215,7 +219,7 @@ class EventCSR:
         """The arrays from :class:`~eventkg.queries.columnar.GraphColumns` (node keys: any distinct
         int64s; edges of the stored event types and ``HAS_TYPE`` as keys). ``texts(ids, order)``
         gives where texts are read (``order``: the column row of each position). ``cols.edges`` is
-        emptied as the edges are used."""
+        emptied as the edges are used; ``cols.rank`` is set (the position of each key)."""
         order = id_order(cols.ids)
         ids = EventIds(cols.ids[order])
         cols.ids = None
@@ -223,6 +227,7 @@ class EventCSR:
         keys = cols.keys
         rank = np.full(int(keys.max()) + 1 if n else 0, -1, dtype=np.int32 if n < 2**31 else np.int64)
         rank[keys[order]] = np.arange(n, dtype=rank.dtype)
+        cols.rank = rank
         level = cols.instance[order].astype(np.int8)
         source = texts(ids, order)
         del order

@@ -20,7 +20,8 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -72,22 +73,27 @@ def load(folder: Path, want: dict[str, Any]) -> dict[str, np.ndarray] | None:
         return None
 
 
-def build_and_keep(folder: Path, built_from: dict[str, Any], build: Callable[[], dict[str, np.ndarray]],
-                   store: Any) -> tuple[dict[str, np.ndarray], bool]:
-    """``build()`` the arrays, write them and the store's texts under ``folder`` (a new folder
-    moved into place, the stamp last) and give them back memory-mapped: ``(arrays, True)``;
-    where the folder cannot be written, ``(the arrays built, False)``."""
+def build_and_keep(folder: Path, built_from: dict[str, Any], store: Any, read: Callable[[Any], Any],
+                   build: Callable[[Any], tuple[dict[str, np.ndarray], np.ndarray]]) -> tuple[dict[str, np.ndarray], bool]:
+    """``read(reader)`` the columns, ``build(columns)`` the arrays (and the position of each engine
+    node offset), write them and the store's texts under ``folder`` (a new folder moved into
+    place, the stamp last) and give them back memory-mapped: ``(arrays, True)``; where the folder
+    cannot be written, ``(the arrays built, False)``. The reads go through :func:`reader`."""
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".event_graph-", dir=folder.parent))
     except OSError:
-        return build(), False
-    arrays = build()
+        return build(read(store))[0], False
+    with reader(store) as r:
+        cols = read(r)
+    arrays, rank = build(cols)
+    del cols
     try:
         for a in ARRAYS:
             np.save(tmp / f"{a}.npy", arrays[a], allow_pickle=False)
+        n = len(arrays["ids"])
         del arrays  # the mapped copies are read from here on
-        _write_texts(tmp, store)
+        _write_texts(tmp, store, rank, n)
         (tmp / "stamp.json").write_text(json.dumps(built_from))
         shutil.rmtree(folder, ignore_errors=True)
         tmp.rename(folder)
@@ -101,16 +107,36 @@ def build_and_keep(folder: Path, built_from: dict[str, Any], build: Callable[[],
     return kept, True
 
 
-def _write_texts(folder: Path, store: Any) -> None:
+def _write_texts(folder: Path, store: Any, rank: np.ndarray, n: int) -> None:
+    """The texts read in node-offset pages, each placed at its position (``rank[offset]``)."""
     from eventkg.queries.columnar import event_text_pages
-    from eventkg.queries.event_ids import EventIds, as_bytes
     from eventkg.queries.event_texts import write_text_file
 
-    ids = EventIds(np.load(folder / "ids.npy", mmap_mode="r", allow_pickle=False))
-    pages = ((ids.positions_of(as_bytes(i)), t) for i, t in event_text_pages(store))
-    start, length = write_text_file(folder / TEXTS, pages, len(ids))
+    with reader(store) as r:
+        pages = ((rank[k], t) for k, t in event_text_pages(r))
+        start, length = write_text_file(folder / TEXTS, pages, n)
     np.save(folder / "text_start.npy", start, allow_pickle=False)
     np.save(folder / "text_length.npy", length, allow_pickle=False)
+
+
+@contextmanager
+def reader(store: Any) -> Iterator[Any]:
+    """The store a whole-graph read goes through: for a read-only store, a second read-only opening,
+    closed (and the heap trimmed) when the read is done, so the pages the engine kept in its
+    buffer pool (up to half the memory budget) are handed back before the arrays are built and
+    the questions asked; a store open for writing is read itself (its write-ahead log is its own)."""
+    if not getattr(store, "read_only", False):
+        yield store
+        return
+    from eventkg.graphstore import open_store
+    from eventkg.graphstore.ladybug.engine import release_free_memory
+
+    other = open_store(str(store.url), read_only=True)
+    try:
+        yield other
+    finally:
+        other.close()
+        release_free_memory()
 
 
 def texts_of(folder: Path) -> Any:
