@@ -134,6 +134,8 @@ class EventCSR:
         """The same events with only the edges between two kept events (``keep``: bool per event);
         itself when no edge goes (a schema pool over a schema-only graph), else made a chunk of
         rows at a time (no whole-graph temporaries)."""
+        if keep.all():
+            return self
         sel = np.empty(len(self.nbr), dtype=bool)
         counts = np.zeros(len(self), dtype=np.int64)
         for r0 in range(0, len(self), chunk):

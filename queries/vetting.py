@@ -137,18 +137,22 @@ class MeetInTheMiddle:
         csr, states = self.csr, self._states
         z = np.asarray(candidates, dtype=np.int64)
         hit = (states[z] & _accepting(mask, 0)[0]) != 0
-        nodes, owner, suffix = z, np.arange(len(z)), np.zeros(len(z), dtype=np.int64)
+        nodes, owner, suffix = z, np.arange(len(z)), np.zeros(len(z), dtype=np.int32)
         for k in range(1, self.behind + 1):
+            if k > 1:  # a candidate found linked needs no more steps
+                go = ~hit[owner]
+                nodes, owner, suffix = nodes[go], owner[go], suffix[go]
             pos, o = gather_rows(csr.indptr, nodes)
             if not len(pos):
                 break
-            nodes, owner = csr.nbr[pos].astype(np.int64), owner[o]
+            nodes, owner = csr.nbr[pos], owner[o]
             # the edge read from the new node towards the old one is the inverse of the stored reading
-            suffix = INV_CODE[csr.code[pos]].astype(np.int64) * len(EVENT_RELATIONS) ** (k - 1) + suffix[o]
+            suffix = INV_CODE[csr.code[pos]].astype(np.int32) * len(EVENT_RELATIONS) ** (k - 1) + suffix[o]
             want = _accepting(mask, k)[suffix]
             hit[owner[(states[nodes] & want) != 0]] = True
-            go = want != 0  # suffixes no state can complete are not extended
-            nodes, owner, suffix = nodes[go], owner[go], suffix[go]
+            if k < self.behind:
+                go = want != 0  # suffixes no state can complete are not extended
+                nodes, owner, suffix = nodes[go], owner[go], suffix[go]
         return hit
 
     def induced(self, z: int, relations: tuple[int, ...]) -> int:
