@@ -53,10 +53,10 @@ def _ladybug_conn(store: GraphStore) -> Any | None:
     return store.connection if isinstance(store, LadybugStore) else None
 
 
-def _ladybug_arrow(conn: Any, cypher: str, params: dict[str, Any] | None = None) -> pa.Table:
+def _ladybug_arrow(conn: Any, cypher: str, params: dict[str, Any] | None = None, chunk: int = BATCH) -> pa.Table:
     conn.execute("BEGIN TRANSACTION READ ONLY")
     try:
-        return conn.execute(cypher, dict(params or {})).get_as_arrow(BATCH)
+        return conn.execute(cypher, dict(params or {})).get_as_arrow(chunk)
     except RuntimeError as exc:
         raise StoreError(f"columnar read failed: {str(exc).strip().splitlines()[0]}") from exc
     finally:
@@ -177,23 +177,27 @@ def event_graph_arrays(store: GraphStore, rel_types: Sequence[str], page: int | 
     keys, ids, inst = [], [], []
     for lo, hi in ranges:
         t = _ladybug_arrow(conn, "MATCH (e:Event) WHERE offset(ID(e)) >= $lo AND offset(ID(e)) < $hi "
-                                 "RETURN offset(ID(e)) AS k, e.id AS id, e.level = 'instance' AS inst", {"lo": lo, "hi": hi})
+                                 "RETURN offset(ID(e)) AS k, e.id AS id, e.level = 'instance' AS inst", {"lo": lo, "hi": hi}, page)
         keys.append(_np(t.column(0)))
         ids.append(as_bytes(t.column(1)))
         inst.append(t.column(2).fill_null(False).to_numpy(zero_copy_only=False).astype(bool))
     width = max((a.dtype.itemsize for a in ids), default=1)
     kind = np.int32 if top is None or top < 2**31 - 1 else np.int64  # offsets as narrow as they fit
-    out = GraphColumns(_cat(keys, kind), np.concatenate([a.astype(f"S{width}") for a in ids]) if ids
+    out = GraphColumns(_cat(keys, kind), np.concatenate([a.astype(f"S{width}", copy=False) for a in ids]) if ids
                        else np.zeros(0, "S1"), _cat(inst, bool), {})
     del ids
     for t in rel_types:
         rel = REL_TYPES[t]
         src, dst = [], []
+        if not edge_counts(store, [t])[t]:  # an empty table's pages would each cost a scan
+            out.edges[t] = (np.zeros(0, kind), np.zeros(0, kind))
+            continue
         edge_ranges = [(lo, lo + EDGE_PAGE) for lo in range(0, (top + 1) if top is not None else 0, EDGE_PAGE)]
         for lo, hi in edge_ranges if rel.source == "Event" else [(0, None)]:
             where = "WHERE offset(ID(a)) >= $lo AND offset(ID(a)) < $hi " if hi is not None else ""
             e = _ladybug_arrow(conn, f"MATCH (a:{rel.source})-[e:{t}]->(b:{rel.target}) {where}"
-                                     "RETURN offset(ID(a)) AS src, offset(ID(b)) AS dst", {"lo": lo, "hi": hi} if hi else {})
+                                     "RETURN offset(ID(a)) AS src, offset(ID(b)) AS dst", {"lo": lo, "hi": hi} if hi else {},
+                               2 * EDGE_PAGE)
             src.append(_np(e.column(0)).astype(kind))
             dst.append(_np(e.column(1)).astype(kind))
         out.edges[t] = (_cat(src, kind), _cat(dst, kind))
@@ -250,7 +254,7 @@ def event_text_pages(store: GraphStore, page: int | None = None) -> Iterator[tup
     top = _ladybug_arrow(conn, "MATCH (e:Event) RETURN max(offset(ID(e))) AS m").column(0)[0].as_py()
     for lo in range(0, (top + 1) if top is not None else 0, page):
         t = _ladybug_arrow(conn, "MATCH (e:Event) WHERE offset(ID(e)) >= $lo AND offset(ID(e)) < $hi "
-                                 "RETURN offset(ID(e)) AS k, e.text AS text", {"lo": lo, "hi": lo + page})
+                                 "RETURN offset(ID(e)) AS k, e.text AS text", {"lo": lo, "hi": lo + page}, page)
         yield _np(t.column(0)), t.column(1).combine_chunks()
 
 

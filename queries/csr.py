@@ -267,8 +267,13 @@ def _adjacency(n: int, edges: list[tuple[np.ndarray, np.ndarray, int]],
                chunk: int = CHUNK) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Both readings of every edge, sorted by (node, neighbour, code), deduplicated.
 
-    One int64 key per reading, ``(node * n + neighbour) * 8 + code``, sorted in place; every other
-    step a chunk at a time, so the peak is the keys (8 bytes a reading) plus the result (5)."""
+    One int64 key per reading, ``node``, ``neighbour`` and ``code`` in bit fields (shifts, not
+    divisions, take them apart), sorted in place; every other step a chunk at a time, so the peak
+    is the keys (8 bytes a reading) plus the result (5). Up to 2**30 events."""
+    b = max(1, (n - 1).bit_length())  # bits of a position
+    if 2 * b + 3 > 63:
+        raise ValueError(f"{n} events: the adjacency keys hold at most 2**30")
+    lo_mask = (1 << b) - 1
     key = np.empty(2 * sum(len(s) for s, _, _ in edges), dtype=np.int64)
     w = 0
     for src, dst, c in edges:
@@ -277,8 +282,8 @@ def _adjacency(n: int, edges: list[tuple[np.ndarray, np.ndarray, int]],
             keep = s != d
             s, d = s[keep], d[keep]
             m = len(s)
-            key[w:w + m] = (s * n + d) * 8 + c
-            key[w + m:w + 2 * m] = (d * n + s) * 8 + int(INV_CODE[c])
+            key[w:w + m] = (s << (b + 3)) | (d << 3) | c
+            key[w + m:w + 2 * m] = (d << (b + 3)) | (s << 3) | int(INV_CODE[c])
             w += 2 * m
     key = key[:w]
     key.sort()
@@ -287,12 +292,12 @@ def _adjacency(n: int, edges: list[tuple[np.ndarray, np.ndarray, int]],
     nbr, code = np.empty(len(key), dtype=np.int32), np.empty(len(key), dtype=np.int8)
     for a in range(0, len(key), chunk):
         blk = key[a:a + chunk]
-        node = blk // (8 * n)
+        node = blk >> (b + 3)
         first = int(node[0])
         counts = np.bincount(node - first)
         indptr[first + 1:first + 1 + len(counts)] += counts
-        nbr[a:a + len(blk)] = (blk // 8) % n
-        code[a:a + len(blk)] = blk % 8
+        nbr[a:a + len(blk)] = (blk >> 3) & lo_mask
+        code[a:a + len(blk)] = blk & 7
     np.cumsum(indptr, out=indptr)
     return indptr, nbr, code
 
