@@ -14,7 +14,7 @@ import pytest
 from eventkg.graphstore import open_store
 from eventkg.graphstore.base import Batch
 from eventkg.graphstore.model import INVERSE, stable_id
-from eventkg.queries import csr_cache
+from eventkg.queries import columnar, csr_cache
 from eventkg.queries.csr import EVENT_REL_TYPES, EventCSR, _adjacency, _dedupe_sorted
 from eventkg.queries.event_graph import EventIndex
 from eventkg.queries.event_ids import EventIds, as_bytes, id_order
@@ -176,3 +176,36 @@ def test_adjacency_built_in_passes_ranks_like_the_rule(embedded, tmp_path) -> No
             got = [(adj.id_of(q), adjacency.EVENT_TYPES[c], bool(o)) for q, c, o in
                    zip(adj.nbr[lo:hi].tolist(), adj.etype[lo:hi].tolist(), adj.out[lo:hi].tolist(), strict=True)]
             assert got == [(o, t, out) for _, o, t, out in sorted(expected[nid.decode()], key=lambda x: x[0])], nid
+
+
+def test_a_read_only_store_is_read_through_a_second_opening_into_the_same_arrays(embedded, monkeypatch) -> None:
+    """A read-only store's first read goes through read-only openings of its own, each closed once
+    its columns are read (the engine's pages go with it); what it keeps equals a plain read of the
+    store, whatever the node page (several pages here, one by default)."""
+    import eventkg.graphstore as graphstore
+
+    fresh = EventCSR.from_store(embedded, cache=False)
+    texts = _stored_texts(embedded)
+    rows = question_rows(fresh, "CEC", "schema", 40, seed=3)  # its texts are read from this store
+    url = embedded.url
+    embedded.close()
+    opened: list[object] = []
+    real_open = graphstore.open_store
+
+    def counting_open(*args, **kwargs):
+        s = real_open(*args, **kwargs)
+        opened.append(s)
+        return s
+
+    monkeypatch.setattr(graphstore, "open_store", counting_open)
+    monkeypatch.setattr(columnar, "node_page", lambda: 37)  # 300+ events: many pages
+    with real_open(url, read_only=True) as ro:
+        kept = EventCSR.from_store(ro)
+        # the columns, then the texts: each through an opening of its own, closed once read
+        assert len(opened) == 2 and all(s is not ro and s.connection is None for s in opened)
+        assert isinstance(kept.texts, FileTexts) and isinstance(kept.nbr.base, np.memmap)
+        for name in ("indptr", "nbr", "code", "level", "type_of", "inst_indptr", "inst"):
+            assert np.array_equal(getattr(kept, name), getattr(fresh, name)), name
+        assert kept.ids == fresh.ids
+        assert kept.texts.all() == [texts[i] for i in kept.ids]
+        assert question_rows(kept, "CEC", "schema", 40, seed=3) == rows
