@@ -1,13 +1,17 @@
 """The event graph's arrays kept on disk beside an embedded store, memory-mapped on later reads.
 
-Reading ASER 10M/30M's events and event relations out of the engine takes tens of seconds
-(~1 µs an edge, the engine's result and its Arrow copy), every time questions are asked. The
-arrays of :class:`~eventkg.queries.csr.EventCSR` (ids, levels, the CSR, the types) are written
-once to ``<index folder>/event_graph/`` (beside the vector index and the retrieval adjacency,
+Reading a big graph's events, texts and event relations out of the engine grows with the graph
+(figures: ``docs/performance.md``), every time questions are asked. The arrays of
+:class:`~eventkg.queries.csr.EventCSR` (ids, levels, the CSR, the types) and every text (one
+UTF-8 file, placed by node offset: no lookup by id) are written once to
+``<index folder>/event_graph/`` (beside the vector index and the retrieval adjacency,
 :func:`eventkg.queries.vectors.files.index_dir`), ~31 bytes an event and 5 an adjacency entry,
 and memory-mapped by later reads: opening costs nothing, and only the pages a run touches
 are read (into the page cache, shared, dropped by the kernel under pressure). The arrays just
-built are swapped for their mapped copies too, so a first run holds no second copy.
+built are swapped for their mapped copies too, so a first run holds no second copy. A
+read-only store is read through read-only openings of its own (:func:`reader`), closed once
+read: the pages the engine kept in its buffer pool go with them, before the arrays are built
+and before the questions are asked.
 
 They are read again when the store's Event count, its edge count of any event relation or of
 ``HAS_TYPE``, or the database file's (or its write-ahead log's) size or modification time
