@@ -20,6 +20,11 @@ from ``git archive 49cd1aa``), the previous implementation on the same store in 
 questions, with the ratios. Both sides import ``eventkg.queries.subgraphs`` (which loads
 scikit-learn, ~2 s) before the clock starts: a one-time import, not a per-question cost.
 
+With ``--cli --store STORE -n 50000 --seed 1``: the CLI's ``questions cec --level schema
+--negatives random`` run twice, each in its own process, first with the event graph kept beside
+the store dropped (cold: read from the engine) and then with it (warm): wall and CPU seconds,
+peak RSS and the load average around each (issue 22 point 5; the two outputs must be equal).
+
 Run (under the bench lock; the first run writes and ingests the file, ~2 minutes):
     flock /tmp/eventkg-bench.lock .venv/bin/python bench/query_bench_questions.py \\
         --baseline-python /tmp/eventkg-bench/baseline/.venv/bin/python
@@ -150,6 +155,44 @@ def bench(store: Path, n: int, seed: int, check: int, baseline_python: str | Non
     return got
 
 
+def cli_runs(store: Path, n: int, seed: int) -> list[dict]:
+    """The CLI's ``questions cec --level schema --negatives random`` on ``store``, each run its own
+    process: first with the kept event graph dropped (cold: read from the engine and kept), then
+    with it (warm: memory-mapped). Wall and CPU seconds and peak RSS of that process (``os.wait4``),
+    the 1-minute load average before and after (timings on a busy machine are not comparable)."""
+    import os
+
+    from eventkg.queries import csr_cache
+
+    with open_store(str(store), read_only=True) as s:
+        csr_cache.clear(s)
+    runs, outs = [], []
+    for mode in ("cold", "warm"):
+        out = store.with_name(f"{store.name}.questions-{mode}.jsonl")
+        cmd = [sys.executable, "-m", "eventkg", "--store", str(store), "questions", "cec", "--level", "schema",
+               "-n", str(n), "--seed", str(seed), "--negatives", "random", "--out", str(out)]
+        load0, t0 = os.getloadavg()[0], time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, ru = os.wait4(proc.pid, 0)
+        if status:
+            raise SystemExit(f"{' '.join(cmd)} failed ({status})")
+        runs.append({"mode": mode, "wall_s": time.perf_counter() - t0, "cpu_s": ru.ru_utime + ru.ru_stime,
+                     "peak_rss_mb": ru.ru_maxrss / 1024, "load": (load0, os.getloadavg()[0])})
+        outs.append(out.read_bytes())
+        out.unlink()
+    runs[1]["same_as_cold"] = outs[0] == outs[1]
+    return runs
+
+
+def report_cli(runs: list[dict], n: int) -> None:
+    print(f"\n| run ({n:,} schema CEC, random negatives) | wall s | CPU s | peak RSS MB | 1-min load |")
+    print("|---|---|---|---|---|")
+    for r in runs:
+        print(f"| {r['mode']} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | {r['peak_rss_mb']:,.0f} | "
+              f"{r['load'][0]:.2f} -> {r['load'][1]:.2f} |")
+    print(f"warm output equal to cold: {runs[1]['same_as_cold']}")
+
+
 def report(got: dict, n: int, baseline_n: int) -> None:
     base = got.get("baseline")
     print(f"\nstore: {got['events']:,} events, {got['entries']:,} adjacency entries (both readings)")
@@ -186,8 +229,13 @@ def main() -> None:
     ap.add_argument("--baseline-n", type=int, default=300, help="questions per task for the previous code")
     ap.add_argument("--store", type=Path, default=None, help="an existing store (ASER ingested with --map-events)")
     ap.add_argument("--cold", action="store_true", help="drop the event graph kept beside the store first")
+    ap.add_argument("--cli", action="store_true",
+                    help="instead: the CLI's schema CEC questions (-n) run cold, then warm, each in its own process")
     args = ap.parse_args()
     store = args.store or ensure_store(int(EVENTS * args.scale), int(RELATIONS * args.scale))
+    if args.cli:
+        report_cli(cli_runs(store, args.n, args.seed), args.n)
+        return
     got = bench(store, args.n, args.seed, args.check, args.baseline_python, args.baseline_n, args.cold)
     report(got, args.n, args.baseline_n)
 
