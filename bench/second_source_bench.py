@@ -2,6 +2,8 @@
 
     .venv/bin/python bench/second_source_bench.py --workdir /tmp/eventkg-bench
     .venv/bin/python bench/second_source_bench.py --base 1000000 --second 330000 --engine-nodes 300000,1000000
+    .venv/bin/python bench/second_source_bench.py --base-store /data/bench/store_10000000_30000000.lbug \
+        --second 1000000 --seed 11 --workdir /data/bench --modes fresh,onto,engine-floor --engine-nodes ''
 
 A user adds ASER files (or parts of one) to one store, so most held rel tables append to stored
 ones. Both files come from ``eventkg.ingest.aser_shape`` (as in ``bench/ingest_bench.py``, whose
@@ -10,10 +12,14 @@ cached files are reused from the same ``--workdir``); the base store, ingested w
 own (peak RSS from ``wait4``):
 
 * ``fresh``              — the second file into an empty store (the baseline);
-* ``onto``               — into a copy of the base store, its digests kept (stored rel tables
-  route every row by digest; new keys COPYed after a key scan);
-* ``onto-no-digests``    — the same without the digests file (an older or copied store: rows held
-  by key, held tables COPYed onto the stored ones);
+* ``onto``               — into a copy of the base store, its digests kept (the copy's digests file
+  restamped for the copy, which is byte for byte the base: a plain copy would lose them);
+* ``onto-no-digests``    — the same without the digests file (an older or copied store);
+* ``engine-floor``       — the engine alone on a copy of the base store, after ``onto``: COPY as many
+  new events as ``onto`` created, then into each rel table as many random new edges between stored
+  events as ``onto`` created there, each table checkpointed (as the store does: auto-checkpoint
+  off), at the buffer pool a bulk session appends with; no eventkg logic. What a second file costs
+  the engine itself: appending edges to a stored rel table rewrites the node groups they touch.
 * ``*-before``           — the same with ``ladybug.bulk.CHECKPOINT_APPENDS`` off (the earlier
   rule: checkpoint only every ``REL_PENDING_EDGES`` edges);
 * ``engine-append``      — the engine alone (``--engine-nodes``): N events and six rel tables of
@@ -41,7 +47,7 @@ sys.path.insert(0, str(ROOT))
 from bench.ingest_bench import child_result, cpu_seconds, fresh, generated_kg, run_child  # noqa: E402
 
 UPDATED_EVENTS = 25_000  # about what ASER 330K/1M changes of the 1M/3M graph's events (repeated texts)
-MODES = ("fresh", "onto", "onto-before", "onto-no-digests", "onto-no-digests-before")
+MODES = ("fresh", "onto", "onto-before", "onto-no-digests", "onto-no-digests-before", "engine-floor")
 
 
 def child(mode: str, kg: str, store_path: str) -> None:
@@ -59,7 +65,58 @@ def child(mode: str, kg: str, store_path: str) -> None:
         report = aser.load(store, kg, map_events=True)
         counts = store.counts()
     print(json.dumps({"mode": mode, "rows": report.rows, "seconds": time.perf_counter() - start,
-                      "cpu": cpu_seconds() - cpu, "counts": counts}))
+                      "cpu": cpu_seconds() - cpu, "counts": counts, "created": report.created}))
+
+
+def engine_floor(created_json: str, store_path: str) -> None:
+    """The engine's own append of ``created`` rows (per table) onto the store: random new events,
+    then random new edges between stored events, one COPY and one CHECKPOINT per table."""
+    import numpy as np
+    import pyarrow as pa
+
+    from eventkg.graphstore.ladybug.database import import_ladybug
+    from eventkg.graphstore.ladybug.engine import append_pool_bytes, buffer_pool_bytes
+    from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
+    from eventkg.graphstore.tables import row_schema
+
+    created = json.loads(created_json)
+    ladybug = import_ladybug()
+    start, cpu = time.perf_counter(), cpu_seconds()
+    db = ladybug.Database(store_path, buffer_pool_size=buffer_pool_bytes())
+    conn = ladybug.Connection(db)
+    conn.execute("CALL auto_checkpoint=false")
+    events = conn.execute("MATCH (n:Event) RETURN count(n)").get_next()[0]
+    rng = np.random.default_rng(5)
+    n = created.get("Event", 0)
+    ids = pa.array([f"floor-{i:012d}" for i in range(n)])
+    rows = {"id": ids, "sources": pa.array(["b"] * n), "text": ids}
+    for f in row_schema(("id",), NODE_TYPES["Event"].properties):
+        rows.setdefault(f.name, pa.nulls(n, f.type))
+    eventkg_rows = pa.table(rows).select([f.name for f in row_schema(("id",), NODE_TYPES["Event"].properties)])  # noqa: F841
+    conn.execute("COPY Event FROM eventkg_rows")
+    conn.execute("CHECKPOINT")
+    conn.close()
+    db.close()
+    pool = max(buffer_pool_bytes(), append_pool_bytes(events + n))
+    db = ladybug.Database(store_path, buffer_pool_size=pool)
+    conn = ladybug.Connection(db)
+    conn.execute("CALL auto_checkpoint=false")
+    stored = conn.execute("MATCH (n:Event) WHERE offset(id(n)) < 3000000 RETURN n.id").get_as_arrow(0).column(0)
+    for rtype, k in created.items():
+        if rtype not in REL_TYPES or not k or REL_TYPES[rtype].source != "Event":
+            continue
+        table = {"src": stored.take(pa.array(rng.integers(0, len(stored), k))),
+                 "dst": stored.take(pa.array(rng.integers(0, len(stored), k))),
+                 "sources": pa.array(["b"] * k)}
+        for f in row_schema(("src", "dst"), REL_TYPES[rtype].properties):
+            table.setdefault(f.name, pa.array(np.ones(k), f.type) if pa.types.is_floating(f.type) else pa.nulls(k, f.type))
+        eventkg_rows = pa.table(table).select([f.name for f in row_schema(("src", "dst"), REL_TYPES[rtype].properties)])  # noqa: F841
+        conn.execute(f"COPY {rtype} FROM eventkg_rows")
+        conn.execute("CHECKPOINT")
+    conn.close()
+    db.close()
+    print(json.dumps({"mode": "engine-floor", "seconds": time.perf_counter() - start, "cpu": cpu_seconds() - cpu,
+                      "pool_mb": pool / 2**20}))
 
 
 def engine_append(nodes: int) -> None:
@@ -165,10 +222,18 @@ def base_store(work: Path, kg: Path) -> Path:
 
 
 def copy_of(base: Path, to: Path, digests: bool) -> Path:
+    """A copy of the base store; with its digests, restamped for the copy (the digests file's
+    stamp holds the database file's inode, so a plain copy would drop them on opening)."""
+    from eventkg.graphstore.ladybug.digest_book import DigestBook
+
     fresh(to)
     shutil.copyfile(base, to)
     if digests:
-        shutil.copyfile(f"{base}.digests", f"{to}.digests")
+        book = json.loads(Path(f"{base}.digests").read_text())
+        if book.get("stamp") != DigestBook(base).stamp():
+            raise SystemExit(f"{base}.digests does not match {base}: the base store was written without it")
+        book["stamp"] = DigestBook(to).stamp()
+        Path(f"{to}.digests").write_text(json.dumps(book))
     return to
 
 
@@ -180,18 +245,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--base", type=int, default=1_000_000, help="eventualities of the base file (3x relations)")
     parser.add_argument("--second", type=int, default=330_000, help="eventualities of the second file (3x relations)")
+    parser.add_argument("--base-store", help="an existing store of the base file (its digests beside it) instead of --base")
     parser.add_argument("--modes", default=",".join(MODES), help=f"any of {', '.join(MODES)}")
     parser.add_argument("--engine-nodes", default="300000,1000000", help="node counts for engine-append ('' skips it)")
     parser.add_argument("--workdir", default="/tmp/eventkg-bench", help="files kept and reused here")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     parser.add_argument("--engine-child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--floor-child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(*args.child)
         return
     if args.engine_child:
         engine_append(args.engine_child)
+        return
+    if args.floor_child:
+        engine_floor(*args.floor_child)
         return
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
@@ -203,7 +273,7 @@ def main() -> None:
         print(f"engine-update {nodes:>10,} events, {min(UPDATED_EVENTS, nodes):,} changed: " + "; ".join(
             f"{'one transaction' if g == '0' else f'{g} node group(s) per transaction'} {sec:.2f} s, peak {mb:+.0f} MB"
             for g, (sec, mb) in r["update"].items()), flush=True)
-    base = base_store(work, generated_kg(work, args.base, 3 * args.base, args.seed))
+    base = Path(args.base_store) if args.base_store else base_store(work, generated_kg(work, args.base, 3 * args.base, args.seed))
     second = generated_kg(work, args.second, 3 * args.second, args.seed)
     results = {}
     for mode in args.modes.split(","):
@@ -212,11 +282,20 @@ def main() -> None:
             fresh(store)
         else:
             copy_of(base, store, digests="no-digests" not in mode)
-        results[mode] = r = measure(["--child", mode, str(second), str(store)])
+        if mode == "engine-floor":
+            if "onto" not in results:
+                raise SystemExit("engine-floor appends what onto created: run onto before it")
+            results[mode] = r = measure(["--floor-child", json.dumps(results["onto"]["created"]), str(store)])
+            r["counts"] = results["onto"]["counts"]
+        else:
+            results[mode] = r = measure(["--child", mode, str(second), str(store)])
         ratio = f"{r['seconds'] / results['fresh']['seconds']:5.2f}x fresh" if "fresh" in results else ""
         print(f"{mode:>24} {r['seconds']:6.1f} s {ratio}  CPU {r['cpu']:6.1f} s  "
               f"RSS {r['peak_rss_mb']:6.0f} MB  edges after {edges_total(r['counts']):,}", flush=True)
-    onto = {m: json.dumps(r["counts"], sort_keys=True) for m, r in results.items() if m != "fresh"}
+    for mode in [m for m in results if m.startswith("onto")]:
+        if "engine-floor" in results:
+            print(f"# {mode} over the engine floor: {results[mode]['seconds'] / results['engine-floor']['seconds']:.2f}x")
+    onto = {m: json.dumps(r["counts"], sort_keys=True) for m, r in results.items() if m not in ("fresh", "engine-floor")}
     if len(set(onto.values())) > 1:
         raise SystemExit(f"the modes onto the base store end with different graphs: {onto}")
 

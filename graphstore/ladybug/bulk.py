@@ -34,6 +34,7 @@ from eventkg.graphstore.ladybug.database import Database
 from eventkg.graphstore.ladybug.digest_book import TableDigests
 from eventkg.graphstore.ladybug.engine import (
     EDGE_POOL_SHARE,
+    LOOKUP_CHUNK,
     POOL_SLACK,
     append_pool_bytes,
     buffer_pool_bytes,
@@ -46,10 +47,18 @@ from eventkg.graphstore.ladybug.engine import (
     release_free_memory,
     resident_bytes,
     short_error,
+    update_node_groups,
 )
 from eventkg.graphstore.ladybug.keysets import Fingerprints, KeySets
 from eventkg.graphstore.ladybug.spool import Staged, TableSpool, read_partitions, read_parts
-from eventkg.graphstore.ladybug.upsert import update_by_node_groups
+from eventkg.graphstore.ladybug.upsert import (
+    EDGES_PER_SOURCE_QUERY,
+    FEW_SOURCES,
+    SCAN_MAX_NODES,
+    existing_edges,
+    existing_ids,
+    update_by_node_groups,
+)
 from eventkg.graphstore.ladybug.writer import TableWriter
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 from eventkg.graphstore.tables import changed_rows, dedupe, key_column, row_schema
@@ -89,7 +98,9 @@ class BulkSession:
         self._unkeyed: set[str] = set()  # rel tables held without a key set (_holds_unkeyed)
         self._appends = 0  # the buffer pool this flush's appends to stored rel tables need (_append_pool)
         self._told_keys = False  # the note that the key sets are full was given
-        self._by_digest: set[str] = set()  # stored rel tables whose rows all wait (routed_by_digest)
+        self._deferred: set[str] = set()  # stored rel tables whose rows all wait (defers)
+        self._looked_up: set[str] = set()  # stored node tables asked about per batch (looks_up)
+        self._new_nodes: dict[str, KeySet] = {}  # node keys this session holds new, when it began non-empty
         self._copied: dict[str, TableDigest] = {}  # this session's held rows COPYed, per table
         self._fresh = False  # the session began with every node table empty
         self.late_result = WriteResult()  # what merging and upserting waiting rows did (read by the ingest report)
@@ -109,9 +120,14 @@ class BulkSession:
         return frozenset(self._unkeyed)
 
     @property
-    def by_digest(self) -> frozenset[str]:
-        """Stored rel tables whose rows all wait, to be checked by digest (:meth:`routed_by_digest`)."""
-        return frozenset(self._by_digest)
+    def deferred(self) -> frozenset[str]:
+        """Stored rel tables whose rows all wait for the end of the session (:meth:`defers`)."""
+        return frozenset(self._deferred)
+
+    @property
+    def looked_up(self) -> frozenset[str]:
+        """Stored node tables whose keys are asked of the engine batch by batch (:meth:`looks_up`)."""
+        return frozenset(self._looked_up)
 
     @contextmanager
     def holding(self) -> Iterator[None]:
@@ -138,6 +154,7 @@ class BulkSession:
         self.late_result = WriteResult()
         self._copied, self.late_skipped = {}, {}
         self._fresh = all(max_offset(self._database.conn, label) < 0 for label in NODE_TYPES)
+        self._new_nodes = {}
         self._digests.wrote = False
         try:
             yield
@@ -195,7 +212,9 @@ class BulkSession:
     def _close_spools(self, spool: TableSpool) -> None:
         self.spool = None
         self._unkeyed.clear()  # written (their key sets rebuilt when needed) or never to be
-        self._by_digest.clear()
+        self._deferred.clear()
+        self._looked_up.clear()
+        self._new_nodes = {}
         spool.close()
         if self._late is not None:
             self._late.close()
@@ -214,8 +233,11 @@ class BulkSession:
         tables = {**nodes, **edges}
         known: dict[str, np.ndarray] = {}  # per table, the rows whose keys are held or stored (or may be)
         for name in tables:
-            if self.routed_by_digest(name):  # a stored rel table: every row waits, checked by digest at the end
+            if self.defers(name):  # a stored rel table: every row waits for the end
                 known[name] = np.ones(tables[name].num_rows, bool)
+                continue
+            if self.looks_up(name):  # a big stored node table: its rows' keys asked of the engine
+                known[name] = self._held_or_stored(name, tables[name], fps[name])
                 continue
             keys = self._keys.known(name)
             if self._holds_unkeyed(name, keys):  # a fresh rel table: every row held, repeats merged at its COPY
@@ -237,26 +259,57 @@ class BulkSession:
             self.flush(list(NODE_TYPES))
         return result
 
-    def routed_by_digest(self, name: str) -> bool:
-        """True when every row of the rel table ``name`` waits (is upserted after the held rows)
-        without a key set: it holds rows whose digest is known (``digest_book``) and no key set
-        was built for it yet, in this bulk session.
+    def defers(self, name: str) -> bool:
+        """True when every row of the rel table ``name`` waits for the end of this bulk session
+        (upserted after the held rows) without a key set: the table held rows when the session
+        first saw it, and no key set was built for it yet.
 
-        A re-run after a crash sends the stored rows of such a table again; they are found equal
-        to the table by digest (:meth:`_late_rows_are_stored`) and skipped, as before, but without
-        first scanning the table's keys into a key set (the scans' time, what they hold and their
-        transient: ``docs/performance.md``). Rows that are new or changed make the digests differ: then all of the table's
-        waiting rows are upserted (keyed by a scan of the table), new ones COPYed there.
+        Why: a key set of a stored rel table is built by a scan of the table, which grows with the
+        graph, not with the rows sent (at 10M/30M, 61 s of a second file's ingest). At the end
+        the waiting rows are checked by digest (a re-run after a crash sends the stored rows
+        again: skipped); else the rows naming a node this session added are new by that alone, and
+        only the others are looked up (:meth:`_write_deferred`).
         """
-        if name in self._by_digest:
+        if name in self._deferred:
             return True
-        if self.spool is None or name not in REL_TYPES or name in self._keys or name in self._unkeyed:
+        if self.spool is None or self._fresh or name not in REL_TYPES or name in self._keys or name in self._unkeyed:
             return False
-        digest = self._digests.now(name)
-        if digest is None or not digest.rows:
+        if not count_rows(self._database.conn, name):
             return False
-        self._by_digest.add(name)
+        self._deferred.add(name)
         return True
+
+    def looks_up(self, name: str) -> bool:
+        """True when the node table ``name`` held more than ``SCAN_MAX_NODES`` nodes when this bulk
+        session, which began on a non-empty store, first saw it, and has no key set: each batch's
+        keys are then looked up in the session's own new keys and asked of the engine
+        (:meth:`_held_or_stored`, a keyed lookup of ~3 us per key) instead of scanning the table's
+        keys once (which grows with the table, not with the rows sent)."""
+        if name in self._looked_up:
+            return True
+        if self.spool is None or self._fresh or name not in NODE_TYPES or name in self._keys:
+            return False
+        if count_rows(self._database.conn, name) <= SCAN_MAX_NODES:
+            return False
+        self._looked_up.add(name)
+        return True
+
+    def session_keys(self, label: str) -> KeySet | None:
+        """For a node table the session looks up (:meth:`looks_up`), the keys it holds new (what
+        an endpoint check must not ask the engine about: they are not written yet); else None."""
+        return self._new_nodes.setdefault(label, KeySet()) if label in self._looked_up else None
+
+    def _held_or_stored(self, name: str, table: pa.Table, fps: Fingerprints) -> np.ndarray:
+        """Mask of the rows of a looked-up node table whose key this session holds (or may: a
+        shared first hash) or the engine stores."""
+        present, unsure = self._new_nodes.setdefault(name, KeySet()).lookup(*fps)
+        known = present | unsure
+        ask = np.flatnonzero(~known)
+        if len(ask):
+            ids = table.column("id").take(pa.array(ask))
+            stored = existing_ids(self._database.conn, name, ids.to_pylist(), ["id"], chunk=LOOKUP_CHUNK).column(0)
+            known[ask[pc.is_in(ids, value_set=stored).to_numpy(zero_copy_only=False)]] = True
+        return known
 
     def _holds_unkeyed(self, name: str, keys: KeySet | None) -> bool:
         """True when the rel table ``name`` is held without a key set: it held no row when this
@@ -284,6 +337,8 @@ class BulkSession:
                 # batch's earlier tables included; they are valid rows, and a rerun completes the rest)
                 raise StoreError(f"cannot hold rows in {self.spool.folder}: {exc.strerror or exc}") from None
             self._add_keys(name, *fps[name])
+            if name in NODE_TYPES and not self._fresh:  # what an edge naming them cannot be stored with
+                self._new_nodes.setdefault(name, KeySet()).add(*fps[name])
             result.created[name], result.updated[name] = table.num_rows, 0
 
     def _hold_split(self, tables: Mapping[str, pa.Table], fps: Mapping[str, Fingerprints],
@@ -403,7 +458,7 @@ class BulkSession:
                     release_free_memory()  # the parts read to digest them (nothing was written)
                     continue
                 self._notify(f"merging {name} ({rows:,} rows seen before)")
-                if not (name in self._by_digest and self._write_waiting_by_keys(name, path)):
+                if not (name in self._deferred and self._write_deferred(name, path)):
                     self._upsert_late_file(name, path, rows)
             finally:
                 path.unlink(missing_ok=True)
@@ -444,19 +499,33 @@ class BulkSession:
             return None
         return now - self._copied.get(name, EMPTY)
 
-    def _write_waiting_by_keys(self, name: str, path: Path) -> bool:
-        """The waiting rows of a table routed by digest (:meth:`routed_by_digest`) that are not
-        exactly its stored rows: its key set built now, the rows of new keys COPYed (its digest
-        kept, as for held rows), the others skipped when they are the stored rows (by digest) or
-        else upserted. False when its keys are too many to remember (the caller upserts them all)."""
-        keyset = self._keys.get(name)
-        if keyset is None:
-            return False
+    def _write_deferred(self, name: str, path: Path) -> bool:
+        """The waiting rows of a deferred rel table (:meth:`defers`) that are not exactly its stored
+        rows, deduplicated: a row naming a node this session added is new (no stored edge can name
+        it) and is COPYed (its digest kept, as for held rows); the others are skipped when they are
+        the stored rows (by digest), else looked up and upserted, by keyed queries per source when
+        they are few next to the table (``upsert.EDGES_PER_SOURCE_QUERY``), else through the table's
+        key set, built now. False when its keys are too many to remember (the caller upserts them all).
+
+        Why: a second file adds mostly new nodes, so most of its edges name one; they cost a hash
+        lookup each here, where a key set of the stored table costs a scan of it (figures:
+        ``docs/performance.md``)."""
         kind, keys = REL_TYPES[name], ("src", "dst")
         table = next(read_partitions(path, 1, partial(_first_key_hash, keys)))
         table, (h1, h2) = dedupe(table, keys, kind.properties)
-        present, unsure = keyset.lookup(h1, h2)
-        new = ~(present | unsure)
+        new = self._names_new_node(name, table)
+        if (ask := np.flatnonzero(~new)).size:
+            rows = table.take(pa.array(ask))
+            if self._few_sources(name, rows):  # keyed queries per source
+                found = existing_edges(self._database.conn, name, rows, chunk=LOOKUP_CHUNK)
+                new[ask[~pc.is_in(key_column(rows), value_set=key_column(found)).to_numpy(zero_copy_only=False)]] = True
+            else:
+                keyset = self._keys.get(name)
+                if keyset is None:
+                    return False
+                present, unsure = keyset.lookup(h1, h2)
+                new |= ~(present | unsure)
+            rows = None
         stored = self._stored_before_session(name)
         known = table.filter(pa.array(~new))
         if new.any():
@@ -471,6 +540,22 @@ class BulkSession:
             return True
         self._keeping_digest_if_unchanged(name, lambda: self._upsert_late(name, known, (h1[~new], h2[~new])))
         return True
+
+    def _names_new_node(self, name: str, table: pa.Table) -> np.ndarray:
+        """Mask of the edges of ``table`` (a rel table ``name``) whose source or target this session
+        added as a new node (present in its new keys; a shared first hash counts as not new)."""
+        rel = REL_TYPES[name]
+        new = np.zeros(table.num_rows, bool)
+        for label, column in ((rel.source, "src"), (rel.target, "dst")):
+            if (held := self._new_nodes.get(label)) is not None and len(held):
+                new |= held.lookup(*fingerprints(table.column(column)))[0]
+        return new
+
+    def _few_sources(self, name: str, rows: pa.Table) -> bool:
+        """True when the stored edges among ``rows`` are found faster by keyed queries per source
+        than by a key set of the table (see ``upsert.existing_edges``)."""
+        sources = len(pc.unique(rows.column("src")))
+        return sources <= max(FEW_SOURCES, count_rows(self._database.conn, name) // EDGES_PER_SOURCE_QUERY)
 
     def _upsert_late_file(self, name: str, path: Path, rows: int) -> None:
         """Upsert a table's waiting rows (its held file) in parts; a table left unchanged keeps its digest."""
@@ -506,7 +591,8 @@ class BulkSession:
         defer = (lambda _conn, _name, rows: deferred.extend(rows)) if name in NODE_TYPES else None
         created, updated, new_fps = self._database.in_transaction(lambda: self._writer.upsert(name, table, fps, defer))
         if deferred:
-            update_by_node_groups(lambda: self._database.conn, name, deferred, self._database.in_checkpointed_transaction)
+            update_by_node_groups(lambda: self._database.conn, name, deferred, self._database.in_checkpointed_transaction,
+                                  update_node_groups())
         self._add_keys(name, *new_fps)
         for counts, n in ((self.late_result.created, created), (self.late_result.updated, updated)):
             counts[name] = counts.get(name, 0) + n
@@ -563,7 +649,8 @@ class BulkSession:
             self._database.failed = True
             self._keys.clear()  # they hold keys that were never written
             self._unkeyed.clear()
-            self._by_digest.clear()
+            self._deferred.clear()
+            self._looked_up.clear()
             self._digests.abandon_pending()  # what was written is not known (their tables' digests are dropped)
             if isinstance(exc, RuntimeError):  # the engine's own errors: one line, as every StoreError
                 raise StoreError(f"LadybugDB failed while writing held rows: {short_error(exc)} "

@@ -96,6 +96,19 @@ def edge_pool_for(process_bytes: int | None) -> int:
 #: keeps in the buffer pool until the next checkpoint (ladybug 0.22; ``bench/second_source_bench.py``)
 APPEND_NODE_BYTES = 150
 
+# An update keeps engine memory for every node group it touches until the next checkpoint (~19 MB
+# a group: 25K random events of ASER 1M/3M's 8 groups kept +153 MB); each checkpoint of a big node
+# table costs ~0.45 s at 10M events, whatever it folds (docs/performance.md). So the changed nodes
+# of a bulk session go in transactions of as many groups as UPDATE_SHARE of the budget holds.
+UPDATE_SHARE = 0.25
+NODE_GROUP_UPDATE_BYTES = 20 * 2**20
+
+
+def update_node_groups() -> int:
+    """Node groups one update transaction of a bulk session may touch (at least 2): ``UPDATE_SHARE``
+    of the memory budget over ``NODE_GROUP_UPDATE_BYTES`` (25 at the default 2 GB)."""
+    return max(2, budget_share(UPDATE_SHARE) // NODE_GROUP_UPDATE_BYTES)
+
 
 def append_pool_bytes(end_nodes: int) -> int:
     """The buffer pool a COPY appending edges to a stored rel table over ``end_nodes`` nodes needs."""

@@ -29,6 +29,7 @@ import networkx as nx
 from eventkg import settings
 from eventkg.graphstore.base import Batch, GraphStore, StoreError, WriteRefused, WriteResult, validate_batch
 from eventkg.graphstore.digest import EMPTY
+from eventkg.graphstore.keyset import KeySet
 from eventkg.graphstore.ladybug import reads
 from eventkg.graphstore.ladybug.bulk import BulkSession
 from eventkg.graphstore.ladybug.database import CHECKPOINT_ROWS, Database
@@ -123,10 +124,10 @@ class LadybugStore(GraphStore):
         edges = typed_tables(REL_TYPES, ("src", "dst"), batch.edges, batch.edge_tables, fps)
         ends = [] if batch.ends_known else [*(REL_TYPES[t].source for t in edges), *(REL_TYPES[t].target for t in edges)]
         for name in [*nodes, *edges, *ends]:
-            if not self._session.routed_by_digest(name):
+            if not (self._session.defers(name) or self._session.looks_up(name)):
                 self._keys.get(name)  # built before the transaction, from committed state
         if not batch.ends_known:  # else a missing end would fail its COPY, which is checked
-            check_endpoints(self._database.conn, nodes, edges, self._keys.get, chunk=LOOKUP_CHUNK)
+            check_endpoints(self._database.conn, nodes, edges, self._key_set_of, chunk=LOOKUP_CHUNK)
         if self._session.active:
             held = self._session.hold_batch(nodes, edges, fps)
             if held is not None:
@@ -142,6 +143,12 @@ class LadybugStore(GraphStore):
         if self._database.unflushed_rows >= CHECKPOINT_ROWS:
             self._database.checkpoint()
         return result
+
+    def _key_set_of(self, label: str) -> KeySet | None:
+        """The keys an endpoint check finds without asking the engine: the label's key set, or for a
+        label the bulk session looks up, the keys it holds (the rest are asked)."""
+        held = self._session.session_keys(label)
+        return held if held is not None else self._keys.get(label)
 
     @contextmanager
     def bulk_load(self) -> Iterator[LadybugStore]:

@@ -37,9 +37,13 @@ from eventkg.graphstore.tables import changed_rows, conform_table, dedupe, row_s
 from eventkg.graphstore.tables import key_column as _edge_key
 
 NODE_GROUP_ROWS = 131_072  # ladybug 0.22 keeps a node table in groups of 2^17 rows, by node offset
-UPDATE_NODE_GROUPS = 2  # node groups one deferred update transaction may touch (see update_by_node_groups)
+UPDATE_NODE_GROUPS = 2  # node groups one deferred update transaction touches unless told (update_by_node_groups)
 LOAD_UPDATE_ROWS = 64  # changed nodes from which one LOAD FROM beats a statement per row
-FEW_SOURCES = 150  # edge lookups by up to this many sources go one keyed query each
+FEW_SOURCES = 150  # edge lookups by up to this many sources go one keyed query each, whatever the table
+# ... and by more when the table holds at least this many edges per source asked: a keyed query per
+# source costs about what scanning this many edges does (0.5 ms against ~1 us per edge at 10M/30M),
+# while an UNWIND over many ids is planned as a scan of the table per chunk (docs/performance.md)
+EDGES_PER_SOURCE_QUERY = 500
 SCAN_RATIO = 8  # scan a rel table's keys when it holds fewer than SCAN_RATIO x batch rows
 # node labels bigger than this are never read whole to find stored rows (keyed lookups
 # instead, ~3 µs per id): the scan's result grows with the label (ASER 1M events: ~95 MB)
@@ -144,16 +148,17 @@ def node_offsets(conn: Any, label: str, ids: list[str], *, chunk: int = 100_000)
     found: dict[str, int] = {}
     for i in range(0, len(ids), chunk):
         part = conn.execute(f"UNWIND $ids AS i MATCH (n:{label} {{id: i}}) RETURN n.id, offset(id(n))",
-                            {"ids": ids[i : i + chunk]}).get_as_arrow()
+                            {"ids": ids[i : i + chunk]}).get_as_arrow(0)
         found.update(zip(part.column(0).to_pylist(), part.column(1).to_pylist(), strict=True))
     return found
 
 
 def update_by_node_groups(connection: Callable[[], Any], name: str, rows: list[dict[str, Any]],
-                          transaction: Callable[[Callable[[], None]], None]) -> None:
-    """Rewrite changed stored nodes ``UPDATE_NODE_GROUPS`` node groups at a time, in order of
-    offset, each part by ``transaction(work)`` (runs ``work`` in a transaction of its own, then
-    checkpoints, which may reopen the database: ``connection()`` is the open one).
+                          transaction: Callable[[Callable[[], None]], None], groups: int = UPDATE_NODE_GROUPS) -> None:
+    """Rewrite changed stored nodes ``groups`` node groups at a time, in order of offset, each part
+    by ``transaction(work)`` (runs ``work`` in a transaction of its own, then checkpoints, which may
+    reopen the database: ``connection()`` is the open one). A bulk session passes what its memory
+    budget holds (:func:`~eventkg.graphstore.ladybug.engine.update_node_groups`).
 
     Why: an update keeps engine memory for every node group it touches until the next
     checkpoint, so changed rows spread over a big table cost memory in proportion to the table
@@ -161,7 +166,7 @@ def update_by_node_groups(connection: Callable[[], Any], name: str, rows: list[d
     ``KeySets.scan``, it lowered a second source's peak: ``docs/performance.md``).
     """
     offsets = node_offsets(connection(), name, [r["id"] for r in rows])
-    span = NODE_GROUP_ROWS * UPDATE_NODE_GROUPS
+    span = NODE_GROUP_ROWS * groups
     parts: dict[int, list[dict[str, Any]]] = {}
     for row in rows:
         parts.setdefault(offsets.get(row["id"], 0) // span, []).append(row)
@@ -218,7 +223,7 @@ def existing_ids(conn: Any, label: str, ids: list[str], cols: Sequence[str], *, 
     parts = [
         conn.execute(
             f"UNWIND $ids AS i MATCH (n:{label} {{id: i}}) RETURN {ret}", {"ids": ids[i : i + chunk * 5]}
-        ).get_as_arrow()
+        ).get_as_arrow(0)
         for i in range(0, len(ids), chunk * 5)
     ]
     return pa.concat_tables(parts) if parts else pa.table({c: pa.array([], pa.string()) for c in cols})
@@ -232,7 +237,7 @@ def existing_nodes(
     the label is at most ``SCAN_MAX_NODES`` big."""
     if (stored := count_rows(conn, label)) < SCAN_RATIO * len(ids) and stored <= SCAN_MAX_NODES:
         ret = ", ".join(f"n.`{c}` AS `{c}`" for c in cols)
-        found = conn.execute(f"MATCH (n:{label}) RETURN {ret}").get_as_arrow()
+        found = conn.execute(f"MATCH (n:{label}) RETURN {ret}").get_as_arrow(0)
         return found.filter(pc.is_in(found.column("id"), value_set=pc.unique(ids)))
     return existing_ids(conn, label, ids.to_pylist(), cols, chunk=chunk)
 
@@ -244,18 +249,18 @@ def existing_edges(conn: Any, rtype: str, cand: pa.Table, *, chunk: int) -> pa.T
     ret = ", ".join(f"{e} AS `{c}`" for e, c in zip(["a.id", "b.id", *(f"e.`{c}`" for c in cols[2:])], cols, strict=True))
     total = count_rows(conn, rtype)
     if total < SCAN_RATIO * cand.num_rows:  # one scan of the whole table beats many adjacency lookups
-        parts = [conn.execute(f"MATCH (a:{rel.source})-[e:{rtype}]->(b:{rel.target}) RETURN {ret}").get_as_arrow()]
-    elif len(srcs := pc.unique(cand.column("src")).to_pylist()) <= FEW_SOURCES:
+        parts = [conn.execute(f"MATCH (a:{rel.source})-[e:{rtype}]->(b:{rel.target}) RETURN {ret}").get_as_arrow(0)]
+    elif len(srcs := pc.unique(cand.column("src")).to_pylist()) <= max(FEW_SOURCES, total // EDGES_PER_SOURCE_QUERY):
         # an UNWIND over ids is planned as a scan of the rel table (~0.4 s at 180K edges even
-        # for one id); a keyed query per source takes ~2 ms
+        # for one id); a keyed query per source takes ~0.5-2 ms
         query = f"MATCH (a:{rel.source} {{id: $id}})-[e:{rtype}]->(b:{rel.target}) RETURN {ret}"
-        parts = [conn.execute(query, {"id": src}).get_as_arrow() for src in srcs]
+        parts = [conn.execute(query, {"id": src}).get_as_arrow(0) for src in srcs]
     else:
         parts = [
             conn.execute(
                 f"UNWIND $ids AS i MATCH (a:{rel.source} {{id: i}})-[e:{rtype}]->(b:{rel.target}) RETURN {ret}",
                 {"ids": srcs[i : i + chunk]},
-            ).get_as_arrow()
+            ).get_as_arrow(0)
             for i in range(0, len(srcs), chunk)
         ]
     found = pa.concat_tables(parts) if parts else None

@@ -375,8 +375,9 @@ def test_key_fingerprints_held_beside_a_table_come_back_in_row_order_or_not_at_a
 
 def test_a_copy_into_a_rel_table_that_held_edges_is_checkpointed_before_the_next_copy(tmp_path):
     """Such a COPY keeps engine memory for every node group its edges touch until a checkpoint
-    (~135 B per node at ASER scale, however few the edges), so held tables that append to stored
-    ones are checkpointed one by one; a fresh rel table's COPY still waits for the edge budget."""
+    (~135 B per node at ASER scale, however few the edges), so the rows of stored rel tables wait
+    for the end of the session and each table's are written and checkpointed one by one (digests
+    known or not); a fresh rel table's held COPY still waits for the edge budget."""
 
     def chain(rtype: str, prop: str, pairs) -> Batch:
         b = Batch()
@@ -392,14 +393,16 @@ def test_a_copy_into_a_rel_table_that_held_edges_is_checkpointed_before_the_next
     log: list = []
     with open_store(str(path)) as store:
         session, database = store._session, store._database
-        write, checkpoint = session._write_held_edges, database.checkpoint_and_release
+        write, defer, checkpoint = session._write_held_edges, session._write_deferred, database.checkpoint_and_release
         session._write_held_edges = lambda name: (log.append(name), write(name))
+        session._write_deferred = lambda name, path: (log.append(name), defer(name, path))[1]
         database.checkpoint_and_release = lambda: (log.append("checkpoint"), checkpoint())
         with store.bulk_load():
             batch = chain("CAUSES", "weight", [(i, i + 2) for i in range(30)])
             for rtype, prop in (("SYNCHRONOUS", "count"), ("BEFORE", "weight"), ("PRECEDENCE", "count")):
                 batch.edges.setdefault(rtype, []).extend(chain(rtype, prop, [(i, i + 3) for i in range(20)]).edges[rtype])
             store.write_batch(batch)
+            assert session.deferred == {"CAUSES", "SYNCHRONOUS"}
         counts = store.counts()["edges"]
     assert {n: counts[n] for n in ("CAUSES", "SYNCHRONOUS", "BEFORE", "PRECEDENCE")} == {
         "CAUSES": 70, "SYNCHRONOUS": 49 + 20, "BEFORE": 20, "PRECEDENCE": 20}
@@ -413,12 +416,16 @@ def test_a_copy_into_a_rel_table_that_held_edges_is_checkpointed_before_the_next
 
 def test_changed_stored_nodes_are_rewritten_a_few_node_groups_per_transaction(tmp_path, monkeypatch):
     """A session's waiting rows that change stored nodes are rewritten in offset order, at most
-    UPDATE_NODE_GROUPS node groups per transaction, each checkpointed: one update over the
-    whole table keeps engine memory in proportion to the table until its checkpoint."""
+    ``engine.update_node_groups()`` node groups per transaction (what UPDATE_SHARE of the memory
+    budget holds at NODE_GROUP_UPDATE_BYTES each), each checkpointed: one update over the whole
+    table keeps engine memory in proportion to the table until its checkpoint."""
+    from eventkg.graphstore.ladybug import engine
     from eventkg.graphstore.ladybug import upsert as ladybug_upsert
 
     monkeypatch.setattr(ladybug_upsert, "NODE_GROUP_ROWS", 10)  # so 100 events span ten groups
-    monkeypatch.setattr(ladybug_upsert, "UPDATE_NODE_GROUPS", 2)  # 20 offsets per transaction
+    monkeypatch.setenv("EVENTKG_MEMORY_MB", "1024")  # a quarter of it: 256 MiB,
+    monkeypatch.setattr(engine, "NODE_GROUP_UPDATE_BYTES", 100 * 2**20)  # so 2 groups: 20 offsets per transaction
+    assert engine.update_node_groups() == 2
     path = str(tmp_path / "s.lbug")
     with open_store(path) as store, store.bulk_load():
         store.write_batch(_events(100))  # one COPY: e<i> is the node at offset i
@@ -443,6 +450,11 @@ def test_changed_stored_nodes_are_rewritten_a_few_node_groups_per_transaction(tm
     assert sorted(i for part in parts for i in part) == changed
     assert [sorted({i // 20 for i in part}) for part in parts] == [[0], [1], [2], [3], [4]]
     assert [i for i in range(100) if stored[event_id(f"e{i}")].get("frequency") == 7.0] == changed
+    monkeypatch.undo()
+    monkeypatch.setenv("EVENTKG_MEMORY_MB", "2048")
+    assert engine.update_node_groups() == 25  # 512 MiB of the default budget over 20 MiB a group
+    monkeypatch.setenv("EVENTKG_MEMORY_MB", "512")
+    assert engine.update_node_groups() == 6
 
 
 def test_a_table_bigger_than_one_copy_may_take_goes_in_several_and_says_so_first(tmp_path, monkeypatch):

@@ -1,0 +1,183 @@
+"""A second file onto a store that holds a graph: the bulk session's looked-up node tables and
+deferred rel tables give the graph that writing both files batch by batch gives, and count each
+key once: created when it was not stored, updated when its stored row changed.
+
+The second session asks the engine about a big stored node table's keys batch by batch (here any
+size, ``SCAN_MAX_NODES`` patched to 0) and lets a stored rel table's rows wait for its end, where a
+row naming a node the session added is new without a lookup and the others are looked up per
+source or through a key set. The reference is the plain batch-by-batch upsert path (no bulk
+session), a different code path; both stores must end with the same rows, property for property,
+and the counts are read off the two dumps, not off either path's own counting.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from eventkg.graphstore import Batch, open_store
+from eventkg.graphstore.base import WriteResult
+from eventkg.graphstore.model import NODE_TYPES, REL_TYPES, event_id
+
+RELS = ("SYNCHRONOUS", "CAUSES")  # one with a count, one with a weight
+
+
+def _node(i: int, freq: float | None, source: str) -> dict:
+    row = {"id": event_id(f"e{i}"), "text": f"e{i}", "level": "schema", "sources": [source]}
+    if freq is not None:
+        row["frequency"] = freq
+    return row
+
+
+def _edge(rtype: str, a: int, b: int, value: float, source: str) -> dict:
+    prop = "count" if rtype == "SYNCHRONOUS" else "weight"
+    return {"src": event_id(f"e{a}"), "dst": event_id(f"e{b}"), "sources": [source], prop: value}
+
+
+def _file(nodes: list[tuple[int, float | None]], edges: list[tuple[int, int, int, float]], source: str,
+          batch_rows: int) -> list[Batch]:
+    """Batches as a loader sends them: every node first, then edges (ends among the file's nodes)."""
+    ids = sorted({i for i, _ in nodes})
+    batches, b = [], Batch()
+    for n, (i, freq) in enumerate(nodes, 1):
+        b.add_node("Event", _node(i, freq, source))
+        if n % batch_rows == 0:
+            batches.append(b)
+            b = Batch()
+    for n, (r, a, z, value) in enumerate(edges, 1):
+        if ids:
+            b.add_edge(RELS[r], _edge(RELS[r], ids[a % len(ids)], ids[z % len(ids)], value, source))
+        if n % batch_rows == 0:
+            batches.append(b)
+            b = Batch()
+    return [*batches, b]
+
+
+def _rows(store) -> dict[tuple[str, str], str]:
+    """Every row of the store by (table, key), as JSON (sources sorted)."""
+    out = {}
+    for table, rows, key in [*((label, store.iter_nodes(label), ("id",)) for label in NODE_TYPES),
+                             *((rtype, store.iter_edges(rtype), ("src", "dst")) for rtype in REL_TYPES)]:
+        for r in rows:
+            out[(table, "|".join(r[k] for k in key))] = json.dumps(dict(r, sources=sorted(r.get("sources") or [])),
+                                                                    sort_keys=True)
+    return out
+
+
+def _changes(before: dict, after: dict) -> tuple[dict[str, int], dict[str, int]]:
+    """(created, updated) per table between two dumps: keys new in ``after``, and keys whose row changed."""
+    created: dict[str, int] = {}
+    updated: dict[str, int] = {}
+    for (table, key), row in after.items():
+        if (table, key) not in before:
+            created[table] = created.get(table, 0) + 1
+        elif before[(table, key)] != row:
+            updated[table] = updated.get(table, 0) + 1
+    return created, updated
+
+
+def _no_repeats(file) -> bool:
+    nodes, edges = file
+    ids = sorted({i for i, _ in nodes})
+    pairs = [(r, ids[x % len(ids)], ids[z % len(ids)]) for r, x, z, _ in edges]
+    return len({i for i, _ in nodes}) == len(nodes) and len(set(pairs)) == len(pairs)
+
+
+def _write(store, batches: list[Batch], bulk: bool) -> WriteResult:
+    result = WriteResult()
+    if not bulk:
+        for b in batches:
+            result.add(store.write_batch(b))
+        return result
+    with store.bulk_load():
+        for b in batches:
+            result.add(store.write_batch(b))
+    result.add(store.late_result)
+    return result
+
+
+files = st.tuples(
+    st.lists(st.tuples(st.integers(0, 24), st.sampled_from([None, 1.0, 2.0])), min_size=2, max_size=25,
+             unique_by=lambda node: node[0]),
+    st.lists(st.tuples(st.integers(0, 1), st.integers(0, 30), st.integers(0, 30), st.sampled_from([1.0, 3.0])),
+             max_size=90),
+)
+
+
+@pytest.mark.parametrize("digests", [True, False], ids=["digests known", "digests lost (a copied store)"])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(first=files, second=files, batch_rows=st.integers(7, 40))
+def test_a_second_file_gives_the_rows_and_counts_of_writing_both_batch_by_batch(
+        tmp_path_factory, monkeypatch, digests, first, second, batch_rows):
+    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
+
+    folder = tmp_path_factory.mktemp("second")
+    a, b = _file(*first, "a", batch_rows), _file(*second, "b", batch_rows)
+    with open_store(str(folder / "ref.lbug")) as ref:
+        _write(ref, a, bulk=False)
+        before = _rows(ref)
+        _write(ref, b, bulk=False)
+        want = _rows(ref)
+    path = folder / "s.lbug"
+    with open_store(str(path)) as store:
+        _write(store, a, bulk=True)
+    if not digests:
+        path.with_name(path.name + ".digests").unlink()
+    monkeypatch.setattr(ladybug_bulk, "SCAN_MAX_NODES", 0)
+    with open_store(str(path)) as store:
+        seen: dict[str, frozenset] = {}
+        write = store._session.hold_batch
+
+        def hold(nodes, edges, fps):  # which path the session took, seen before it ends
+            held = write(nodes, edges, fps)
+            seen["looked_up"], seen["deferred"] = store._session.looked_up, store._session.deferred
+            return held
+
+        store._session.hold_batch = hold
+        got_result = _write(store, b, bulk=True)
+        got = _rows(store)
+    monkeypatch.undo()
+    assert got == want
+    created, updated = _changes(before, want)  # what the session must say it did: each key once
+    assert {k: v for k, v in got_result.created.items() if v} == created
+    if _no_repeats(second):  # a key repeated in the file is counted per change, as batch by batch
+        assert {k: v for k, v in got_result.updated.items() if v} == updated
+    if any(batch.nodes for batch in b):  # a stored Event table: asked of the engine, not scanned
+        assert seen.get("looked_up") == {"Event"}
+
+
+def test_edges_naming_a_node_the_session_adds_are_written_without_asking_the_engine(tmp_path, monkeypatch):
+    """The stored SYNCHRONOUS table defers; of the second file's edges, those naming a new node are
+    COPYed at once, and only the one between two stored nodes is looked up (one keyed query)."""
+    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
+
+    path = str(tmp_path / "s.lbug")
+    first = Batch()
+    for i in range(10):
+        first.add_node("Event", _node(i, None, "a"))
+    for i in range(9):
+        first.add_edge("SYNCHRONOUS", _edge("SYNCHRONOUS", i, i + 1, 1.0, "a"))
+    with open_store(path) as store, store.bulk_load():
+        store.write_batch(first)
+    monkeypatch.setattr(ladybug_bulk, "SCAN_MAX_NODES", 0)
+    asked: list[int] = []
+    lookup = ladybug_bulk.existing_edges
+    monkeypatch.setattr(ladybug_bulk, "existing_edges", lambda conn, name, rows, **kw: (
+        asked.append(rows.num_rows), lookup(conn, name, rows, **kw))[1])
+    second = Batch()
+    for i in range(10, 20):
+        second.add_node("Event", _node(i, None, "b"))
+    second.add_edge("SYNCHRONOUS", _edge("SYNCHRONOUS", 3, 7, 4.0, "b"))  # two stored ends: asked
+    for i in range(10, 19):
+        second.add_edge("SYNCHRONOUS", _edge("SYNCHRONOUS", i, i + 1, 1.0, "b"))  # new ends: not asked
+    second.add_edge("SYNCHRONOUS", _edge("SYNCHRONOUS", 2, 15, 1.0, "b"))  # one new end: not asked
+    with open_store(path) as store:
+        with store.bulk_load():
+            store.write_batch(second)
+            assert store._session.deferred == {"SYNCHRONOUS"} and store._session.looked_up == {"Event"}
+        assert asked == [1]
+        assert store.late_result.created["SYNCHRONOUS"] == 11
+        assert store.counts()["edges"]["SYNCHRONOUS"] == 9 + 11
