@@ -17,8 +17,8 @@ own (peak RSS from ``wait4``):
 * ``onto-no-digests``    — the same without the digests file (an older or copied store);
 * ``engine-floor``       — the engine alone on a copy of the base store, after ``onto``: COPY as many
   new events as ``onto`` created, then into each rel table as many random new edges between stored
-  events as ``onto`` created there, each table checkpointed (as the store does: auto-checkpoint
-  off), at the buffer pool a bulk session appends with; no eventkg logic. What a second file costs
+  events as ``onto`` created there, each table checkpointed from a fresh opening (as the store
+  does: auto-checkpoint off), at the buffer pool a bulk session appends with; no eventkg logic. What a second file costs
   the engine itself: appending edges to a stored rel table rewrites the node groups they touch.
 * ``*-before``           — the same with ``ladybug.bulk.CHECKPOINT_APPENDS`` off (the earlier
   rule: checkpoint only every ``REL_PENDING_EDGES`` edges);
@@ -100,11 +100,15 @@ def engine_floor(created_json: str, store_path: str) -> None:
     pool = max(buffer_pool_bytes(), append_pool_bytes(events + n))
     db = ladybug.Database(store_path, buffer_pool_size=pool)
     conn = ladybug.Connection(db)
-    conn.execute("CALL auto_checkpoint=false")
     stored = conn.execute("MATCH (n:Event) WHERE offset(id(n)) < 3000000 RETURN n.id").get_as_arrow(0).column(0)
     for rtype, k in created.items():
         if rtype not in REL_TYPES or not k or REL_TYPES[rtype].source != "Event":
             continue
+        conn.close()  # each table from a fresh opening, as the store writes them (the engine keeps
+        db.close()  # what a COPY built until the database is closed)
+        db = ladybug.Database(store_path, buffer_pool_size=pool)
+        conn = ladybug.Connection(db)
+        conn.execute("CALL auto_checkpoint=false")
         table = {"src": stored.take(pa.array(rng.integers(0, len(stored), k))),
                  "dst": stored.take(pa.array(rng.integers(0, len(stored), k))),
                  "sources": pa.array(["b"] * k)}
