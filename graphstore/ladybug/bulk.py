@@ -2,16 +2,20 @@
 
 :class:`BulkSession` owns a session's state: new rows held in a
 :class:`~eventkg.graphstore.ladybug.spool.TableSpool`, rows whose keys are already held or stored
-waiting in a second one, the rel tables held without a key set or checked by digest, the digests
-of what it COPYed. At its end the held tables are written table by table (nodes first; each from
-staged Parquet files in as few COPYs as the memory budget allows, checkpointed and the database
-reopened so each starts from the same floor), then the waiting rows are upserted, one pass per
-table, unless their digest proves them equal to the stored table (a re-run after a crash).
+waiting in a second one, the rel tables held without a key set, the stored ones whose rows all
+wait (deferred), the big stored node tables asked of the engine batch by batch (looked up), the
+node keys it added, the digests of what it COPYed. At its end the held tables are written table by
+table (nodes first; each from staged Parquet files in as few COPYs as the memory budget allows,
+checkpointed and the database reopened so each starts from the same floor), then the waiting rows
+are upserted, one pass per table, unless their digest proves them equal to the stored table (a
+re-run after a crash); a deferred table's rows that name a node the session added are new without
+a lookup.
 
 Invariant: all or nothing. A failure inside the session writes nothing it held, and into a store
 that held no node when it began (whose nodes are written early, while the loader reads its edges)
-deletes again what was written. What a session remembers of keys does not grow with the graph
-except for the node key sets, which check every edge's endpoints.
+deletes again what was written. What a session remembers of keys grows with what it is sent, not
+with what the store holds: a store that holds a big graph is asked, not scanned, unless most of
+what is sent is stored already (a re-run whose digests were lost builds the key sets it needs).
 """
 
 from __future__ import annotations
