@@ -259,14 +259,10 @@ WITH a, x, coalesce(r.weight, 0.0) AS w,
 ORDER BY w DESC, x.text, x.id, s LIMIT $limit
 WITH a, collect(CASE WHEN x IS NULL THEN NULL ELSE {ids: [a.id, x.id], texts: [a.text, x.text], steps: [s]} END) AS left1
 WITH left1
-MATCH (a:Event {id: $head_id})-[r:CAUSES|BEFORE|HAS_SUBEVENT]-(x:Event)
-WITH left1, a, x, coalesce(r.weight, 0.0) AS w,
-     CASE label(r)
-       WHEN 'CAUSES' THEN CASE WHEN struct_extract(r, '_src') = id(a) THEN 'Causes' ELSE 'IsResult' END
-       WHEN 'BEFORE' THEN CASE WHEN struct_extract(r, '_src') = id(a) THEN 'Before' ELSE 'After' END
-       ELSE CASE WHEN struct_extract(r, '_src') = id(a) THEN 'HasSubevent' ELSE 'IsSubevent' END
-     END AS s
-ORDER BY w DESC, x.text, x.id, s LIMIT $limit
+MATCH (a:Event {id: $head_id})
+UNWIND left1 AS p
+WITH left1, a, p.ids[2] AS xid, p.steps[1] AS s
+MATCH (x:Event {id: xid})
 OPTIONAL MATCH (x)-[r2:CAUSES|BEFORE|HAS_SUBEVENT]-(y:Event)
 WITH left1, a, x, s, y, coalesce(r2.weight, 0.0) AS w2, y IS NULL OR y.id = a.id AS back,
      CASE label(r2)
@@ -288,14 +284,10 @@ WITH left1, left2, b, x, coalesce(r.weight, 0.0) AS w,
 ORDER BY w DESC, x.text, x.id, s LIMIT $limit
 WITH left1, left2, b, collect(CASE WHEN x IS NULL THEN NULL ELSE {ids: [x.id, b.id], texts: [x.text, b.text], steps: [s]} END) AS right1
 WITH left1, left2, right1
-MATCH (b:Event {id: $tail_id})-[r:CAUSES|BEFORE|HAS_SUBEVENT]-(x:Event)
-WITH left1, left2, right1, b, x, coalesce(r.weight, 0.0) AS w,
-     CASE label(r)
-       WHEN 'CAUSES' THEN CASE WHEN struct_extract(r, '_src') = id(x) THEN 'Causes' ELSE 'IsResult' END
-       WHEN 'BEFORE' THEN CASE WHEN struct_extract(r, '_src') = id(x) THEN 'Before' ELSE 'After' END
-       ELSE CASE WHEN struct_extract(r, '_src') = id(x) THEN 'HasSubevent' ELSE 'IsSubevent' END
-     END AS s
-ORDER BY w DESC, x.text, x.id, s LIMIT $limit
+MATCH (b:Event {id: $tail_id})
+UNWIND right1 AS p
+WITH left1, left2, right1, b, p.ids[1] AS xid, p.steps[1] AS s
+MATCH (x:Event {id: xid})
 OPTIONAL MATCH (x)-[r2:CAUSES|BEFORE|HAS_SUBEVENT]-(y:Event)
 WITH left1, left2, right1, b, x, s, y, coalesce(r2.weight, 0.0) AS w2, y IS NULL OR y.id = b.id AS back,
      CASE label(r2)
