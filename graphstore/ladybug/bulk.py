@@ -56,11 +56,10 @@ from eventkg.graphstore.ladybug.engine import (
 from eventkg.graphstore.ladybug.keysets import Fingerprints, KeySets
 from eventkg.graphstore.ladybug.spool import Staged, TableSpool, read_partitions, read_parts
 from eventkg.graphstore.ladybug.upsert import (
-    EDGES_PER_SOURCE_QUERY,
-    FEW_SOURCES,
     SCAN_MAX_NODES,
     existing_edges,
     existing_ids,
+    per_source_queries,
     update_by_node_groups,
 )
 from eventkg.graphstore.ladybug.writer import TableWriter
@@ -508,7 +507,7 @@ class BulkSession:
         rows, deduplicated: a row naming a node this session added is new (no stored edge can name
         it) and is COPYed (its digest kept, as for held rows); the others are skipped when they are
         the stored rows (by digest), else looked up and upserted, by keyed queries per source when
-        they are few next to the table (``upsert.EDGES_PER_SOURCE_QUERY``), else through the table's
+        they are few next to the table (``upsert.per_source_queries``), else through the table's
         key set, built now. False when its keys are too many to remember (the caller upserts them all).
 
         Why: a second file adds mostly new nodes, so most of its edges name one; they cost a hash
@@ -558,8 +557,7 @@ class BulkSession:
     def _few_sources(self, name: str, rows: pa.Table) -> bool:
         """True when the stored edges among ``rows`` are found faster by keyed queries per source
         than by a key set of the table (see ``upsert.existing_edges``)."""
-        sources = len(pc.unique(rows.column("src")))
-        return sources <= max(FEW_SOURCES, count_rows(self._database.conn, name) // EDGES_PER_SOURCE_QUERY)
+        return per_source_queries(len(pc.unique(rows.column("src"))), count_rows(self._database.conn, name))
 
     def _upsert_late_file(self, name: str, path: Path, rows: int) -> None:
         """Upsert a table's waiting rows (its held file) in parts; a table left unchanged keeps its digest."""

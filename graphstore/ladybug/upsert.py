@@ -44,6 +44,12 @@ FEW_SOURCES = 150  # edge lookups by up to this many sources go one keyed query 
 # source costs about what scanning this many edges does (0.5 ms against ~1 us per edge at 10M/30M),
 # while an UNWIND over many ids is planned as a scan of the table per chunk (docs/performance.md)
 EDGES_PER_SOURCE_QUERY = 500
+
+
+def per_source_queries(sources: int, stored_edges: int) -> bool:
+    """True when the stored edges from ``sources`` source nodes of a rel table holding
+    ``stored_edges`` are found faster by one keyed query per source than by reading the table."""
+    return sources <= max(FEW_SOURCES, stored_edges // EDGES_PER_SOURCE_QUERY)
 SCAN_RATIO = 8  # scan a rel table's keys when it holds fewer than SCAN_RATIO x batch rows
 # node labels bigger than this are never read whole to find stored rows (keyed lookups
 # instead, ~3 µs per id): the scan's result grows with the label (ASER 1M events: ~95 MB)
@@ -250,7 +256,7 @@ def existing_edges(conn: Any, rtype: str, cand: pa.Table, *, chunk: int) -> pa.T
     total = count_rows(conn, rtype)
     if total < SCAN_RATIO * cand.num_rows:  # one scan of the whole table beats many adjacency lookups
         parts = [conn.execute(f"MATCH (a:{rel.source})-[e:{rtype}]->(b:{rel.target}) RETURN {ret}").get_as_arrow(0)]
-    elif len(srcs := pc.unique(cand.column("src")).to_pylist()) <= max(FEW_SOURCES, total // EDGES_PER_SOURCE_QUERY):
+    elif per_source_queries(len(srcs := pc.unique(cand.column("src")).to_pylist()), total):
         # an UNWIND over ids is planned as a scan of the rel table (~0.4 s at 180K edges even
         # for one id); a keyed query per source takes ~0.5-2 ms
         query = f"MATCH (a:{rel.source} {{id: $id}})-[e:{rtype}]->(b:{rel.target}) RETURN {ret}"
