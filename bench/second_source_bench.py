@@ -191,8 +191,8 @@ def engine_update(store, ids, groups: int) -> tuple[float, float]:
     sampler.start()
     start = time.perf_counter()
     if groups:
-        lu.UPDATE_NODE_GROUPS = groups
-        lu.update_by_node_groups(lambda: store.connection, "Event", rows, store._database.in_checkpointed_transaction)
+        lu.update_by_node_groups(lambda: store.connection, "Event", rows, store._database.in_checkpointed_transaction,
+                                 groups)
     else:
         store._database.in_transaction(lambda: lu.update_rows(store.connection, "Event", rows))
         store._database.checkpoint_and_release()
