@@ -181,3 +181,25 @@ def test_edges_naming_a_node_the_session_adds_are_written_without_asking_the_eng
         assert asked == [1]
         assert store.late_result.created["SYNCHRONOUS"] == 11
         assert store.counts()["edges"]["SYNCHRONOUS"] == 9 + 11
+
+
+def test_a_second_file_that_fails_part_way_leaves_the_store_as_it_was(tmp_path, monkeypatch):
+    """A failure inside the session (a bad row, Ctrl-C) after batches went through the looked-up
+    node table and the deferred rel table: nothing of the second file lands, row for row."""
+    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
+
+    path = str(tmp_path / "s.lbug")
+    with open_store(path) as store:
+        _write(store, _file([(i, None) for i in range(12)], [(0, i, i + 1, 1.0) for i in range(11)], "a", 5), bulk=True)
+        before = _rows(store)
+    monkeypatch.setattr(ladybug_bulk, "SCAN_MAX_NODES", 0)
+    second = _file([(i, 2.0) for i in range(6, 20)], [(0, i, i + 2, 3.0) for i in range(14)], "b", 4)
+    with open_store(path) as store:
+        with pytest.raises(KeyboardInterrupt), store.bulk_load():
+            for batch in second:
+                store.write_batch(batch)
+            assert store._session.looked_up == {"Event"} and store._session.deferred == {"SYNCHRONOUS"}
+            raise KeyboardInterrupt
+        assert _rows(store) == before
+    with open_store(path) as store:
+        assert _rows(store) == before
