@@ -44,18 +44,18 @@ FEW_SOURCES = 150  # edge lookups by up to this many sources go one keyed query 
 # source costs about what scanning this many edges does (0.5 ms against ~1 us per edge at 10M/30M),
 # while an UNWIND over many ids is planned as a scan of the table per chunk (docs/performance.md)
 EDGES_PER_SOURCE_QUERY = 500
-
-
-def per_source_queries(sources: int, stored_edges: int) -> bool:
-    """True when the stored edges from ``sources`` source nodes of a rel table holding
-    ``stored_edges`` are found faster by one keyed query per source than by reading the table."""
-    return sources <= max(FEW_SOURCES, stored_edges // EDGES_PER_SOURCE_QUERY)
 SCAN_RATIO = 8  # scan a rel table's keys when it holds fewer than SCAN_RATIO x batch rows
 # node labels bigger than this are never read whole to find stored rows (keyed lookups
 # instead, ~3 µs per id): the scan's result grows with the label (ASER 1M events: ~95 MB)
 SCAN_MAX_NODES = 400_000
 
 Fingerprints = tuple[np.ndarray, np.ndarray]
+
+
+def per_source_queries(sources: int, stored_edges: int) -> bool:
+    """True when the stored edges from ``sources`` source nodes of a rel table holding
+    ``stored_edges`` are found faster by one keyed query per source than by reading the table."""
+    return sources <= max(FEW_SOURCES, stored_edges // EDGES_PER_SOURCE_QUERY)
 
 
 def typed_tables(
