@@ -10,7 +10,12 @@ What it measures, on ``--texts`` ASER-shaped event texts (the ``words`` column t
 2. **batch sizes**: the same encoder on a ``--sweep`` sample with other batch sizes, so the
    default can be seen to be near the best;
 3. **baseline in the same run**: the CPU encoder (all cores of this machine) on a
-   ``--cpu-sample`` sample, and its rate extrapolated to all texts.
+   ``--cpu-sample`` sample, and its rate extrapolated to all texts;
+4. **the floor of the GPU path**: the tokenizer alone (it runs on the CPU, one thread, before
+   each forward pass) over the sweep sample, and the model in half precision (``.half()``)
+   with the same batch sizes, to see what is left on the table;
+5. **the same vectors**: cosine of the accelerator's vectors (float32 and float16) against the
+   CPU's for the CPU sample (min and mean), so a GPU-built index equals a CPU-built one.
 
 ``--model DIR`` takes any sentence-transformers folder. ``--random-weights DIR`` builds one
 from DIR's ``config.json`` and tokenizer files with randomly initialised weights: the
@@ -33,7 +38,13 @@ import time
 from pathlib import Path
 
 from eventkg.ingest.aser_shape import make_aser_shape_kg
-from eventkg.queries.vectors.embeddings import Embedder, default_batch_size, resolve_device, usable_cores
+from eventkg.queries.vectors.embeddings import (
+    POOL_MIN_TEXTS,
+    Embedder,
+    default_batch_size,
+    resolve_device,
+    usable_cores,
+)
 from eventkg.queries.vectors.encode import encode_chunks
 
 
@@ -60,6 +71,16 @@ def rate(embedder: Embedder, texts: list[str]) -> float:
     return len(texts) / (time.perf_counter() - t)
 
 
+def pooled_rate(embedder: Embedder, texts: list[str]) -> float:
+    """Like :func:`rate`, the worker processes started (and warmed) before the clock starts."""
+    embedder.encode(texts[:POOL_MIN_TEXTS])
+    t = time.perf_counter()
+    embedder.encode(texts)
+    secs = time.perf_counter() - t
+    embedder.close()
+    return len(texts) / secs
+
+
 def build_rate(embedder: Embedder, texts: list[str], work: Path) -> tuple[float, float]:
     """(texts/s, seconds) of the index build's chunked path over all ``texts``."""
     embedder.encode(texts[:64])
@@ -71,6 +92,21 @@ def build_rate(embedder: Embedder, texts: list[str], work: Path) -> tuple[float,
     return len(texts) / secs, secs
 
 
+def tokenize_rate(embedder: Embedder, texts: list[str]) -> float:
+    """Texts/s of the model's tokenizer alone, in the encoder's batches (the GPU path's CPU part)."""
+    st, bs = embedder.st, embedder.batch_size
+    st.tokenize(texts[:64])
+    t = time.perf_counter()
+    for i in range(0, len(texts), bs):
+        st.tokenize(texts[i : i + bs])
+    return len(texts) / (time.perf_counter() - t)
+
+
+def cosines(a, b) -> tuple[float, float]:
+    c = (a * b).sum(axis=1)
+    return float(c.min()), float(c.mean())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--texts", type=int, default=1_000_000)
@@ -78,7 +114,9 @@ def main() -> None:
     ap.add_argument("--model", default=None, help="a sentence-transformers folder (default: the bundled MiniLM)")
     ap.add_argument("--random-weights", type=Path, help="build the model from this folder's config, random weights")
     ap.add_argument("--sweep", type=int, default=100_000, help="texts per batch size in the sweep")
-    ap.add_argument("--batch-sizes", default="128,256,512,1024,2048")
+    ap.add_argument("--batch-sizes", default="", help="batch sizes to sweep in one process, e.g. 256,512,2048")
+    ap.add_argument("--workers", default="1,2,4,8", help="worker processes to sweep at the default batch")
+    ap.add_argument("--half", action="store_true", help="also the model in float16 (one process), last")
     ap.add_argument("--cpu-sample", type=int, default=20_000)
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
@@ -97,21 +135,38 @@ def main() -> None:
 
             fig["gpu"] = torch.cuda.get_device_name(0)
         gpu = Embedder(model, device=device)
-        fig["default_batch"] = default_batch_size(device)
+        fig["default_batch"], fig["default_workers"] = default_batch_size(device), gpu.workers
         fig["build_rate"], fig["build_s"] = build_rate(gpu, texts, tmp / "chunks")
-        print(f"build on {device} (batch {fig['default_batch']}): {fig['build_rate']:,.0f} texts/s, "
-              f"{fig['build_s']:.1f} s for {len(texts):,}")
-        sweep = texts[: args.sweep]
+        print(f"build on {device} (batch {fig['default_batch']}, {gpu.workers} worker processes): "
+              f"{fig['build_rate']:,.0f} texts/s, {fig['build_s']:.1f} s for {len(texts):,}")
+        sweep, sample = texts[: args.sweep], texts[: args.cpu_sample]
+        fig["workers"] = {}
+        for w in (int(x) for x in args.workers.split(",") if x):
+            fig["workers"][w] = pooled_rate(Embedder(model, device=device, workers=w), sweep)
+            print(f"  {w} worker processes: {fig['workers'][w]:,.0f} texts/s")
         fig["sweep"] = {}
-        for bs in (int(b) for b in args.batch_sizes.split(",")):
-            fig["sweep"][bs] = rate(Embedder(model, device=device, batch_size=bs), sweep)
-            print(f"  batch {bs:5d}: {fig['sweep'][bs]:,.0f} texts/s")
+        for bs in (int(b) for b in args.batch_sizes.split(",") if b):
+            fig["sweep"][bs] = rate(Embedder(model, device=device, batch_size=bs, workers=1), sweep)
+            print(f"  batch {bs:5d}, one process: {fig['sweep'][bs]:,.0f} texts/s")
+        fig["tokenize_rate"] = tokenize_rate(gpu, sweep)
+        print(f"  tokenizer alone, one process: {fig['tokenize_rate']:,.0f} texts/s")
+        gpu_vecs = gpu.encode(sample)
+        gpu.close()
         cpu = Embedder(model, device="cpu")
-        fig["cpu_rate"] = rate(cpu, texts[: args.cpu_sample])
+        fig["cpu_rate"] = rate(cpu, sample)
         fig["cpu_all_s"] = len(texts) / fig["cpu_rate"]
         fig["speedup"] = fig["build_rate"] / fig["cpu_rate"]
         print(f"baseline cpu ({fig['cpu_cores']} cores, batch {cpu.batch_size}): {fig['cpu_rate']:,.0f} texts/s "
               f"-> {fig['cpu_all_s'] / 60:.1f} min for all; {device} is {fig['speedup']:.1f}x")
+        if device.startswith("cuda"):
+            cpu_vecs = cpu.encode(sample)
+            fig["cos_float32"] = cosines(gpu_vecs, cpu_vecs)
+            print(f"  cosine of the {device} build's vectors to the CPU's (min, mean): {fig['cos_float32']}")
+            if args.half:
+                gpu.st.half()  # the loaded model is shared by every Embedder of (model, device): last
+                fig["cos_float16"] = cosines(Embedder(model, device=device, workers=1).encode(sample), cpu_vecs)
+                fig["half"] = rate(Embedder(model, device=device, workers=1), sweep)
+                print(f"  float16, one process: {fig['half']:,.0f} texts/s, cosine {fig['cos_float16']}")
     if args.json:
         args.json.write_text(json.dumps(fig, indent=2))
     os.sys.stdout.flush()

@@ -26,11 +26,17 @@ work, 512 on a GPU with >= 16 GB, 256 on smaller ones). Big encodes run with tor
 intra-op threads set to the cores this process may use; sentence-transformers sorts each
 call's texts by length before batching, so a batch pads to similar lengths; vectors are
 L2-normalised, so FAISS inner product = cosine similarity.
+
+On a GPU a small model such as MiniLM waits for its tokenizer, which runs in Python on one
+CPU core; big inputs are therefore encoded by a few worker processes sharing the GPU
+(sentence-transformers' own multi-process pool, :func:`default_workers`), each tokenizing its
+share. The pool starts on the first big input and lives until :meth:`Embedder.close`.
 """
 
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -71,7 +77,11 @@ def resolve_model(model_name: str | None = None) -> str:
 
 def model_label(model: str) -> str:
     """A stable name for manifests: the bundled model is named by its hub name, not its path."""
-    return BUNDLED_NAME if Path(model) == bundled_model_path() else model
+    try:
+        bundled = bundled_model_path()
+    except EmbeddingModelError:  # a model folder of the user's own, the package not installed
+        return model
+    return BUNDLED_NAME if Path(model) == bundled else model
 
 
 _MODELS: dict[tuple[str, str], Any] = {}
@@ -87,8 +97,12 @@ def load_encoder(model: str, device: str = "cpu") -> Any:
 
         hf_logging.disable_progress_bar()  # no "Loading weights" bar on every CLI call
 
+        import torch
+
         try:
-            _MODELS[key] = SentenceTransformer(model, device=device)
+            # float32 whatever the checkpoint stores: transformers would otherwise keep a
+            # float16/bfloat16 checkpoint's precision, slow and inexact on a CPU
+            _MODELS[key] = SentenceTransformer(model, device=device, model_kwargs={"dtype": torch.float32})
         except Exception as exc:  # the library raises OSError, ValueError, HF errors...
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise EmbeddingModelError(
@@ -152,6 +166,19 @@ def default_batch_size(device: str) -> int:
     return 128 if device == "mps" else 64
 
 
+#: texts below which a GPU encode runs in this process: a pool's chunks would be too small
+POOL_MIN_TEXTS = 16_384
+#: most worker processes a GPU is fed by (each holds a copy of the model and a CUDA context)
+MAX_GPU_WORKERS = 4
+
+
+def default_workers(device: str) -> int:
+    """Processes that encode big inputs on ``device``: one core in two, at most 4, on a GPU; else 1."""
+    if not device.startswith("cuda"):
+        return 1
+    return max(1, min(MAX_GPU_WORKERS, usable_cores() // 2))
+
+
 def usable_cores() -> int:
     """Cores this process may run on (the affinity mask, not the machine's count)."""
     try:
@@ -184,7 +211,13 @@ class Embedder:
     :func:`resolve_device`; ``batch_size`` None picks :func:`default_batch_size`.
     """
 
-    def __init__(self, model_name: str | None = None, batch_size: int | None = None, device: str | None = "auto") -> None:
+    def __init__(
+        self,
+        model_name: str | None = None,
+        batch_size: int | None = None,
+        device: str | None = "auto",
+        workers: int | None = None,
+    ) -> None:
         self.model = resolve_model(model_name)
         self.name = model_label(self.model)
         if (device or "auto").lower().split(":")[0] not in DEVICES:
@@ -192,6 +225,8 @@ class Embedder:
         self._device_asked = device
         self._device: str | None = None  # resolved on first use: reading an index never imports torch
         self._batch_size = batch_size
+        self._workers = workers
+        self._pool: dict[str, Any] | None = None
         self.encoded = 0
 
     @property
@@ -209,6 +244,11 @@ class Embedder:
         self._batch_size = value
 
     @property
+    def workers(self) -> int:
+        """Processes a big input is encoded by (:func:`default_workers` unless given)."""
+        return self._workers or default_workers(self.device)
+
+    @property
     def st(self) -> Any:
         """The underlying SentenceTransformer (loaded lazily)."""
         return load_encoder(self.model, self.device)
@@ -224,6 +264,7 @@ class Embedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self.st
         small = len(texts) <= SMALL_INPUT
+        pooled = self.workers > 1 and len(texts) >= POOL_MIN_TEXTS
         with _single_thread(small), _all_cores(not small and self.device == "cpu"):
             vecs = model.encode(
                 list(texts),
@@ -231,6 +272,23 @@ class Embedder:
                 normalize_embeddings=True,
                 convert_to_numpy=True,
                 show_progress_bar=show_progress,
+                pool=self._start_pool() if pooled else None,
+                chunk_size=max(self.batch_size, -(-len(texts) // (4 * self.workers))) if pooled else None,
             )
         self.encoded += len(texts)
         return np.ascontiguousarray(vecs, dtype=np.float32)
+
+    def _start_pool(self) -> dict[str, Any]:
+        if self._pool is None:
+            model = self.st
+            # the library moves the model to the CPU to share it with the workers: move it back
+            self._pool = model.start_multi_process_pool([self.device] * self.workers)
+            model.to(self.device)
+            self._stop_pool = weakref.finalize(self, model.stop_multi_process_pool, self._pool)
+        return self._pool
+
+    def close(self) -> None:
+        """Stop the worker processes of big inputs, if any were started (else at exit)."""
+        if self._pool is not None:
+            self._stop_pool()
+            self._pool = None

