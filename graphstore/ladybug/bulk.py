@@ -61,6 +61,7 @@ from eventkg.graphstore.ladybug.upsert import (
     existing_ids,
     per_source_queries,
     update_by_node_groups,
+    upsert,
 )
 from eventkg.graphstore.ladybug.writer import TableWriter
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
@@ -507,8 +508,9 @@ class BulkSession:
         rows, deduplicated: a row naming a node this session added is new (no stored edge can name
         it) and is COPYed (its digest kept, as for held rows); the others are skipped when they are
         the stored rows (by digest), else looked up and upserted, by keyed queries per source when
-        they are few next to the table (``upsert.per_source_queries``), else through the table's
-        key set, built now. False when its keys are too many to remember (the caller upserts them all).
+        they are few next to the table (``upsert.per_source_queries``; the rows found are what the
+        upsert compares, each edge asked once), else through the table's key set, built now. False
+        when its keys are too many to remember (the caller upserts them all).
 
         Why: a second file adds mostly new nodes, so most of its edges name one; they cost a hash
         lookup each here, where a key set of the stored table costs a scan of it (figures:
@@ -517,6 +519,7 @@ class BulkSession:
         table = next(read_partitions(path, 1, partial(_first_key_hash, keys)))
         table, (h1, h2) = dedupe(table, keys, kind.properties)
         new = self._names_new_node(name, table)
+        found: pa.Table | None = None  # the stored edges among the others, when asked per source
         if (ask := np.flatnonzero(~new)).size:
             rows = table.take(pa.array(ask))
             if self._few_sources(name, rows):  # keyed queries per source
@@ -541,7 +544,7 @@ class BulkSession:
         if stored is not None and table_digest(known) == stored:  # the stored rows again: nothing to write
             self.late_skipped[name] = self.late_skipped.get(name, 0) + known.num_rows
             return True
-        self._keeping_digest_if_unchanged(name, lambda: self._upsert_late(name, known, (h1[~new], h2[~new])))
+        self._keeping_digest_if_unchanged(name, lambda: self._upsert_late(name, known, (h1[~new], h2[~new]), found))
         return True
 
     def _names_new_node(self, name: str, table: pa.Table) -> np.ndarray:
@@ -585,13 +588,20 @@ class BulkSession:
         if not upserts() and before is not None:
             self._digests.note(name, before)
 
-    def _upsert_late(self, name: str, table: pa.Table, fps: Fingerprints) -> int:
+    def _upsert_late(self, name: str, table: pa.Table, fps: Fingerprints, stored: pa.Table | None = None) -> int:
         """Upsert deduplicated waiting rows, counting what it did; returns the rows written
         (created + updated). New rows go in one transaction; changed stored nodes after it, a
-        few node groups per transaction (:func:`~eventkg.graphstore.ladybug.upsert.update_by_node_groups`)."""
+        few node groups per transaction (:func:`~eventkg.graphstore.ladybug.upsert.update_by_node_groups`).
+        ``stored``: their stored rows when the caller looked them up already (not asked again)."""
         deferred: list[dict[str, Any]] = []
         defer = (lambda _conn, _name, rows: deferred.extend(rows)) if name in NODE_TYPES else None
-        created, updated, new_fps = self._database.in_transaction(lambda: self._writer.upsert(name, table, fps, defer))
+
+        def write() -> tuple[int, int, Fingerprints]:
+            if stored is None:
+                return self._writer.upsert(name, table, fps, defer)
+            return upsert(self._database.conn, name, table, fps, None, chunk=LOOKUP_CHUNK, update=defer, stored=stored)
+
+        created, updated, new_fps = self._database.in_transaction(write)
         if deferred:
             update_by_node_groups(lambda: self._database.conn, name, deferred, self._database.in_checkpointed_transaction,
                                   update_node_groups())

@@ -82,44 +82,50 @@ def typed_tables(
 
 def upsert(
     conn: Any, name: str, table: pa.Table, fps: Fingerprints, known: KeySet | None, *, chunk: int,
-    update: Callable[[Any, str, list[dict[str, Any]]], None] | None = None,
+    update: Callable[[Any, str, list[dict[str, Any]]], None] | None = None, stored: pa.Table | None = None,
 ) -> tuple[int, int, Fingerprints]:
     """COPY the rows not stored yet; update the stored ones the batch changes.
 
     ``known`` is the table's key set (None: every key may be stored). ``update(conn, name,
     rows)`` rewrites the changed rows (default :func:`update_rows`, in the caller's
     transaction; a bulk session defers node updates, see :func:`update_by_node_groups`).
+    ``stored``: the stored rows of the table's keys, conformed, when the caller has looked them
+    up already (then nothing is asked again, and the rows of the other keys are new).
     Returns (created, updated, fingerprints of the created keys).
     """
     is_node = name in NODE_TYPES
     keys = ("id",) if is_node else ("src", "dst")
     h1, h2 = fps
-    if known is not None:
-        present, unsure = known.lookup(h1, h2)
-        maybe = present | unsure
-    else:
-        maybe = np.ones(table.num_rows, bool)
+    if stored is None:
+        stored = _stored_rows(conn, name, table, fps, known, chunk=chunk)
     is_new = np.ones(table.num_rows, bool)
     updated = 0
-    if maybe.any():
-        cand = table.filter(pa.array(maybe))
-        if is_node:
-            cols = list(table.column_names)
-            stored = existing_nodes(conn, name, cand.column("id"), cols, chunk=chunk)
-            stored = conform_table(name, stored, keys, NODE_TYPES[name].properties)
-        else:
-            stored = existing_edges(conn, name, cand, chunk=chunk)
-        if stored.num_rows:
-            key = table.column("id") if is_node else _edge_key(table)
-            skey = stored.column("id") if is_node else _edge_key(stored)
-            is_new = ~pc.is_in(key, value_set=skey).to_numpy(zero_copy_only=False)
-            changed = changed_rows(table.filter(pa.array(~is_new)), stored, keys)
-            (update or update_rows)(conn, name, changed)
-            updated = len(changed)
+    if stored.num_rows:
+        key = table.column("id") if is_node else _edge_key(table)
+        skey = stored.column("id") if is_node else _edge_key(stored)
+        is_new = ~pc.is_in(key, value_set=skey).to_numpy(zero_copy_only=False)
+        changed = changed_rows(table.filter(pa.array(~is_new)), stored, keys)
+        (update or update_rows)(conn, name, changed)
+        updated = len(changed)
     new = table if is_new.all() else table.filter(pa.array(is_new))
     if new.num_rows:
         copy_arrow(conn, name, new)
     return new.num_rows, updated, (h1[is_new], h2[is_new])
+
+
+def _stored_rows(conn: Any, name: str, table: pa.Table, fps: Fingerprints, known: KeySet | None, *,
+                 chunk: int) -> pa.Table:
+    """The stored rows (conformed) of the keys of ``table`` that its key set ``known`` does not rule out."""
+    if known is not None:
+        present, unsure = known.lookup(*fps)
+        maybe = present | unsure
+        if not maybe.any():
+            return table.schema.empty_table()
+        table = table.filter(pa.array(maybe))
+    if name in NODE_TYPES:
+        stored = existing_nodes(conn, name, table.column("id"), list(table.column_names), chunk=chunk)
+        return conform_table(name, stored, ("id",), NODE_TYPES[name].properties)
+    return existing_edges(conn, name, table, chunk=chunk)
 
 
 def update_rows(conn: Any, name: str, rows: list[dict[str, Any]]) -> None:

@@ -203,3 +203,58 @@ def test_a_second_file_that_fails_part_way_leaves_the_store_as_it_was(tmp_path, 
         assert _rows(store) == before
     with open_store(path) as store:
         assert _rows(store) == before
+
+
+class _CountingConnection:
+    """A real connection whose keyed edge queries per source are counted (query, source id)."""
+
+    def __init__(self, conn, asked: list) -> None:
+        self._conn, self._asked = conn, asked
+
+    def execute(self, query, *args, **kwargs):
+        if "{id: $id}" in query and "]->(" in query:
+            params = args[0] if args else kwargs.get("parameters", {})
+            self._asked.append((query.split("[e:")[1].split("]")[0], params["id"]))
+        return self._conn.execute(query, *args, **kwargs)
+
+    def __getattr__(self, attr):
+        return getattr(self._conn, attr)
+
+
+def test_each_stored_candidate_edge_of_a_deferred_table_is_looked_up_once(tmp_path, monkeypatch):
+    """Edges of the second file between two stored nodes are asked of the engine per source once:
+    the rows found are what the upsert compares and updates (it asked again before)."""
+    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
+    from eventkg.graphstore.ladybug.database import Database
+
+    path = str(tmp_path / "s.lbug")
+    with open_store(path) as store:
+        # edges i -> i + 1 and i -> i + 2: enough of them that three rows are asked per source, not by a scan
+        chain = [(0, i, i + 1, 1.0) for i in range(29)] + [(0, i, i + 2, 1.0) for i in range(28)]
+        _write(store, _file([(i, None) for i in range(30)], chain, "a", 100), bulk=True)
+    monkeypatch.setattr(ladybug_bulk, "SCAN_MAX_NODES", 0)
+    asked: list[tuple[str, str]] = []
+    opened = Database.open
+
+    def open_counting(self) -> None:
+        opened(self)
+        self.conn = _CountingConnection(self.conn, asked)
+
+    monkeypatch.setattr(Database, "open", open_counting)
+    second = Batch()
+    for i in range(30, 34):
+        second.add_node("Event", _node(i, None, "b"))
+    second.add_edge("SYNCHRONOUS", _edge("SYNCHRONOUS", 3, 4, 5.0, "b"))  # stored, changed
+    second.add_edge("SYNCHRONOUS", _edge("SYNCHRONOUS", 5, 6, 1.0, "b"))  # stored, its sources change
+    second.add_edge("SYNCHRONOUS", _edge("SYNCHRONOUS", 7, 2, 1.0, "b"))  # not stored, two stored ends
+    second.add_edge("SYNCHRONOUS", _edge("SYNCHRONOUS", 30, 31, 1.0, "b"))  # new ends: not asked
+    with open_store(path) as store:
+        with store.bulk_load():
+            store.write_batch(second)
+            assert store._session.deferred == {"SYNCHRONOUS"}
+        assert sorted(asked) == [("SYNCHRONOUS", event_id(f"e{i}")) for i in (3, 5, 7)]
+        assert store.late_result.created["SYNCHRONOUS"] == 2 and store.late_result.updated["SYNCHRONOUS"] == 2
+        edges = {(r["src"], r["dst"]): r for r in store.iter_edges("SYNCHRONOUS")}
+    assert edges[(event_id("e3"), event_id("e4"))]["count"] == 5.0
+    assert sorted(edges[(event_id("e5"), event_id("e6"))]["sources"]) == ["a", "b"]
+    assert len(edges) == 57 + 2
