@@ -30,7 +30,8 @@ L2-normalised, so FAISS inner product = cosine similarity.
 On a GPU a small model such as MiniLM waits for its tokenizer, which runs in Python on one
 CPU core; big inputs are therefore encoded by a few worker processes sharing the GPU
 (sentence-transformers' own multi-process pool, :func:`default_workers`), each tokenizing its
-share. The pool starts on the first big input and lives until :meth:`Embedder.close`.
+share. The pool starts when a caller expects enough texts to pay for its start
+(:meth:`Embedder.expect`, as the index build does) and lives until :meth:`Embedder.close`.
 """
 
 from __future__ import annotations
@@ -166,8 +167,9 @@ def default_batch_size(device: str) -> int:
     return 128 if device == "mps" else 64
 
 
-#: texts below which a GPU encode runs in this process: a pool's chunks would be too small
-POOL_MIN_TEXTS = 16_384
+#: texts from which starting the worker processes pays for itself: each imports torch and the
+#: model and sets up its GPU context before the first text (docs/performance.md)
+POOL_MIN_TEXTS = 2_000_000
 #: most worker processes a GPU is fed by (each holds a copy of the model and a CUDA context)
 MAX_GPU_WORKERS = 4
 
@@ -264,7 +266,10 @@ class Embedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self.st
         small = len(texts) <= SMALL_INPUT
-        pooled = self.workers > 1 and len(texts) >= POOL_MIN_TEXTS
+        if len(texts) >= POOL_MIN_TEXTS:
+            self.expect(len(texts))
+        # once started, the workers take every call that gives each a few batches
+        pooled = self._pool is not None and len(texts) >= 4 * self.workers * self.batch_size
         with _single_thread(small), _all_cores(not small and self.device == "cpu"):
             vecs = model.encode(
                 list(texts),
@@ -272,11 +277,17 @@ class Embedder:
                 normalize_embeddings=True,
                 convert_to_numpy=True,
                 show_progress_bar=show_progress,
-                pool=self._start_pool() if pooled else None,
+                pool=self._pool if pooled else None,
                 chunk_size=max(self.batch_size, -(-len(texts) // (4 * self.workers))) if pooled else None,
             )
         self.encoded += len(texts)
         return np.ascontiguousarray(vecs, dtype=np.float32)
+
+    def expect(self, n: int) -> None:
+        """``n`` texts are about to be encoded, in one call or many: start the worker processes
+        of a GPU now when so many pay for their start (:data:`POOL_MIN_TEXTS`)."""
+        if self.workers > 1 and n >= POOL_MIN_TEXTS:
+            self._start_pool()
 
     def _start_pool(self) -> dict[str, Any]:
         if self._pool is None:

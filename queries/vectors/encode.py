@@ -148,6 +148,7 @@ def encode_chunk_files(
         _announce(texts, done, work, chunk, embedder, what, notice)
     if progress:
         progress(done, n)
+    embedder.expect(n - done)
     for i, (start, f) in enumerate(zip(starts, files, strict=True)):
         if i in have:
             continue

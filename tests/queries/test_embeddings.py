@@ -10,9 +10,9 @@ import pytest
 
 from eventkg.graphstore.base import Batch
 from eventkg.graphstore.model import event_id
+from eventkg.queries.vectors import embeddings as vector_embeddings
 from eventkg.queries.vectors import faiss_build as vector_faiss
 from eventkg.queries.vectors import files as vector_files
-from eventkg.queries.vectors import embeddings as vector_embeddings
 from eventkg.queries.vectors import index as vx
 from eventkg.queries.vectors.embeddings import (
     BUNDLED_NAME,
@@ -83,11 +83,14 @@ def test_a_model_folder_is_named_by_its_path_without_the_bundled_package(monkeyp
 
 def test_big_inputs_through_worker_processes_equal_one_process(monkeypatch):
     """The pool that feeds a GPU (here on the CPU, with a small threshold): same vectors, same order."""
-    monkeypatch.setattr(vector_embeddings, "POOL_MIN_TEXTS", 40)
+    monkeypatch.setattr(vector_embeddings, "POOL_MIN_TEXTS", 400)
     texts = [f"{who} {verb} the {what}" for who in ("I", "she", "the dog", "they") for verb in
              ("cook", "see", "carry", "lose", "buy") for what in ("meal", "bag", "car")]
-    pooled = Embedder(device="cpu", workers=2, batch_size=8)
+    pooled = Embedder(device="cpu", workers=2, batch_size=4)
+    pooled.expect(399)
+    assert pooled._pool is None  # too few to pay for the workers' start
     try:
+        pooled.expect(400)  # as the index build announces its texts
         v = pooled.encode(texts)
         processes = pooled._pool["processes"]
         assert len(processes) == 2 and all(p.is_alive() for p in processes)
