@@ -283,10 +283,14 @@ class Embedder:
         self.encoded += len(texts)
         return np.ascontiguousarray(vecs, dtype=np.float32)
 
+    def pays_for_workers(self, n: int) -> bool:
+        """Whether ``n`` texts are enough to start worker processes for (:data:`POOL_MIN_TEXTS`)."""
+        return self.workers > 1 and n >= POOL_MIN_TEXTS
+
     def expect(self, n: int) -> None:
         """``n`` texts are about to be encoded, in one call or many: start the worker processes
-        of a GPU now when so many pay for their start (:data:`POOL_MIN_TEXTS`)."""
-        if self.workers > 1 and n >= POOL_MIN_TEXTS:
+        of a GPU now when so many pay for their start."""
+        if self.pays_for_workers(n):
             self._start_pool()
 
     def _start_pool(self) -> dict[str, Any]:
