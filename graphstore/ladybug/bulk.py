@@ -4,7 +4,8 @@
 :class:`~eventkg.graphstore.ladybug.spool.TableSpool`, rows whose keys are already held or stored
 waiting in a second one, the rel tables held without a key set, the stored ones whose rows all
 wait (deferred), the big stored node tables asked of the engine batch by batch (looked up), the
-node keys it added, the digests of what it COPYed. At its end the held tables are written table by
+node keys it added and the rows repeating them (merged into the held rows before their COPY), the
+digests of what it COPYed. At its end the held tables are written table by
 table (nodes first; each from staged Parquet files in as few COPYs as the memory budget allows,
 checkpointed and the database reopened so each starts from the same floor), then the waiting rows
 are upserted, one pass per table, unless their digest proves them equal to the stored table (a
@@ -99,6 +100,7 @@ class BulkSession:
         self._notify = notify
         self.spool: TableSpool | None = None  # new rows held back (None: no session)
         self._late: TableSpool | None = None  # rows of keys already stored or held, upserted after the flush
+        self._repeats: TableSpool | None = None  # rows of node keys this session added, merged before their COPY
         self._unkeyed: set[str] = set()  # rel tables held without a key set (_holds_unkeyed)
         self._appends = 0  # the buffer pool this flush's appends to stored rel tables need (_append_pool)
         self._told_keys = False  # the note that the key sets are full was given
@@ -220,9 +222,10 @@ class BulkSession:
         self._looked_up.clear()
         self._new_nodes = {}
         spool.close()
-        if self._late is not None:
-            self._late.close()
-            self._late = None
+        for spool in (self._late, self._repeats):
+            if spool is not None:
+                spool.close()
+        self._late = self._repeats = None
 
     def _add_keys(self, name: str, h1: np.ndarray, h2: np.ndarray) -> None:
         """Keys written or held: added to the table's key set, unless it is held without one."""
@@ -354,6 +357,8 @@ class BulkSession:
         its other rows wait, in order, in a second spool. When the held tables are written,
         the waiting rows of each table are upserted in one pass (one lookup or table scan,
         compared column by column), so later rows still win as they would batch by batch.
+        Rows repeating a node key this session added to a store that held nodes wait in a third
+        spool instead, merged into the held table before its COPY (:meth:`_write_held_nodes`).
         """
         for name, table in tables.items():
             h1, h2 = fps[name]
@@ -361,17 +366,34 @@ class BulkSession:
             if not known.any():
                 self._hold({name: table}, {name: (h1, h2)}, result)
                 continue
-            if self._late is None:
-                self._late = TableSpool(self._beside)
+            again = self._repeats_added(name, h1, h2) & known
             new = ~known
             if new.any():
                 self._hold({name: table.filter(pa.array(new))}, {name: (h1[new], h2[new])}, result)
-            try:
-                self._late.add(name, table.filter(pa.array(known)))
-            except OSError as exc:
-                raise StoreError(f"cannot hold rows in {self._late.folder}: {exc.strerror or exc}") from None
+            if (waiting := known & ~again).any():
+                self._wait(name, table.filter(pa.array(waiting)))
+            if again.any():
+                self._repeats = self._repeats or TableSpool(self._beside)
+                self._wait(name, table.filter(pa.array(again)), self._repeats)
             result.created.setdefault(name, int(new.sum()))
             result.updated.setdefault(name, 0)
+
+    def _repeats_added(self, name: str, h1: np.ndarray, h2: np.ndarray) -> np.ndarray:
+        """Mask of the rows of the node table ``name`` whose key this session added to a store that
+        held nodes (:meth:`_hold`; only a key present, not one sharing a first hash)."""
+        added = self._new_nodes.get(name) if name in NODE_TYPES else None
+        if added is None or not len(added):
+            return np.zeros(len(h1), bool)
+        return added.lookup(h1, h2)[0]
+
+    def _wait(self, name: str, table: pa.Table, spool: TableSpool | None = None) -> None:
+        """Add rows to a spool of waiting rows (default the one upserted after the flush)."""
+        if spool is None:
+            self._late = spool = self._late or TableSpool(self._beside)
+        try:
+            spool.add(name, table)
+        except OSError as exc:
+            raise StoreError(f"cannot hold rows in {spool.folder}: {exc.strerror or exc}") from None
 
     def _will_fold(self, name: str) -> bool:
         """True when :meth:`_fold_late` will merge waiting rows into the held table ``name``."""
@@ -630,7 +652,7 @@ class BulkSession:
         ``bench/second_source_bench.py``). Counting such tables by their edges let them pile up
         and doubled a second source's peak, in the same time (figures: ``docs/performance.md``).
         """
-        if not self.spool and not self._late:
+        if not self.spool and not self._late and not self._repeats:
             return
         appends = self._appends = self._append_pool(names or [*NODE_TYPES, *REL_TYPES])  # before any write
         try:
@@ -654,6 +676,8 @@ class BulkSession:
                     pending = 0
             if pending:
                 self._database.checkpoint_and_release()
+            for name in [n for n in names or NODE_TYPES if self._repeats and n in self._repeats.rows]:
+                self._wait(name, self._repeats.take(name))  # none held now (an earlier flush wrote them)
             self._database.set_buffer_pool(max(buffer_pool_bytes(), appends))
             self._apply_late(names or [*NODE_TYPES, *REL_TYPES])
             self._notify("")  # done writing
@@ -705,28 +729,46 @@ class BulkSession:
     def _write_held_nodes(self, name: str) -> None:
         """COPY a held node table from staged Parquet files, as few COPYs as the memory budget
         allows (rows repeating a waiting key left out, then merged with those and added last; see
-        :meth:`_fold_late`), each checkpointed.
+        :meth:`_fold_late`), each checkpointed. Waiting rows merged so: every one when the table
+        is empty; else the rows repeating a key this session added (:meth:`_hold_split`), merged
+        as a fresh table's are, so they cost no update after the COPY (updates go a few node groups
+        per transaction, each checkpointed, and a checkpoint of a big stored table is slow). Such a
+        row whose key is not held after all (an earlier flush wrote it) waits to be upserted.
 
         Why few: each checkpoint rewrites the table's primary-key index, so many small slices cost
         time quadratic in the table; why not always one: the engine builds a COPY's primary-key
         index in its buffer pool (:func:`~eventkg.graphstore.ladybug.engine.copy_rows`), so past
         some size one COPY fails.
         """
-        late = self._late.take(name) if self._will_fold(name) else None
+        folded = self._late.take(name) if self._will_fold(name) else None
+        again = self._repeats.take(name) if self._repeats is not None else None
+        if folded is not None and again is not None:
+            again = again.cast(folded.schema)
+        ids = [t.column("id") for t in (folded, again) if t is not None]
+        ids = pa.chunked_array([c for col in ids for c in col.chunks], pa.string()) if ids else None
+        schema = next((t.schema for t in (folded, again) if t is not None), None)
 
         def parts() -> Iterator[pa.Table]:
+            nonlocal again
             firsts = []
             for part in self.spool.slices(name, STAGE_READ_ROWS):
-                if late is not None:
-                    part = part.cast(late.schema) if part.schema != late.schema else part
-                    hit = pc.is_in(part.column("id"), value_set=late.column("id"))
+                if ids is not None:
+                    part = part.cast(schema) if part.schema != schema else part
+                    hit = pc.is_in(part.column("id"), value_set=ids)
                     firsts.append(part.filter(hit))
                     part = part.filter(pc.invert(hit))
                 yield part
-            if late is not None:
-                yield self._merge_late(name, pa.concat_tables(firsts) if firsts else late.schema.empty_table(), late)
+            if ids is None:
+                return
+            first = pa.concat_tables(firsts) if firsts else schema.empty_table()
+            if again is not None:
+                held = pc.is_in(again.column("id"), value_set=first.column("id"))
+                self._wait(name, again.filter(pc.invert(held)))
+                again = again.filter(held)
+            late = [t for t in (folded, again) if t is not None]
+            yield self._merge_late(name, first, pa.concat_tables(late) if len(late) > 1 else late[0])
 
-        self._copy_budgeted(name, parts(), self.spool.rows.get(name, 0) + (late.num_rows if late is not None else 0))
+        self._copy_budgeted(name, parts(), self.spool.rows.get(name, 0) + (len(ids) if ids is not None else 0))
         self._database.checkpoint_and_release()
 
     def _write_held_edges(self, name: str) -> None:

@@ -99,17 +99,30 @@ def _write(store, batches: list[Batch], bulk: bool) -> WriteResult:
     return result
 
 
+edges = st.lists(st.tuples(st.integers(0, 1), st.integers(0, 30), st.integers(0, 30), st.sampled_from([1.0, 3.0])),
+                 max_size=90)
 files = st.tuples(
     st.lists(st.tuples(st.integers(0, 24), st.sampled_from([None, 1.0, 2.0])), min_size=2, max_size=25,
              unique_by=lambda node: node[0]),
-    st.lists(st.tuples(st.integers(0, 1), st.integers(0, 30), st.integers(0, 30), st.sampled_from([1.0, 3.0])),
-             max_size=90),
+    edges,
 )
+
+
+@st.composite
+def second_files(draw):
+    """A file whose last nodes repeat some of its keys (with any frequency), so later batches repeat
+    keys it adds itself (merged before the COPY) as well as stored ones (upserted after it)."""
+    nodes = draw(st.lists(st.tuples(st.integers(0, 34), st.sampled_from([None, 1.0, 2.0])), min_size=2, max_size=25,
+                          unique_by=lambda node: node[0]))
+    again = draw(st.lists(st.tuples(st.sampled_from([i for i, _ in nodes]), st.sampled_from([None, 1.0, 2.0])),
+                          max_size=10))
+    return nodes + again, draw(edges)
+
 
 
 @pytest.mark.parametrize("digests", [True, False], ids=["digests known", "digests lost (a copied store)"])
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(first=files, second=files, batch_rows=st.integers(7, 40))
+@given(first=files, second=second_files(), batch_rows=st.integers(3, 40))
 def test_a_second_file_gives_the_rows_and_counts_of_writing_both_batch_by_batch(
         tmp_path_factory, monkeypatch, digests, first, second, batch_rows):
     from eventkg.graphstore.ladybug import bulk as ladybug_bulk
@@ -258,3 +271,76 @@ def test_each_stored_candidate_edge_of_a_deferred_table_is_looked_up_once(tmp_pa
     assert edges[(event_id("e3"), event_id("e4"))]["count"] == 5.0
     assert sorted(edges[(event_id("e5"), event_id("e6"))]["sources"]) == ["a", "b"]
     assert len(edges) == 57 + 2
+
+
+def _event_writes(asked: list) -> list[str]:
+    """The statements among ``asked`` (query texts) that rewrite stored events."""
+    return [q for q in asked if "SET" in q and ("(n:Event" in q or "eventkg_update_rows" in q)]
+
+
+class _Queries(_CountingConnection):
+    """A real connection that keeps the text of every statement."""
+
+    def execute(self, query, *args, **kwargs):
+        self._asked.append(query)
+        return self._conn.execute(query, *args, **kwargs)
+
+
+@pytest.mark.parametrize("flush_between", [False, True], ids=["one flush", "read between the repeats"])
+@pytest.mark.parametrize("also_new", [True, False], ids=["with new events", "only the repeats after it"])
+def test_a_key_the_second_file_adds_and_repeats_changed_is_merged_before_its_copy(
+        tmp_path, monkeypatch, flush_between, also_new):
+    """The second file adds e40 and e41, then repeats them in later batches with other values
+    (e40's frequency set, e41's changed, e42 unchanged): the stored rows and the counts are
+    those of writing batch by batch, and no stored event is rewritten after the COPY (the repeats
+    were merged into the held rows). A read between the batches writes what is held; the
+    repeats of keys written so are upserted as stored keys."""
+    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
+    from eventkg.graphstore.ladybug.database import Database
+
+    first = _file([(i, None) for i in range(30)], [(0, i, i + 1, 1.0) for i in range(29)], "a", 100)
+    b1, b2, b3 = Batch(), Batch(), Batch()
+    for i, freq in ((40, None), (41, 1.0), (42, 3.0), (5, None)):
+        b1.add_node("Event", _node(i, freq, "b"))
+    for i, freq in ((40, 2.0), (41, 2.0), (42, 3.0), (6, 4.0)):  # 6: a stored event, changed
+        b2.add_node("Event", _node(i, freq, "b"))
+    if also_new:
+        b2.add_node("Event", _node(43, None, "b"))
+    b3.add_edge("SYNCHRONOUS", _edge("SYNCHRONOUS", 40, 41, 1.0, "b"))
+    second = [b1, b2, b3]
+    with open_store(str(tmp_path / "ref.lbug")) as ref:
+        _write(ref, first, bulk=False)
+        before = _rows(ref)
+        _write(ref, second, bulk=False)
+        want = _rows(ref)
+    path = str(tmp_path / "s.lbug")
+    with open_store(path) as store:
+        _write(store, first, bulk=True)
+    monkeypatch.setattr(ladybug_bulk, "SCAN_MAX_NODES", 0)
+    asked: list[str] = []
+    opened = Database.open
+
+    def open_counting(self) -> None:
+        opened(self)
+        self.conn = _Queries(self.conn, asked)
+
+    monkeypatch.setattr(Database, "open", open_counting)
+    with open_store(path) as store:
+        result = WriteResult()
+        with store.bulk_load():
+            result.add(store.write_batch(b1))
+            if flush_between:
+                store.counts()  # writes what is held: e40 and e41 are stored when b2 repeats them
+            result.add(store.write_batch(b2))
+            result.add(store.write_batch(b3))
+            assert store._session.looked_up == {"Event"}
+        result.add(store.late_result)
+        got = _rows(store)
+    monkeypatch.undo()
+    assert got == want
+    created, _ = _changes(before, want)
+    assert {k: v for k, v in result.created.items() if v} == created
+    # e40's and e41's frequency changed by the repeats, the stored e5 (sources) and e6: as batch by batch
+    assert result.updated.get("Event") == 4
+    events = _event_writes(asked)  # one statement per row (fewer than upsert.LOAD_UPDATE_ROWS)
+    assert len(events) == (4 if flush_between else 2), events  # e5, e6 (and e40, e41 when written before b2)
