@@ -19,7 +19,7 @@ store's ``query`` returns Python rows).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +40,9 @@ EDGE_PAGE = 1_000_000  # source node offsets per paged edge read (16 bytes a row
 #: whole column for every page (its offset filter is not pushed into the scan), so a page is as
 #: big as the pool allows: 2M rows at the default 1 GB pool, 8 times fewer scans than PAGE
 NODE_ROW_BYTES = 512
+#: the same for a read of the texts (text_page): half the rows of a node page, as a page's result
+#: (its strings and their Arrow copy) weighs more than what fewer pages save
+TEXT_ROW_BYTES = 1024
 
 #: numeric edge property that ranks a neighbour (how often ASER saw the pair), per type
 WEIGHT_PROPERTY = {name: ("weight" if "weight" in rel.properties else "count" if "count" in rel.properties else None)
@@ -139,13 +142,21 @@ def node_page() -> int:
     return max(PAGE, buffer_pool_bytes() // NODE_ROW_BYTES)
 
 
+def text_page() -> int:
+    """Node offsets per paged read of the texts of an embedded store (``TEXT_ROW_BYTES`` a row)."""
+    from eventkg.graphstore.ladybug.engine import buffer_pool_bytes
+
+    return max(PAGE, buffer_pool_bytes() // TEXT_ROW_BYTES)
+
+
 @dataclass
 class GraphColumns:
     """The Event nodes and their edges as numpy arrays, in the store's own order.
 
     ``keys`` name the nodes within this one read (any distinct non-negative ints), ``ids`` are their ids
     (a fixed-width byte-string array, :func:`eventkg.queries.event_ids.as_bytes`), ``instance``
-    whether each is an instance event; ``edges[type]`` holds ``(src keys, dst keys)``. ``rank`` (set by
+    whether each is an instance event; ``edges[type]`` holds ``(src keys, dst keys)``, or ``pending``
+    gives them when they are first needed (read meanwhile in another thread). ``rank`` (set by
     :meth:`~eventkg.queries.csr.EventCSR.from_columns`): the position of each key, -1 for none.
     """
 
@@ -154,25 +165,53 @@ class GraphColumns:
     instance: np.ndarray
     edges: dict[str, tuple[np.ndarray, np.ndarray]]
     rank: np.ndarray | None = None
+    pending: Callable[[], dict[str, tuple[np.ndarray, np.ndarray]]] | None = None
+
+    def take_edges(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """``edges``, with the pending ones (waited for) added."""
+        if self.pending is not None:
+            self.edges.update(self.pending())
+            self.pending = None
+        return self.edges
 
 
-def event_graph_arrays(store: GraphStore, rel_types: Sequence[str], page: int | None = None) -> GraphColumns:
+def event_graph_arrays(store: GraphStore, rel_types: Sequence[str], page: int | None = None,
+                       counts: dict[str, int] | None = None) -> GraphColumns:
     """The Event nodes (key, id, level) and, per type, edges as node keys; no texts.
 
     On LadybugDB a key is the engine's node offset (``offset(ID(n))``: no id strings leave the
     engine for the edges) and nodes are read ``page`` (default :func:`node_page`) node offsets at
     a time, edges ``EDGE_PAGE``, so neither the engine's result nor its Arrow copy ever holds a whole table (the 10M-event
-    table at once held ~1 GB of results beside the arrays). Elsewhere a key is the node's row
-    in the node read, the edges' id strings looked up with ``pyarrow.compute.index_in``.
+    table at once held ~1 GB of results beside the arrays): :func:`event_node_columns` then
+    :func:`event_edge_columns` (``counts``: edges per type where known). Elsewhere a key is the
+    node's row in the node read, the edges' id strings looked up with ``pyarrow.compute.index_in``.
     Edges whose ends are not Event nodes are dropped.
     """
+    if _ladybug_conn(store) is None:
+        return _graph_arrays_by_id(store, rel_types)
+    top = max_event_offset(store)
+    out = event_node_columns(store, top, page)
+    out.edges = event_edge_columns(store, rel_types, top, counts)
+    return out
+
+
+def max_event_offset(store: GraphStore) -> int | None:
+    """The highest Event node offset of an embedded store (None: no Event)."""
+    conn = _ladybug_conn(store)
+    return _ladybug_arrow(conn, "MATCH (e:Event) RETURN max(offset(ID(e))) AS m").column(0)[0].as_py()
+
+
+def offset_kind(top: int | None) -> Any:
+    """The dtype of node offsets up to ``top``: as narrow as they fit."""
+    return np.int32 if top is None or top < 2**31 - 1 else np.int64
+
+
+def event_node_columns(store: GraphStore, top: int | None, page: int | None = None) -> GraphColumns:
+    """An embedded store's Event nodes (key, id, level), ``page`` node offsets at a time, no edges."""
     from eventkg.queries.event_ids import as_bytes
 
     conn = _ladybug_conn(store)
-    if conn is None:
-        return _graph_arrays_by_id(store, rel_types)
     page = page or node_page()
-    top = _ladybug_arrow(conn, "MATCH (e:Event) RETURN max(offset(ID(e))) AS m").column(0)[0].as_py()
     ranges = [(lo, lo + page) for lo in range(0, (top + 1) if top is not None else 0, page)]
     keys, ids, inst = [], [], []
     for lo, hi in ranges:
@@ -182,25 +221,42 @@ def event_graph_arrays(store: GraphStore, rel_types: Sequence[str], page: int | 
         ids.append(as_bytes(t.column(1)))
         inst.append(t.column(2).fill_null(False).to_numpy(zero_copy_only=False).astype(bool))
     width = max((a.dtype.itemsize for a in ids), default=1)
-    kind = np.int32 if top is None or top < 2**31 - 1 else np.int64  # offsets as narrow as they fit
+    kind = offset_kind(top)
     out = GraphColumns(_cat(keys, kind), np.concatenate([a.astype(f"S{width}", copy=False) for a in ids]) if ids
                        else np.zeros(0, "S1"), _cat(inst, bool), {})
-    del ids
+    return out
+
+
+def event_edge_columns(store: GraphStore, rel_types: Sequence[str], top: int | None,
+                       counts: dict[str, int] | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """An embedded store's edges of ``rel_types`` as node offsets ``(src, dst)`` per type, ``EDGE_PAGE``
+    source offsets at a time; a type counted empty (``counts``, else one ``count(*)``) is not scanned."""
+    conn = _ladybug_conn(store)
+    kind = offset_kind(top)
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for t in rel_types:
         rel = REL_TYPES[t]
         src, dst = [], []
-        if not edge_counts(store, [t])[t]:  # an empty table's pages would each cost a scan
-            out.edges[t] = (np.zeros(0, kind), np.zeros(0, kind))
+        n = counts[t] if counts is not None and t in counts else edge_counts(store, [t])[t]
+        if not n:  # an empty table's pages would each cost a scan
+            out[t] = (np.zeros(0, kind), np.zeros(0, kind))
             continue
         edge_ranges = [(lo, lo + EDGE_PAGE) for lo in range(0, (top + 1) if top is not None else 0, EDGE_PAGE)]
         for lo, hi in edge_ranges if rel.source == "Event" else [(0, None)]:
             where = "WHERE offset(ID(a)) >= $lo AND offset(ID(a)) < $hi " if hi is not None else ""
-            e = _ladybug_arrow(conn, f"MATCH (a:{rel.source})-[e:{t}]->(b:{rel.target}) {where}"
-                                     "RETURN offset(ID(a)) AS src, offset(ID(b)) AS dst", {"lo": lo, "hi": hi} if hi else {},
-                               2 * EDGE_PAGE)
+            match = f"MATCH (a:{rel.source})-[e:{t}]->(b:{rel.target}) {where}"
+            params = {"lo": lo, "hi": hi} if hi else {}
+            if kind is np.int32:  # both ends in one int64 (half the Arrow conversion, which holds the GIL)
+                e = _ladybug_arrow(conn, f"{match}RETURN offset(ID(a)) * {1 << 31} + offset(ID(b)) AS k", params,
+                                   2 * EDGE_PAGE)
+                k = _np(e.column(0))
+                src.append((k >> 31).astype(kind))
+                dst.append((k & ((1 << 31) - 1)).astype(kind))
+                continue
+            e = _ladybug_arrow(conn, f"{match}RETURN offset(ID(a)) AS src, offset(ID(b)) AS dst", params, 2 * EDGE_PAGE)
             src.append(_np(e.column(0)).astype(kind))
             dst.append(_np(e.column(1)).astype(kind))
-        out.edges[t] = (_cat(src, kind), _cat(dst, kind))
+        out[t] = (_cat(src, kind), _cat(dst, kind))
     return out
 
 
@@ -245,12 +301,12 @@ def offset_pages(store: GraphStore, cypher: str, var: str, page: int = PAGE) -> 
 
 def event_text_pages(store: GraphStore, page: int | None = None) -> Iterator[tuple[np.ndarray, pa.Array]]:
     """``(node offsets, texts)`` of every Event node of an embedded store, ``page`` (default
-    :func:`node_page`) node offsets at a time (the engine's result and its Arrow copy never hold
+    :func:`text_page`) node offsets at a time (the engine's result and its Arrow copy never hold
     the whole column; the offsets are the keys of :func:`event_graph_arrays`)."""
     conn = _ladybug_conn(store)
     if conn is None:
         raise StoreError("event_text_pages reads an embedded (LadybugDB) store")
-    page = page or node_page()
+    page = page or text_page()
     top = _ladybug_arrow(conn, "MATCH (e:Event) RETURN max(offset(ID(e))) AS m").column(0)[0].as_py()
     for lo in range(0, (top + 1) if top is not None else 0, page):
         t = _ladybug_arrow(conn, "MATCH (e:Event) WHERE offset(ID(e)) >= $lo AND offset(ID(e)) < $hi "

@@ -169,23 +169,19 @@ class EventCSR:
 
         types = [*EVENT_REL_TYPES, "HAS_TYPE"] if with_types else list(EVENT_REL_TYPES)
 
-        def read(reader: Any) -> Any:
-            return columnar.event_graph_arrays(reader, types)
-
         def build(cols: Any) -> tuple[dict[str, np.ndarray], np.ndarray]:
             csr = cls.from_columns(cols, lambda ids, _o: StoreTexts(store, ids))
             return csr.arrays(), cols.rank
 
         folder = csr_cache.folder_of(store) if cache and with_types else None
         if folder is None:
-            return cls.from_columns(read(store), lambda ids, _o: StoreTexts(store, ids))
+            return cls.from_columns(columnar.event_graph_arrays(store, types), lambda ids, _o: StoreTexts(store, ids))
         built_from = csr_cache.stamp(store, types)
         kept = csr_cache.load(folder, built_from)
         if kept is None:
-            kept, on_disk = csr_cache.build_and_keep(folder, built_from, store, read, build)
-            if not on_disk:
-                ids = EventIds(kept.pop("ids"))
-                return cls(ids, StoreTexts(store, ids), **kept)
+            kept, texts = csr_cache.build_and_keep(folder, built_from, store, types, build)
+            ids = EventIds(kept.pop("ids"))
+            return cls(ids, StoreTexts(store, ids) if texts is None else texts, **kept)
         ids = EventIds(kept.pop("ids"))
         return cls(ids, csr_cache.texts_of(folder), **kept)
 
@@ -233,14 +229,15 @@ class EventCSR:
         level = cols.instance[order].astype(np.int8)
         source = texts(ids, order)
         del order
+        edges = cols.take_edges()
         rel = []
         for t in EVENT_REL_TYPES:
-            if t in cols.edges:
-                a, b = cols.edges.pop(t)
+            if t in edges:
+                a, b = edges.pop(t)
                 rel.append((rank[a], rank[b], TYPE_FORWARD_CODE[t]))
         indptr, nbr, code = _adjacency(n, rel)
         del rel
-        has_type = cols.edges.pop("HAS_TYPE", None)
+        has_type = edges.pop("HAS_TYPE", None)
         typed = (rank[has_type[0]].astype(np.int64), rank[has_type[1]].astype(np.int64)) if has_type else None
         type_of, inst_indptr, inst = _types(n, typed, source)
         return cls(ids, source, level, indptr, nbr, code, type_of, inst_indptr, inst)

@@ -25,6 +25,7 @@ import json
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -71,56 +72,126 @@ def load(folder: Path, want: dict[str, Any]) -> dict[str, np.ndarray] | None:
     try:
         if json.loads((folder / "stamp.json").read_text()) != want:
             return None
-        # seen as plain arrays: indexing an np.memmap object is ~10x slower
-        return {a: np.asarray(np.load(folder / f"{a}.npy", mmap_mode="r", allow_pickle=False)) for a in ARRAYS}
+        return _mapped(folder)
     except (OSError, ValueError):
         return None
 
 
-def build_and_keep(folder: Path, built_from: dict[str, Any], store: Any, read: Callable[[Any], Any],
-                   build: Callable[[Any], tuple[dict[str, np.ndarray], np.ndarray]]) -> tuple[dict[str, np.ndarray], bool]:
-    """``read(reader)`` the columns, ``build(columns)`` the arrays (and the position of each engine
-    node offset), write them and the store's texts under ``folder`` (a new folder moved into
-    place, the stamp last) and give them back memory-mapped: ``(arrays, True)``; where the folder
-    cannot be written, ``(the arrays built, False)``. The reads go through :func:`reader`."""
+def build_and_keep(folder: Path, built_from: dict[str, Any], store: Any, types: list[str],
+                   build: Callable[[Any], tuple[dict[str, np.ndarray], np.ndarray]]) -> tuple[dict[str, np.ndarray], Any]:
+    """Read the Event nodes and the edges of ``types`` (:mod:`eventkg.queries.columnar`),
+    ``build(columns)`` the arrays (and the position of each engine node offset), write them and
+    the store's texts under ``folder`` (a new folder moved into place, the stamp last) and give
+    them back memory-mapped, with the texts (``(arrays, texts)``); where the folder cannot be
+    written, ``(the arrays built, None)`` (texts read from the store by id). The reads go through :func:`reader`.
+
+    A read-only store is read through three openings (:func:`_side_reads`): the edges in a
+    second thread while this one reads the nodes, then, once the arrays are built, the texts in
+    that thread while the caller goes on: ``texts`` is then a
+    :class:`~eventkg.queries.event_texts.PendingTexts` (the first text asked for waits; the
+    folder is moved into place once the texts are written)."""
+    from eventkg.queries import columnar
+
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".event_graph-", dir=folder.parent))
     except OSError:
-        return build(read(store))[0], False
-    with reader(store) as r:
-        cols = read(r)
-    arrays, rank = build(cols)
-    del cols
+        return build(columnar.event_graph_arrays(store, types))[0], None
+    side = ThreadPoolExecutor(1, thread_name_prefix="event-graph-read") if _side_reads(store) else None
     try:
-        for a in ARRAYS:
-            np.save(tmp / f"{a}.npy", arrays[a], allow_pickle=False)
-        n = len(arrays["ids"])
+        counts = built_from.get("counts")
+        with reader(store) as r:
+            top = columnar.max_event_offset(r)
+            if side is not None:
+                cols_pending = side.submit(_read_edges, store, types, top, counts)
+            cols = columnar.event_node_columns(r, top)
+            if side is None:
+                cols.edges = columnar.event_edge_columns(r, types, top, counts)
+            else:
+                cols.pending = cols_pending.result
+        arrays, rank = build(cols)
+        del cols
+        try:
+            for a in ARRAYS:
+                np.save(tmp / f"{a}.npy", arrays[a], allow_pickle=False)
+        except OSError:
+            shutil.rmtree(tmp, ignore_errors=True)
+            return arrays, None
         del arrays  # the mapped copies are read from here on
-        _write_texts(tmp, store, rank, n)
+        kept = _mapped(tmp)
+        if side is None:
+            return kept, _finish(tmp, folder, built_from, store, rank, top, kept["ids"])
+        from eventkg.queries.event_texts import PendingTexts
+
+        return kept, PendingTexts(side.submit(_finish, tmp, folder, built_from, store, rank, top, kept["ids"]))
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    finally:
+        if side is not None:
+            side.shutdown(wait=False)  # its last job (the texts) runs on; the interpreter waits for it at exit
+
+
+def _mapped(folder: Path) -> dict[str, np.ndarray]:
+    # seen as plain arrays: indexing an np.memmap object is ~10x slower
+    return {a: np.asarray(np.load(folder / f"{a}.npy", mmap_mode="r", allow_pickle=False)) for a in ARRAYS}
+
+
+def _finish(tmp: Path, folder: Path, built_from: dict[str, Any], store: Any, rank: np.ndarray,
+            top: int | None, ids: np.ndarray) -> Any:
+    """Read the texts into ``tmp``, place them by position, write the stamp and move ``tmp`` to
+    ``folder``: the texts (:func:`texts_of`), or where that cannot be written, texts read from
+    the store by id (``ids``: the sorted ids)."""
+    try:
+        start, length = _read_texts(store, tmp, top)
+        _place_texts(tmp, rank, start, length, int((rank >= 0).sum()))
         (tmp / "stamp.json").write_text(json.dumps(built_from))
         shutil.rmtree(folder, ignore_errors=True)
         tmp.rename(folder)
     except OSError:
-        arrays = {a: np.load(tmp / f"{a}.npy", allow_pickle=False) for a in ARRAYS}
+        from eventkg.queries.event_ids import EventIds
+        from eventkg.queries.event_texts import StoreTexts
+
         shutil.rmtree(tmp, ignore_errors=True)
-        return arrays, False
-    kept = load(folder, built_from)
-    if kept is None:
-        raise OSError(f"the event graph just written to {folder} cannot be read back")
-    return kept, True
+        return StoreTexts(store, EventIds(ids))
+    return texts_of(folder)
 
 
-def _write_texts(folder: Path, store: Any, rank: np.ndarray, n: int) -> None:
-    """The texts read in node-offset pages, each placed at its position (``rank[offset]``)."""
+def _side_reads(store: Any) -> bool:
+    """Whether the edges and texts are read beside the nodes, in a second thread: only through
+    openings of their own (a read-only embedded store), whose engine calls run at once (calls
+    through one database wait for each other) and outside the GIL."""
+    from eventkg.queries.columnar import _ladybug_conn
+
+    return bool(getattr(store, "read_only", False)) and _ladybug_conn(store) is not None
+
+
+def _read_edges(store: Any, types: list[str], top: int | None,
+                counts: dict[str, int] | None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    from eventkg.queries.columnar import event_edge_columns
+
+    with reader(store) as r:
+        return event_edge_columns(r, types, top, counts)
+
+
+def _read_texts(store: Any, folder: Path, top: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """The texts, in node-offset pages, written to ``folder`` as read; ``(start, length)`` per offset."""
     from eventkg.queries.columnar import event_text_pages
     from eventkg.queries.event_texts import write_text_file
 
     with reader(store) as r:
-        pages = ((rank[k], t) for k, t in event_text_pages(r))
-        start, length = write_text_file(folder / TEXTS, pages, n)
-    np.save(folder / "text_start.npy", start, allow_pickle=False)
-    np.save(folder / "text_length.npy", length, allow_pickle=False)
+        return write_text_file(folder / TEXTS, event_text_pages(r), (top + 1) if top is not None else 0)
+
+
+def _place_texts(folder: Path, rank: np.ndarray, start: np.ndarray, length: np.ndarray, n: int) -> None:
+    """Where each position's text lies (``rank[offset]``: the position of a node offset)."""
+    at = np.zeros(n, dtype=np.int64)
+    size = np.full(n, -1, dtype=np.int32)
+    have = rank >= 0
+    at[rank[have]] = start[:len(rank)][have]
+    size[rank[have]] = length[:len(rank)][have]
+    np.save(folder / "text_start.npy", at, allow_pickle=False)
+    np.save(folder / "text_length.npy", size, allow_pickle=False)
 
 
 @contextmanager

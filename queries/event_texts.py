@@ -98,6 +98,29 @@ class StoreTexts:
         return [found.get(i) for i in self.ids]
 
 
+class PendingTexts:
+    """Texts still being read in another thread (``future``: the :class:`Texts` once read): the
+    first text asked for waits for them; :meth:`ready` says whether that would wait."""
+
+    def __init__(self, future: Any) -> None:
+        self.future = future
+
+    def ready(self) -> bool:
+        return self.future.done()
+
+    def wait(self) -> Texts:
+        return self.future.result()
+
+    def get(self, p: int) -> str | None:
+        return self.wait().get(p)
+
+    def prefetch(self, positions: Iterable[int]) -> None:
+        self.wait().prefetch(positions)
+
+    def all(self) -> list[str | None]:
+        return self.wait().all()
+
+
 class FileTexts:
     """Texts in one UTF-8 file, found by ``start``/``length`` per position (length -1: no text)."""
 

@@ -64,6 +64,8 @@ from eventkg.queries.questions.rows import GeneratedQuestion, NegativeSource
 
 #: drafts whose texts are read from the store in one lookup (``event_texts.StoreTexts``)
 TEXT_BATCH = 4096
+#: drafts held at most while the texts are still being read (``event_texts.PendingTexts``)
+TEXT_BATCH_MAX = 64 * TEXT_BATCH
 
 
 def question_pool(csr: EventCSR, level: str) -> np.ndarray:
@@ -108,7 +110,8 @@ def _generate_questions(
         for comp in iter_components(csr, size, seed, allowed=builder.allowed):
             for d in builder.questions(comp):
                 drafts.append(d)
-                if len(drafts) >= TEXT_BATCH or len(out) + len(drafts) >= n:
+                if (len(drafts) >= TEXT_BATCH and (_texts_ready(csr) or len(drafts) >= TEXT_BATCH_MAX)
+                        or len(out) + len(drafts) >= n):
                     _write_rows(csr, drafts, out, progress)
                 if len(out) >= n:
                     return out
@@ -118,6 +121,12 @@ def _generate_questions(
         builder.vet.unload()
         if gc_was_on:
             gc.enable()
+
+
+def _texts_ready(csr: EventCSR) -> bool:
+    """Whether the texts can be read now (not still being read in another thread)."""
+    ready = getattr(csr.texts, "ready", None)
+    return ready is None or ready()
 
 
 def _write_rows(csr: EventCSR, drafts: list[Draft], out: list[GeneratedQuestion],

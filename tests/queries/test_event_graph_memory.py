@@ -18,7 +18,7 @@ from eventkg.queries import columnar, csr_cache
 from eventkg.queries.csr import EVENT_REL_TYPES, EventCSR, _adjacency, _dedupe_sorted
 from eventkg.queries.event_graph import EventIndex
 from eventkg.queries.event_ids import EventIds, as_bytes, id_order
-from eventkg.queries.event_texts import FileTexts, StoreTexts
+from eventkg.queries.event_texts import FileTexts, PendingTexts, StoreTexts
 from tests.support.question_graphs import question_rows, synthetic_batch
 
 FORWARD = {"CAUSES": "Causes", "BEFORE": "Before", "HAS_SUBEVENT": "HasSubevent"}
@@ -199,13 +199,50 @@ def test_a_read_only_store_is_read_through_a_second_opening_into_the_same_arrays
 
     monkeypatch.setattr(graphstore, "open_store", counting_open)
     monkeypatch.setattr(columnar, "node_page", lambda: 37)  # 300+ events: many pages
+    monkeypatch.setattr(columnar, "text_page", lambda: 41)
     with real_open(url, read_only=True) as ro:
         kept = EventCSR.from_store(ro)
-        # the columns, then the texts: each through an opening of its own, closed once read
-        assert len(opened) == 2 and all(s is not ro and s.connection is None for s in opened)
-        assert isinstance(kept.texts, FileTexts) and isinstance(kept.nbr.base, np.memmap)
+        # the texts are read in another thread meanwhile; the first text asked for waits for them
+        assert isinstance(kept.texts, PendingTexts)
+        texts_kept = kept.texts.wait()
+        # the nodes, the edges, then the texts: each through an opening of its own, closed once read
+        assert len(opened) == 3 and all(s is not ro and s.connection is None for s in opened)
+        assert isinstance(texts_kept, FileTexts) and isinstance(kept.nbr.base, np.memmap)
+        assert (csr_cache.folder_of(ro) / "stamp.json").is_file()
         for name in ("indptr", "nbr", "code", "level", "type_of", "inst_indptr", "inst"):
             assert np.array_equal(getattr(kept, name), getattr(fresh, name)), name
         assert kept.ids == fresh.ids
         assert kept.texts.all() == [texts[i] for i in kept.ids]
         assert question_rows(kept, "CEC", "schema", 40, seed=3) == rows
+
+
+def test_questions_go_on_while_the_texts_are_read_and_come_out_the_same(embedded, monkeypatch) -> None:
+    """Texts still being read (PendingTexts): the generator holds its drafts instead of waiting,
+    up to TEXT_BATCH_MAX, and writes the same rows once they are there."""
+    from concurrent.futures import Future
+
+    from eventkg.queries.questions import generate
+
+    monkeypatch.setattr(generate, "TEXT_BATCH", 4)
+    monkeypatch.setattr(generate, "TEXT_BATCH_MAX", 16)
+    csr = EventCSR.from_store(embedded)
+    rows = question_rows(csr, "CEC", "schema", 60, seed=2)
+    done: Future = Future()
+    pending = PendingTexts(done)
+    asked = []
+
+    def ready() -> bool:  # ready after a few looks: drafts are held meanwhile, then written
+        asked.append(1)
+        if len(asked) == 3:
+            done.set_result(csr.texts)
+        return done.done()
+
+    pending.ready = ready  # type: ignore[method-assign]
+    waiting = EventCSR(csr.ids, pending, csr.level, csr.indptr, csr.nbr, csr.code, csr.type_of, csr.inst_indptr, csr.inst)
+    assert question_rows(waiting, "CEC", "schema", 60, seed=2) == rows
+    assert len(asked) >= 3
+    never: Future = Future()
+    held = EventCSR(csr.ids, PendingTexts(never), csr.level, csr.indptr, csr.nbr, csr.code, csr.type_of,
+                    csr.inst_indptr, csr.inst)
+    monkeypatch.setattr(never, "result", lambda timeout=None: csr.texts)  # waits only when TEXT_BATCH_MAX is reached
+    assert question_rows(held, "CEC", "schema", 60, seed=2) == rows
