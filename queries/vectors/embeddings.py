@@ -287,11 +287,14 @@ class Embedder:
         """Whether ``n`` texts are enough to start worker processes for (:data:`POOL_MIN_TEXTS`)."""
         return self.workers > 1 and n >= POOL_MIN_TEXTS
 
-    def expect(self, n: int) -> None:
+    def expect(self, n: int) -> bool:
         """``n`` texts are about to be encoded, in one call or many: start the worker processes
-        of a GPU now when so many pay for their start."""
-        if self.pays_for_workers(n):
-            self._start_pool()
+        of a GPU now when so many pay for their start. True when this call started them (the
+        caller then :meth:`close` s them when done)."""
+        if self._pool is not None or not self.pays_for_workers(n):
+            return False
+        self._start_pool()
+        return True
 
     def _start_pool(self) -> dict[str, Any]:
         if self._pool is None:

@@ -149,16 +149,20 @@ def encode_chunk_files(
         _announce(texts, done, work, chunk, embedder, what, notice)
     if progress:
         progress(done, n)
-    embedder.expect(n - done)
-    for i, (start, f) in enumerate(zip(starts, files, strict=True)):
-        if i in have:
-            continue
-        stop = min(n, start + chunk)
-        vecs = embedder.encode(_slice(texts, start, stop))
-        atomic_write(work, f, lambda tmp, v=vecs: save_npy(tmp, v))
-        done += stop - start
-        if progress:
-            progress(done, n)
+    started = embedder.expect(n - done)
+    try:
+        for i, (start, f) in enumerate(zip(starts, files, strict=True)):
+            if i in have:
+                continue
+            stop = min(n, start + chunk)
+            vecs = embedder.encode(_slice(texts, start, stop))
+            atomic_write(work, f, lambda tmp, v=vecs: save_npy(tmp, v))
+            done += stop - start
+            if progress:
+                progress(done, n)
+    finally:
+        if started:  # the GPU's worker processes go with the build that started them
+            embedder.close()
     return ChunkRows(files, chunk, n, plan["dim"], resumed)
 
 

@@ -102,6 +102,20 @@ def test_big_inputs_through_worker_processes_equal_one_process(monkeypatch):
     assert v.shape == (60, 384) and np.allclose(v, one, atol=1e-5)
 
 
+def test_the_index_build_starts_the_workers_for_many_texts_and_stops_them(monkeypatch, tmp_path):
+    from eventkg.queries.vectors.encode import encode_chunks
+
+    monkeypatch.setattr(vector_embeddings, "POOL_MIN_TEXTS", 50)
+    texts = [f"event number {i} happens" for i in range(64)]
+    embedder = Embedder(device="cpu", workers=2, batch_size=2)
+    started = []
+    monkeypatch.setattr(embedder, "_start_pool", lambda real=embedder._start_pool: started.append(1) or real())
+    plan = {"model": embedder.name, "dim": 384, "n": len(texts), "chunk": 16}
+    v = encode_chunks(texts, tmp_path / "work", plan, embedder, "test texts", None, None)
+    assert started == [1] and embedder._pool is None  # started once for the build, stopped after it
+    assert np.allclose(v, Embedder(device="cpu", workers=1).encode(texts), atol=1e-5)
+
+
 # -- the persisted index ------------------------------------------------------------------------
 
 
