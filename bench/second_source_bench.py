@@ -65,7 +65,8 @@ def child(mode: str, kg: str, store_path: str) -> None:
         report = aser.load(store, kg, map_events=True)
         counts = store.counts()
     print(json.dumps({"mode": mode, "rows": report.rows, "seconds": time.perf_counter() - start,
-                      "cpu": cpu_seconds() - cpu, "counts": counts, "created": report.created}))
+                      "cpu": cpu_seconds() - cpu, "counts": counts, "created": report.created,
+                      "updated": report.updated}))
 
 
 def engine_floor(created_json: str, store_path: str) -> None:
@@ -296,6 +297,10 @@ def main() -> None:
         ratio = f"{r['seconds'] / results['fresh']['seconds']:5.2f}x fresh" if "fresh" in results else ""
         print(f"{mode:>24} {r['seconds']:6.1f} s {ratio}  CPU {r['cpu']:6.1f} s  "
               f"RSS {r['peak_rss_mb']:6.0f} MB  edges after {edges_total(r['counts']):,}", flush=True)
+        if "updated" in r:  # what the file changed: events created and updated, edges created
+            from eventkg.graphstore.model import REL_TYPES
+            print(f"{'':>24} events created {r['created'].get('Event', 0):,}, updated {r['updated'].get('Event', 0):,}; "
+                  f"edges created {sum(v for k, v in r['created'].items() if k in REL_TYPES):,}", flush=True)
     for mode in [m for m in results if m.startswith("onto")]:
         if "engine-floor" in results:
             print(f"# {mode} over the engine floor: {results[mode]['seconds'] / results['engine-floor']['seconds']:.2f}x")
