@@ -19,13 +19,15 @@ store's ``query`` returns Python rows).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
 
 from eventkg.graphstore.base import GraphStore, StoreError
 from eventkg.graphstore.model import REL_TYPES
@@ -43,6 +45,9 @@ NODE_ROW_BYTES = 512
 #: the same for a read of the texts (text_page): half the rows of a node page, as a page's result
 #: (its strings and their Arrow copy) weighs more than what fewer pages save
 TEXT_ROW_BYTES = 1024
+
+#: bytes of an exported file read back at a time (exported): the batch held while it is used
+EXPORT_BLOCK = 16 << 20
 
 #: numeric edge property that ranks a neighbour (how often ASER saw the pair), per type
 WEIGHT_PROPERTY = {name: ("weight" if "weight" in rel.properties else "count" if "count" in rel.properties else None)
@@ -206,25 +211,47 @@ def offset_kind(top: int | None) -> Any:
     return np.int32 if top is None or top < 2**31 - 1 else np.int64
 
 
+NODE_RETURNS = "RETURN offset(ID(e)) AS k, e.id AS id, e.level = 'instance' AS inst"
+
+
 def event_node_columns(store: GraphStore, top: int | None, page: int | None = None) -> GraphColumns:
     """An embedded store's Event nodes (key, id, level), ``page`` node offsets at a time, no edges."""
-    from eventkg.queries.event_ids import as_bytes
-
     conn = _ladybug_conn(store)
     page = page or node_page()
-    ranges = [(lo, lo + page) for lo in range(0, (top + 1) if top is not None else 0, page)]
+    cypher = f"MATCH (e:Event) WHERE offset(ID(e)) >= $lo AND offset(ID(e)) < $hi {NODE_RETURNS}"
+    pages = (_ladybug_arrow(conn, cypher, {"lo": lo, "hi": lo + page}, page)
+             for lo in range(0, (top + 1) if top is not None else 0, page))
+    return node_columns_of(pages, top)
+
+
+def export_nodes(store: GraphStore, folder: Path) -> Export:
+    """An embedded store's Event nodes (key, id, level) written to a file in ``folder`` (:class:`Export`)."""
+    return Export(store, f"MATCH (e:Event) {NODE_RETURNS}", folder / "nodes.csv",
+                  {"k": pa.int64(), "id": pa.string(), "inst": pa.bool_()})
+
+
+def node_columns_of(tables: Iterable[Any], top: int | None) -> GraphColumns:
+    """The Event nodes from tables (or batches) of ``(key, id, instance)``, no edges."""
+    from eventkg.queries.event_ids import as_bytes
+
     keys, ids, inst = [], [], []
-    for lo, hi in ranges:
-        t = _ladybug_arrow(conn, "MATCH (e:Event) WHERE offset(ID(e)) >= $lo AND offset(ID(e)) < $hi "
-                                 "RETURN offset(ID(e)) AS k, e.id AS id, e.level = 'instance' AS inst", {"lo": lo, "hi": hi}, page)
+    for t in tables:
         keys.append(_np(t.column(0)))
         ids.append(as_bytes(t.column(1)))
         inst.append(t.column(2).fill_null(False).to_numpy(zero_copy_only=False).astype(bool))
     width = max((a.dtype.itemsize for a in ids), default=1)
     kind = offset_kind(top)
-    out = GraphColumns(_cat(keys, kind), np.concatenate([a.astype(f"S{width}", copy=False) for a in ids]) if ids
-                       else np.zeros(0, "S1"), _cat(inst, bool), {})
-    return out
+    return GraphColumns(_cat(keys, kind), np.concatenate([a.astype(f"S{width}", copy=False) for a in ids]) if ids
+                        else np.zeros(0, "S1"), _cat(inst, bool), {})
+
+
+def _edge_match(t: str) -> str:
+    rel = REL_TYPES[t]
+    return f"MATCH (a:{rel.source})-[e:{t}]->(b:{rel.target}) "
+
+
+def _edge_count(store: GraphStore, t: str, counts: dict[str, int] | None) -> int:
+    return counts[t] if counts is not None and t in counts else edge_counts(store, [t])[t]
 
 
 def event_edge_columns(store: GraphStore, rel_types: Sequence[str], top: int | None,
@@ -235,27 +262,43 @@ def event_edge_columns(store: GraphStore, rel_types: Sequence[str], top: int | N
     kind = offset_kind(top)
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for t in rel_types:
-        rel = REL_TYPES[t]
         src, dst = [], []
-        n = counts[t] if counts is not None and t in counts else edge_counts(store, [t])[t]
-        if not n:  # an empty table's pages would each cost a scan
+        if not _edge_count(store, t, counts):  # an empty table's pages would each cost a scan
             out[t] = (np.zeros(0, kind), np.zeros(0, kind))
             continue
         edge_ranges = [(lo, lo + EDGE_PAGE) for lo in range(0, (top + 1) if top is not None else 0, EDGE_PAGE)]
-        for lo, hi in edge_ranges if rel.source == "Event" else [(0, None)]:
+        for lo, hi in edge_ranges if REL_TYPES[t].source == "Event" else [(0, None)]:
             where = "WHERE offset(ID(a)) >= $lo AND offset(ID(a)) < $hi " if hi is not None else ""
-            match = f"MATCH (a:{rel.source})-[e:{t}]->(b:{rel.target}) {where}"
             params = {"lo": lo, "hi": hi} if hi else {}
-            if kind is np.int32:  # both ends in one int64 (half the Arrow conversion, which holds the GIL)
-                e = _ladybug_arrow(conn, f"{match}RETURN offset(ID(a)) * {1 << 31} + offset(ID(b)) AS k", params,
-                                   2 * EDGE_PAGE)
-                k = _np(e.column(0))
-                src.append((k >> 31).astype(kind))
-                dst.append((k & ((1 << 31) - 1)).astype(kind))
-                continue
-            e = _ladybug_arrow(conn, f"{match}RETURN offset(ID(a)) AS src, offset(ID(b)) AS dst", params, 2 * EDGE_PAGE)
+            e = _ladybug_arrow(conn, f"{_edge_match(t)}{where}RETURN offset(ID(a)) AS src, offset(ID(b)) AS dst",
+                               params, 2 * EDGE_PAGE)
             src.append(_np(e.column(0)).astype(kind))
             dst.append(_np(e.column(1)).astype(kind))
+        out[t] = (_cat(src, kind), _cat(dst, kind))
+    return out
+
+
+def export_edges(store: GraphStore, rel_types: Sequence[str], top: int | None, folder: Path,
+                 counts: dict[str, int] | None = None) -> dict[str, Export | None]:
+    """An embedded store's edges of ``rel_types``, a file per type in ``folder`` (:class:`Export`):
+    both ends in one int64 (``src * 2**31 + dst``); None for a type counted empty."""
+    if offset_kind(top) is not np.int32:
+        raise StoreError("export_edges: node offsets beyond 2**31")
+    return {t: Export(store, f"{_edge_match(t)}RETURN offset(ID(a)) * {1 << 31} + offset(ID(b)) AS k",
+                      folder / f"{t}.csv", {"k": pa.int64()}) if _edge_count(store, t, counts) else None
+            for t in rel_types}
+
+
+def edge_columns_of(exports: dict[str, Export | None], top: int | None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The edges of :func:`export_edges` as node offsets ``(src, dst)`` per type."""
+    kind = offset_kind(top)
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for t, x in exports.items():
+        src, dst = [], []
+        for b in x.batches() if x is not None else ():
+            k = _np(b.column(0))
+            src.append((k >> 31).astype(kind))
+            dst.append((k & ((1 << 31) - 1)).astype(kind))
         out[t] = (_cat(src, kind), _cat(dst, kind))
     return out
 
@@ -285,6 +328,55 @@ def _np(col: Any) -> np.ndarray:
 
 def _cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
     return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
+
+
+def can_export(folder: Path) -> bool:
+    """Whether :func:`exported` can write into ``folder`` (its path goes into a Cypher string)."""
+    return not any(c in str(folder) for c in "'\\")
+
+
+class Export:
+    """The rows of an embedded store's ``cypher``, written by the engine to the CSV file ``path``
+    at once (``COPY ... TO``: one scan on the engine's threads, outside the GIL, its result never
+    held; the opening may be closed before they are read) and read back by :meth:`batches`.
+    Quoting, empty strings and nulls come back as they were stored."""
+
+    def __init__(self, store: GraphStore, cypher: str, path: Path, columns: dict[str, pa.DataType]) -> None:
+        conn = _ladybug_conn(store)
+        if conn is None:
+            raise StoreError("Export reads an embedded (LadybugDB) store")
+        if not can_export(path.parent):
+            raise StoreError(f"cannot export to {path}: a quote or backslash in the path")
+        self.path, self.columns = path, columns
+        try:
+            conn.execute(f"COPY ({cypher}) TO '{path}' (header=false)")
+        except RuntimeError as exc:
+            path.unlink(missing_ok=True)
+            raise StoreError(f"export failed: {str(exc).strip().splitlines()[0]}") from exc
+
+    def batches(self) -> Iterator[pa.RecordBatch]:
+        """The rows, ``EXPORT_BLOCK`` bytes of the file at a time (the file is removed once read)."""
+        text = any(t == pa.string() for t in self.columns.values())
+        try:
+            yield from pa_csv.open_csv(
+                self.path, read_options=pa_csv.ReadOptions(column_names=list(self.columns), block_size=EXPORT_BLOCK),
+                parse_options=pa_csv.ParseOptions(newlines_in_values=text),
+                convert_options=pa_csv.ConvertOptions(column_types=self.columns, strings_can_be_null=True,
+                                                      quoted_strings_can_be_null=False, null_values=[""]))
+        finally:
+            self.path.unlink(missing_ok=True)
+
+
+def export_texts(store: GraphStore, folder: Path) -> Export:
+    """``(node offset, text)`` of every Event node of an embedded store, written to a file in ``folder``."""
+    return Export(store, "MATCH (e:Event) RETURN offset(ID(e)) AS k, e.text AS text", folder / "texts.csv",
+                  {"k": pa.int64(), "text": pa.string()})
+
+
+def text_pages_of(export: Export) -> Iterator[tuple[np.ndarray, pa.Array]]:
+    """The ``(node offsets, texts)`` of :func:`export_texts`, a batch at a time."""
+    for b in export.batches():
+        yield _np(b.column(0)), b.column(1)
 
 
 def offset_pages(store: GraphStore, cypher: str, var: str, page: int = PAGE) -> Iterator[pa.Table]:

@@ -102,13 +102,21 @@ def build_and_keep(folder: Path, built_from: dict[str, Any], store: Any, types: 
         counts = built_from.get("counts")
         with reader(store) as r:
             top = columnar.max_event_offset(r)
+            via = tmp if columnar.can_export(tmp) and columnar.offset_kind(top) is np.int32 else None
             if side is not None:
-                cols_pending = side.submit(_read_edges, store, types, top, counts)
-            cols = columnar.event_node_columns(r, top)
-            if side is None:
-                cols.edges = columnar.event_edge_columns(r, types, top, counts)
+                cols_pending = side.submit(_read_edges, store, types, top, counts, via)
+            if via is None:
+                cols = columnar.event_node_columns(r, top)
             else:
-                cols.pending = cols_pending.result
+                nodes = columnar.export_nodes(r, via)
+            if side is None:
+                edges = _edges(r, types, top, counts, via)
+        if via is not None:  # read back once the opening (and its pages) is gone
+            cols = columnar.node_columns_of(nodes.batches(), top)
+        if side is None:
+            cols.edges = edges() if callable(edges) else edges
+        else:
+            cols.pending = cols_pending.result
         arrays, rank = build(cols)
         del cols
         try:
@@ -166,21 +174,35 @@ def _side_reads(store: Any) -> bool:
     return bool(getattr(store, "read_only", False)) and _ladybug_conn(store) is not None
 
 
-def _read_edges(store: Any, types: list[str], top: int | None,
-                counts: dict[str, int] | None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    from eventkg.queries.columnar import event_edge_columns
+def _edges(store: Any, types: list[str], top: int | None, counts: dict[str, int] | None, via: Path | None) -> Any:
+    """The edges read in pages, or (``via``: a folder) exported there: a callable reading them back."""
+    from eventkg.queries import columnar
 
+    if via is None:
+        return columnar.event_edge_columns(store, types, top, counts)
+    exports = columnar.export_edges(store, types, top, via, counts)
+    return lambda: columnar.edge_columns_of(exports, top)
+
+
+def _read_edges(store: Any, types: list[str], top: int | None, counts: dict[str, int] | None,
+                via: Path | None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     with reader(store) as r:
-        return event_edge_columns(r, types, top, counts)
+        edges = _edges(r, types, top, counts, via)
+    return edges() if callable(edges) else edges  # read back once the opening is gone
 
 
 def _read_texts(store: Any, folder: Path, top: int | None) -> tuple[np.ndarray, np.ndarray]:
     """The texts, in node-offset pages, written to ``folder`` as read; ``(start, length)`` per offset."""
-    from eventkg.queries.columnar import event_text_pages
+    from eventkg.queries import columnar
     from eventkg.queries.event_texts import write_text_file
 
+    n = (top + 1) if top is not None else 0
+    if not columnar.can_export(folder):
+        with reader(store) as r:
+            return write_text_file(folder / TEXTS, columnar.event_text_pages(r), n)
     with reader(store) as r:
-        return write_text_file(folder / TEXTS, event_text_pages(r), (top + 1) if top is not None else 0)
+        export = columnar.export_texts(r, folder)
+    return write_text_file(folder / TEXTS, columnar.text_pages_of(export), n)  # read back once the opening is gone
 
 
 def _place_texts(folder: Path, rank: np.ndarray, start: np.ndarray, length: np.ndarray, n: int) -> None:

@@ -246,3 +246,35 @@ def test_questions_go_on_while_the_texts_are_read_and_come_out_the_same(embedded
                     csr.inst_indptr, csr.inst)
     monkeypatch.setattr(never, "result", lambda timeout=None: csr.texts)  # waits only when TEXT_BATCH_MAX is reached
     assert question_rows(held, "CEC", "schema", 60, seed=2) == rows
+
+
+ODD_TEXTS = ["plain", "with,comma", 'with "quote"', "new\nline", "cr\rret", "back\\slash", "unicode é ☃", "",
+             None, '"', "  lead space", "trail ", ",", '""', "tab\there", "\\N", "NULL", "null", "a\r\n,b"]
+
+
+def test_the_engine_s_export_brings_back_any_text_and_id_as_stored(tmp_path, monkeypatch) -> None:
+    """The first read of a store exports its columns to CSV files (columnar.Export) and reads them
+    back: quotes, separators, line breaks, empty texts and missing ones come back as stored, the
+    files are gone afterwards, and the paged read (a folder an export cannot name) keeps the same."""
+    url = str(tmp_path / "odd.lbug")
+    b = Batch()
+    ids = [f"id,{i}" if i % 3 == 0 else f'id"{i}\n' if i % 3 == 1 else f"id{i}" for i in range(len(ODD_TEXTS))]
+    for i, (nid, text) in enumerate(zip(ids, ODD_TEXTS, strict=True)):
+        b.add_node("Event", {"id": nid, "sources": ["t"], "level": "schema", **({} if text is None else {"text": text})})
+        b.add_edge("CAUSES", {"src": nid, "dst": ids[(i + 1) % len(ids)], "sources": ["t"]})
+    with open_store(url) as w:
+        w.write_batch(b)
+        stored = _stored_texts(w)
+    runs = []
+    for exports in (True, False):
+        monkeypatch.setattr(columnar, "can_export", lambda _folder, e=exports: e)
+        with open_store(url, read_only=True) as ro:
+            csr_cache.clear(ro)
+            kept = EventCSR.from_store(ro)
+            texts = kept.texts.wait() if isinstance(kept.texts, PendingTexts) else kept.texts
+            assert isinstance(texts, FileTexts) and kept.ids.tolist() == sorted(ids)
+            assert texts.all() == [stored[i] for i in kept.ids]
+            assert sorted(p.name for p in csr_cache.folder_of(ro).iterdir()) == sorted(
+                [*(f"{a}.npy" for a in csr_cache.ARRAYS), "stamp.json", csr_cache.TEXTS, "text_start.npy", "text_length.npy"])
+            runs.append((kept.ids.tolist(), kept.indptr.tolist(), kept.nbr.tolist(), kept.code.tolist(), texts.all()))
+    assert runs[0] == runs[1]
