@@ -20,10 +20,12 @@ from ``git archive 49cd1aa``), the previous implementation on the same store in 
 questions, with the ratios. Both sides import ``eventkg.queries.subgraphs`` (which loads
 scikit-learn, ~2 s) before the clock starts: a one-time import, not a per-question cost.
 
-With ``--cli --store STORE -n 50000 --seed 1``: the CLI's ``questions cec --level schema
---negatives random`` run twice, each in its own process, first with the event graph kept beside
-the store dropped (cold: read from the engine) and then with it (warm): wall and CPU seconds,
-peak RSS and the load average around each (issue 22 point 5; the two outputs must be equal).
+With ``--cli --store STORE [--store STORE2 ...] -n 50000 --seed 1 [--baseline-path DIR]``: the
+CLI's ``questions cec --level schema --negatives random`` run twice per store, each in its own
+process, first with the event graph kept beside the store dropped (cold: read from the engine)
+and then with it (warm): wall and CPU seconds, peak RSS and the load average around each, the
+earlier checkout (``PYTHONPATH=DIR``) first where given, and each store's times over the first
+store's (issue 22 point 5; every output of a store must be equal).
 
 Run (under the bench lock; the first run writes and ingests the file, ~2 minutes):
     flock /tmp/eventkg-bench.lock .venv/bin/python bench/query_bench_questions.py \\
@@ -155,24 +157,25 @@ def bench(store: Path, n: int, seed: int, check: int, baseline_python: str | Non
     return got
 
 
-def cli_runs(store: Path, n: int, seed: int) -> list[dict]:
+def cli_runs(store: Path, n: int, seed: int, pythonpath: str | None = None) -> tuple[list[dict], bytes]:
     """The CLI's ``questions cec --level schema --negatives random`` on ``store``, each run its own
     process: first with the kept event graph dropped (cold: read from the engine and kept), then
     with it (warm: memory-mapped). Wall and CPU seconds and peak RSS of that process (``os.wait4``),
-    the 1-minute load average before and after (timings on a busy machine are not comparable)."""
+    the 1-minute load average before and after (timings on a busy machine are not comparable).
+    ``pythonpath``: run another checkout of eventkg (``PYTHONPATH``, e.g. a folder holding an
+    ``eventkg`` link to a ``git worktree`` of an earlier commit). Also gives the cold run's output."""
     import os
+    import shutil
 
-    from eventkg.queries import csr_cache
-
-    with open_store(str(store), read_only=True) as s:
-        csr_cache.clear(s)
+    shutil.rmtree(f"{store}.faiss/event_graph", ignore_errors=True)  # csr_cache.folder_of, any version
+    env = {**os.environ, **({"PYTHONPATH": pythonpath} if pythonpath else {})}
     runs, outs = [], []
     for mode in ("cold", "warm"):
         out = store.with_name(f"{store.name}.questions-{mode}.jsonl")
         cmd = [sys.executable, "-m", "eventkg", "--store", str(store), "questions", "cec", "--level", "schema",
                "-n", str(n), "--seed", str(seed), "--negatives", "random", "--out", str(out)]
         load0, t0 = os.getloadavg()[0], time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/", env=env)
         _, status, ru = os.wait4(proc.pid, 0)
         if status:
             raise SystemExit(f"{' '.join(cmd)} failed ({status})")
@@ -181,16 +184,34 @@ def cli_runs(store: Path, n: int, seed: int) -> list[dict]:
         outs.append(out.read_bytes())
         out.unlink()
     runs[1]["same_as_cold"] = outs[0] == outs[1]
-    return runs
+    return runs, outs[0]
 
 
-def report_cli(runs: list[dict], n: int) -> None:
-    print(f"\n| run ({n:,} schema CEC, random negatives) | wall s | CPU s | peak RSS MB | 1-min load |")
-    print("|---|---|---|---|---|")
-    for r in runs:
-        print(f"| {r['mode']} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | {r['peak_rss_mb']:,.0f} | "
-              f"{r['load'][0]:.2f} -> {r['load'][1]:.2f} |")
-    print(f"warm output equal to cold: {runs[1]['same_as_cold']}")
+def report_cli(stores: list[Path], n: int, seed: int, baseline_path: str | None) -> None:
+    """:func:`cli_runs` on every store, the previous code first where given, and the ratio of each
+    store's times to the first store's, per code and run (issue 22 point 5: cold and warm <= 2x)."""
+    codes = [("previous", baseline_path), ("present", None)] if baseline_path else [("present", None)]
+    got: dict[tuple[str, str], list[dict]] = {}
+    print(f"\n| store | code | run ({n:,} schema CEC, random negatives) | wall s | CPU s | peak RSS MB | 1-min load | output |")
+    print("|---|---|---|---|---|---|---|---|")
+    for store in stores:
+        first = None
+        for code, path in codes:
+            runs, out = cli_runs(store, n, seed, path)
+            first = out if first is None else first
+            got[(store.name, code)] = runs
+            for r in runs:
+                same = "= warm" if r["mode"] == "warm" and r["same_as_cold"] else ""
+                if code == "present" and baseline_path:
+                    same = ("= previous" if out == first else "DIFFERS from previous") + (", " + same if same else "")
+                print(f"| {store.name} | {code} | {r['mode']} | {r['wall_s']:.2f} | {r['cpu_s']:.1f} | "
+                      f"{r['peak_rss_mb']:,.0f} | {r['load'][0]:.2f} -> {r['load'][1]:.2f} | {same} |", flush=True)
+    for store in stores[1:]:
+        for code, _ in codes:
+            for i, mode in enumerate(("cold", "warm")):
+                a, b = got[(stores[0].name, code)][i], got[(store.name, code)][i]
+                print(f"{store.name} / {stores[0].name}, {code}, {mode}: wall {b['wall_s'] / a['wall_s']:.2f}x, "
+                      f"CPU {b['cpu_s'] / a['cpu_s']:.2f}x")
 
 
 def report(got: dict, n: int, baseline_n: int) -> None:
@@ -227,15 +248,19 @@ def main() -> None:
     ap.add_argument("--check", type=int, default=1000, help="questions per task checked for provability")
     ap.add_argument("--baseline-python", default=None, help="interpreter with the previous eventkg installed")
     ap.add_argument("--baseline-n", type=int, default=300, help="questions per task for the previous code")
-    ap.add_argument("--store", type=Path, default=None, help="an existing store (ASER ingested with --map-events)")
+    ap.add_argument("--store", type=Path, action="append", default=None,
+                    help="an existing store (ASER ingested with --map-events); --cli: several, smallest first")
+    ap.add_argument("--baseline-path", default=None,
+                    help="--cli: PYTHONPATH of an earlier eventkg checkout, run first on each store")
     ap.add_argument("--cold", action="store_true", help="drop the event graph kept beside the store first")
     ap.add_argument("--cli", action="store_true",
                     help="instead: the CLI's schema CEC questions (-n) run cold, then warm, each in its own process")
     args = ap.parse_args()
-    store = args.store or ensure_store(int(EVENTS * args.scale), int(RELATIONS * args.scale))
+    stores = args.store or [ensure_store(int(EVENTS * args.scale), int(RELATIONS * args.scale))]
     if args.cli:
-        report_cli(cli_runs(store, args.n, args.seed), args.n)
+        report_cli(stores, args.n, args.seed, args.baseline_path)
         return
+    store = stores[0]
     got = bench(store, args.n, args.seed, args.check, args.baseline_python, args.baseline_n, args.cold)
     report(got, args.n, args.baseline_n)
 

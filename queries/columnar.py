@@ -19,6 +19,7 @@ store's ``query`` returns Python rows).
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -341,7 +342,8 @@ class Export:
     held; the opening may be closed before they are read) and read back by :meth:`batches`.
     Quoting, empty strings and nulls come back as they were stored."""
 
-    def __init__(self, store: GraphStore, cypher: str, path: Path, columns: dict[str, pa.DataType]) -> None:
+    def __init__(self, store: GraphStore, cypher: str, path: Path, columns: dict[str, pa.DataType],
+                 threads: int | None = None) -> None:
         conn = _ladybug_conn(store)
         if conn is None:
             raise StoreError("Export reads an embedded (LadybugDB) store")
@@ -349,33 +351,48 @@ class Export:
             raise StoreError(f"cannot export to {path}: a quote or backslash in the path")
         self.path, self.columns = path, columns
         try:
+            if threads:  # the connection's engine threads from now on (an opening of its own)
+                conn.execute(f"CALL threads={int(threads)}")
             conn.execute(f"COPY ({cypher}) TO '{path}' (header=false)")
         except RuntimeError as exc:
             path.unlink(missing_ok=True)
             raise StoreError(f"export failed: {str(exc).strip().splitlines()[0]}") from exc
 
-    def batches(self) -> Iterator[pa.RecordBatch]:
-        """The rows, ``EXPORT_BLOCK`` bytes of the file at a time (the file is removed once read)."""
-        text = any(t == pa.string() for t in self.columns.values())
+    def batches(self, use_threads: bool = True) -> Iterator[pa.RecordBatch]:
+        """The rows, ``EXPORT_BLOCK`` bytes of the file at a time (the file is removed once read);
+        ``use_threads=False``: parsed in this thread only."""
         try:
             yield from pa_csv.open_csv(
-                self.path, read_options=pa_csv.ReadOptions(column_names=list(self.columns), block_size=EXPORT_BLOCK),
-                parse_options=pa_csv.ParseOptions(newlines_in_values=text),
+                self.path, read_options=pa_csv.ReadOptions(column_names=list(self.columns), block_size=EXPORT_BLOCK,
+                                                           use_threads=use_threads),
+                parse_options=pa_csv.ParseOptions(newlines_in_values=self._quoted()),
                 convert_options=pa_csv.ConvertOptions(column_types=self.columns, strings_can_be_null=True,
-                                                      quoted_strings_can_be_null=False, null_values=[""]))
+                                                      quoted_strings_can_be_null=False, null_values=[""]),
+                memory_pool=pa.system_memory_pool())  # freed blocks go back to the system, not to a cache
         finally:
             self.path.unlink(missing_ok=True)
+            pa.default_memory_pool().release_unused()  # what the batches' conversions cached
 
 
-def export_texts(store: GraphStore, folder: Path) -> Export:
-    """``(node offset, text)`` of every Event node of an embedded store, written to a file in ``folder``."""
+    def _quoted(self) -> bool:
+        """Whether a value may hold a line break: only a quoted one can, and a file without a
+        quote has none (parsing with line breaks in values costs more)."""
+        if not any(t == pa.string() for t in self.columns.values()) or not self.path.stat().st_size:
+            return False
+        with open(self.path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            return m.find(b'"') >= 0
+
+
+def export_texts(store: GraphStore, folder: Path, threads: int | None = None) -> Export:
+    """``(node offset, text)`` of every Event node of an embedded store, written to a file in ``folder``
+    (``threads``: :class:`Export`)."""
     return Export(store, "MATCH (e:Event) RETURN offset(ID(e)) AS k, e.text AS text", folder / "texts.csv",
-                  {"k": pa.int64(), "text": pa.string()})
+                  {"k": pa.int64(), "text": pa.string()}, threads)
 
 
-def text_pages_of(export: Export) -> Iterator[tuple[np.ndarray, pa.Array]]:
+def text_pages_of(export: Export, use_threads: bool = True) -> Iterator[tuple[np.ndarray, pa.Array]]:
     """The ``(node offsets, texts)`` of :func:`export_texts`, a batch at a time."""
-    for b in export.batches():
+    for b in export.batches(use_threads):
         yield _np(b.column(0)), b.column(1)
 
 

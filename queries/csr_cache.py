@@ -201,8 +201,10 @@ def _read_texts(store: Any, folder: Path, top: int | None) -> tuple[np.ndarray, 
         with reader(store) as r:
             return write_text_file(folder / TEXTS, columnar.event_text_pages(r), n)
     with reader(store) as r:
-        export = columnar.export_texts(r, folder)
-    return write_text_file(folder / TEXTS, columnar.text_pages_of(export), n)  # read back once the opening is gone
+        # an opening of its own is read beside the questions: one engine thread, one parsing
+        export = columnar.export_texts(r, folder, threads=1 if r is not store else None)
+    pages = columnar.text_pages_of(export, use_threads=r is store)
+    return write_text_file(folder / TEXTS, pages, n)  # read back once the opening is gone
 
 
 def _place_texts(folder: Path, rank: np.ndarray, start: np.ndarray, length: np.ndarray, n: int) -> None:

@@ -109,7 +109,10 @@ class PendingTexts:
         return self.future.done()
 
     def wait(self) -> Texts:
-        return self.future.result()
+        """The texts, once read; from then on every call goes straight to them (no lock per text)."""
+        texts = self.future.result()
+        self.get, self.prefetch, self.all = texts.get, texts.prefetch, texts.all  # type: ignore[method-assign]
+        return texts
 
     def get(self, p: int) -> str | None:
         return self.wait().get(p)
