@@ -230,12 +230,8 @@ class EventCSR:
         source = texts(ids, order)
         del order
         edges = cols.take_edges()
-        rel = []
-        for t in EVENT_REL_TYPES:
-            if t in edges:
-                a, b = edges.pop(t)
-                rel.append((rank[a], rank[b], TYPE_FORWARD_CODE[t]))
-        indptr, nbr, code = _adjacency(n, rel)
+        rel = [(*edges.pop(t), TYPE_FORWARD_CODE[t]) for t in EVENT_REL_TYPES if t in edges]
+        indptr, nbr, code = _adjacency(n, rel, rank=rank)
         del rel
         has_type = edges.pop("HAS_TYPE", None)
         typed = (rank[has_type[0]].astype(np.int64), rank[has_type[1]].astype(np.int64)) if has_type else None
@@ -260,43 +256,74 @@ def _dedupe_sorted(key: np.ndarray, chunk: int = CHUNK) -> int:
     return w
 
 
-def _adjacency(n: int, edges: list[tuple[np.ndarray, np.ndarray, int]],
-               chunk: int = CHUNK) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _adjacency(n: int, edges: list[tuple[np.ndarray, np.ndarray, int]], chunk: int = CHUNK,
+               rank: np.ndarray | None = None, workers: int = 2) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Both readings of every edge, sorted by (node, neighbour, code), deduplicated.
 
     One int64 key per reading, ``node``, ``neighbour`` and ``code`` in bit fields (shifts, not
-    divisions, take them apart), sorted in place; every other step a chunk at a time, so the peak
-    is the keys (8 bytes a reading) plus the result (5). Up to 2**30 events."""
+    divisions, take them apart), sorted in place; every other step a chunk at a time, the chunks
+    shared by ``workers`` threads (numpy works outside the GIL; each chunk writes its own slice),
+    so the peak is the keys (8 bytes a reading) plus the result (5). ``rank``: the edges' ends
+    are keys, ``rank[key]`` their positions. ``edges`` is emptied once read. Up to 2**30 events."""
     b = max(1, (n - 1).bit_length())  # bits of a position
     if 2 * b + 3 > 63:
         raise ValueError(f"{n} events: the adjacency keys hold at most 2**30")
     lo_mask = (1 << b) - 1
+    drop = np.iinfo(np.int64).max  # a self-loop's readings: sorted last, cut off (no edge's key reaches it)
     key = np.empty(2 * sum(len(s) for s, _, _ in edges), dtype=np.int64)
-    w = 0
+    parts, at = [], 0
     for src, dst, c in edges:
-        for a in range(0, len(src), chunk):
-            s, d = src[a:a + chunk].astype(np.int64), dst[a:a + chunk].astype(np.int64)
-            keep = s != d
-            s, d = s[keep], d[keep]
-            m = len(s)
-            key[w:w + m] = (s << (b + 3)) | (d << 3) | c
-            key[w + m:w + 2 * m] = (d << (b + 3)) | (s << 3) | int(INV_CODE[c])
-            w += 2 * m
-    key = key[:w]
+        parts += [(src, dst, c, a, at + 2 * a) for a in range(0, len(src), chunk)]
+        at += 2 * len(src)
+
+    def readings(part: tuple[np.ndarray, np.ndarray, int, int, int]) -> None:
+        src, dst, c, a, w = part
+        s, d = src[a:a + chunk], dst[a:a + chunk]
+        if rank is not None:
+            s, d = rank[s], rank[d]
+        s, d = s.astype(np.int64), d.astype(np.int64)
+        m = len(s)
+        loop = s == d
+        fwd, inv = key[w:w + m], key[w + m:w + 2 * m]
+        np.bitwise_or(np.left_shift(s, b + 3), np.left_shift(d, 3), out=fwd)
+        np.bitwise_or(fwd, c, out=fwd)
+        np.bitwise_or(np.left_shift(d, b + 3), np.left_shift(s, 3), out=inv)
+        np.bitwise_or(inv, int(INV_CODE[c]), out=inv)
+        fwd[loop] = drop
+        inv[loop] = drop
+
+    _each(readings, parts, workers)
+    del parts
+    edges.clear()  # the ends are read: the caller's arrays go before the sort
     key.sort()
+    key = key[:int(np.searchsorted(key, drop))]
     key = key[:_dedupe_sorted(key, chunk)]
     indptr = np.zeros(n + 1, dtype=np.int64)
     nbr, code = np.empty(len(key), dtype=np.int32), np.empty(len(key), dtype=np.int8)
-    for a in range(0, len(key), chunk):
+
+    def split(a: int) -> tuple[int, np.ndarray]:
         blk = key[a:a + chunk]
         node = blk >> (b + 3)
         first = int(node[0])
-        counts = np.bincount(node - first)
-        indptr[first + 1:first + 1 + len(counts)] += counts
         nbr[a:a + len(blk)] = (blk >> 3) & lo_mask
         code[a:a + len(blk)] = blk & 7
+        return first, np.bincount(node - first)
+
+    for first, counts in _each(split, range(0, len(key), chunk), workers):
+        indptr[first + 1:first + 1 + len(counts)] += counts
     np.cumsum(indptr, out=indptr)
     return indptr, nbr, code
+
+
+def _each(fn: Callable[[Any], Any], items: Iterable[Any], workers: int) -> list[Any]:
+    """``fn`` of every item, in order; on ``workers`` threads where there is more than one item."""
+    items = list(items)
+    if workers <= 1 or len(items) <= 1:
+        return [fn(i) for i in items]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(workers, thread_name_prefix="event-graph-build") as pool:
+        return list(pool.map(fn, items))
 
 
 def _types(n: int, types: tuple[np.ndarray, np.ndarray] | None,

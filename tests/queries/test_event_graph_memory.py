@@ -70,6 +70,14 @@ def test_adjacency_in_chunks_is_every_reading_once() -> None:
     for p in range(n):
         row = list(zip(nbr[indptr[p]:indptr[p + 1]].tolist(), code[indptr[p]:indptr[p + 1]].tolist(), strict=True))
         assert row == sorted(expected[p]), p
+    # one thread, or the ends given as keys with their positions (rank): the same arrays
+    serial = _adjacency(n, [(np.array(s), np.array(d), c) for c, (s, d) in edges.items()], chunk=16, workers=1)
+    keys = np.array(rng.sample(range(1000), n))
+    rank = np.full(1000, -1, dtype=np.int32)
+    rank[keys] = np.arange(n, dtype=np.int32)
+    by_key = _adjacency(n, [(keys[s], keys[d], c) for c, (s, d) in edges.items()], chunk=16, rank=rank)
+    for other in (serial, by_key):
+        assert all(np.array_equal(x, y) for x, y in zip(got, other, strict=True))
 
 
 def test_restricted_in_chunks_keeps_edges_between_kept_events() -> None:
