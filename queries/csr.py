@@ -219,14 +219,23 @@ class EventCSR:
         gives where texts are read (``order``: the column row of each position). ``cols.edges`` is
         emptied as the edges are used; ``cols.rank`` is set (the position of each key)."""
         order = id_order(cols.ids)
-        ids = EventIds(cols.ids[order])
-        cols.ids = None
-        n = len(ids)
+        n = len(order)
         keys = cols.keys
-        rank = np.full(int(keys.max()) + 1 if n else 0, -1, dtype=np.int32 if n < 2**31 else np.int64)
-        rank[keys[order]] = np.arange(n, dtype=rank.dtype)
+
+        def gather(job: tuple[str, np.ndarray]) -> np.ndarray:
+            what, at = job
+            if what == "rank":
+                rank = np.full(int(keys.max()) + 1 if n else 0, -1, dtype=np.int32 if n < 2**31 else np.int64)
+                rank[keys[at]] = np.arange(n, dtype=rank.dtype)
+                return rank
+            return cols.ids[at] if what == "ids" else cols.instance[at].astype(np.int8)
+
+        # the gathers are independent: two threads (numpy gathers outside the GIL)
+        sorted_ids, rank, level = _each(gather, [("ids", order), ("rank", order), ("level", order)],
+                                        2 if n >= CHUNK else 1)
+        ids = EventIds(sorted_ids)
+        cols.ids = None
         cols.rank = rank
-        level = cols.instance[order].astype(np.int8)
         source = texts(ids, order)
         del order
         edges = cols.take_edges()

@@ -91,6 +91,7 @@ def build_and_keep(folder: Path, built_from: dict[str, Any], store: Any, types: 
     :class:`~eventkg.queries.event_texts.PendingTexts` (the first text asked for waits; the
     folder is moved into place once the texts are written)."""
     from eventkg.queries import columnar
+    from eventkg.queries.csr import _each
 
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
@@ -119,9 +120,8 @@ def build_and_keep(folder: Path, built_from: dict[str, Any], store: Any, types: 
             cols.pending = cols_pending.result
         arrays, rank = build(cols)
         del cols
-        try:
-            for a in ARRAYS:
-                np.save(tmp / f"{a}.npy", arrays[a], allow_pickle=False)
+        try:  # two files at a time (writing is outside the GIL)
+            _each(_save, [(tmp / f"{a}.npy", arrays[a]) for a in ARRAYS], 2)
         except OSError:
             shutil.rmtree(tmp, ignore_errors=True)
             return arrays, None
@@ -138,6 +138,10 @@ def build_and_keep(folder: Path, built_from: dict[str, Any], store: Any, types: 
     finally:
         if side is not None:
             side.shutdown(wait=False)  # its last job (the texts) runs on; the interpreter waits for it at exit
+
+
+def _save(job: tuple[Path, np.ndarray]) -> None:
+    np.save(job[0], job[1], allow_pickle=False)
 
 
 def _mapped(folder: Path) -> dict[str, np.ndarray]:
