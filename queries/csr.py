@@ -14,10 +14,11 @@ each edge both ways, the backward reading giving the inverse relation (``b IsRes
 * ``HAS_TYPE`` links: ``type_of[instance]`` and, per type, its instances that have a text
   (``instances(t)``; an instance stored with an empty text, as EV²'s, is never shown).
 
-:meth:`EventCSR.from_store` reads the columns with :mod:`eventkg.queries.columnar` (Arrow from
-LadybugDB a page of node offsets at a time, batched reads from Neo4j; ids and levels, no texts)
-and builds every array with numpy kernels, a chunk at a time where a whole-array temporary
-would be as big as the result: no Python object per event or edge. What it holds is ~26 bytes
+:meth:`EventCSR.from_store` reads the columns with :mod:`eventkg.queries.columnar` (from
+LadybugDB exported to files or a page of node offsets at a time, batched reads from Neo4j; ids
+and levels, no texts) and builds every array with numpy kernels, a chunk at a time where a
+whole-array temporary would be as big as the result (the chunks shared by two threads where
+numpy works outside the GIL): no Python object per event or edge. What it holds is ~26 bytes
 an event (ids 20, level 1, positions 4, the row pointer 8... less the 8 of ``inst_indptr``
 only when the graph has typed instances) and 5 bytes an adjacency entry; the memory it needs
 grows with that and nothing else (``bench/query_bench_questions.py`` measures it at two sizes).

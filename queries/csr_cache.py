@@ -8,10 +8,13 @@ UTF-8 file, placed by node offset: no lookup by id) are written once to
 :func:`eventkg.queries.vectors.files.index_dir`), ~31 bytes an event and 5 an adjacency entry,
 and memory-mapped by later reads: opening costs nothing, and only the pages a run touches
 are read (into the page cache, shared, dropped by the kernel under pressure). The arrays just
-built are swapped for their mapped copies too, so a first run holds no second copy. A
-read-only store is read through read-only openings of its own (:func:`reader`), closed once
-read: the pages the engine kept in its buffer pool go with them, before the arrays are built
-and before the questions are asked.
+built are swapped for their mapped copies too, so a first run holds no second copy. The
+engine writes the columns to CSV files in the new folder (:class:`~eventkg.queries.columnar.Export`),
+read back once the opening that wrote them is closed. A read-only store is read through
+read-only openings of its own (:func:`reader`), closed once read, so the pages the engine kept
+in its buffer pool go with them: the nodes in this thread while a second thread reads the edges,
+then, once the arrays are built, the texts in that thread while the caller asks its questions
+(:class:`~eventkg.queries.event_texts.PendingTexts`).
 
 They are read again when the store's Event count, its edge count of any event relation or of
 ``HAS_TYPE``, or the database file's (or its write-ahead log's) size or modification time
