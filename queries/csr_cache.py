@@ -103,24 +103,7 @@ def build_and_keep(folder: Path, built_from: dict[str, Any], store: Any, types: 
         return build(columnar.event_graph_arrays(store, types))[0], None
     side = ThreadPoolExecutor(1, thread_name_prefix="event-graph-read") if _side_reads(store) else None
     try:
-        counts = built_from.get("counts")
-        with reader(store) as r:
-            top = columnar.max_event_offset(r)
-            via = tmp if columnar.can_export(tmp) and columnar.offset_kind(top) is np.int32 else None
-            if side is not None:
-                cols_pending = side.submit(_read_edges, store, types, top, counts, via)
-            if via is None:
-                cols = columnar.event_node_columns(r, top)
-            else:
-                nodes = columnar.export_nodes(r, via)
-            if side is None:
-                edges = _edges(r, types, top, counts, via)
-        if via is not None:  # read back once the opening (and its pages) is gone
-            cols = columnar.node_columns_of(nodes.batches(), top)
-        if side is None:
-            cols.edges = edges() if callable(edges) else edges
-        else:
-            cols.pending = cols_pending.result
+        cols, top = _read_columns(store, types, built_from.get("counts"), tmp, side)
         arrays, rank = build(cols)
         del cols
         try:  # two files at a time (writing is outside the GIL)
@@ -141,6 +124,33 @@ def build_and_keep(folder: Path, built_from: dict[str, Any], store: Any, types: 
     finally:
         if side is not None:
             side.shutdown(wait=False)  # its last job (the texts) runs on; the interpreter waits for it at exit
+
+
+def _read_columns(store: Any, types: list[str], counts: dict[str, int] | None, tmp: Path,
+                  side: ThreadPoolExecutor | None) -> tuple[Any, int | None]:
+    """The Event nodes and edges of ``types`` as :class:`~eventkg.queries.columnar.GraphColumns`
+    (the edges pending in ``side`` where given), exported through files in ``tmp`` where it can,
+    and the highest Event node offset."""
+    from eventkg.queries import columnar
+
+    with reader(store) as r:
+        top = columnar.max_event_offset(r)
+        via = tmp if columnar.can_export(tmp) and columnar.offset_kind(top) is np.int32 else None
+        if side is not None:
+            cols_pending = side.submit(_read_edges, store, types, top, counts, via)
+        if via is None:
+            cols = columnar.event_node_columns(r, top)
+        else:
+            nodes = columnar.export_nodes(r, via)
+        if side is None:
+            edges = _edges(r, types, top, counts, via)
+    if via is not None:  # read back once the opening (and its pages) is gone
+        cols = columnar.node_columns_of(nodes.batches(), top)
+    if side is None:
+        cols.edges = edges() if callable(edges) else edges
+    else:
+        cols.pending = cols_pending.result
+    return cols, top
 
 
 def _save(job: tuple[Path, np.ndarray]) -> None:
