@@ -266,20 +266,23 @@ class Embedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self.st
         small = len(texts) <= SMALL_INPUT
-        if len(texts) >= POOL_MIN_TEXTS:
-            self.expect(len(texts))
+        started = self.expect(len(texts))  # one call big enough on its own: its workers end with it
         # once started, the workers take every call that gives each a few batches
         pooled = self._pool is not None and len(texts) >= 4 * self.workers * self.batch_size
-        with _single_thread(small), _all_cores(not small and self.device == "cpu"):
-            vecs = model.encode(
-                list(texts),
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=show_progress,
-                pool=self._pool if pooled else None,
-                chunk_size=max(self.batch_size, -(-len(texts) // (4 * self.workers))) if pooled else None,
-            )
+        try:
+            with _single_thread(small), _all_cores(not small and self.device == "cpu"):
+                vecs = model.encode(
+                    list(texts),
+                    batch_size=self.batch_size,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=show_progress,
+                    pool=self._pool if pooled else None,
+                    chunk_size=max(self.batch_size, -(-len(texts) // (4 * self.workers))) if pooled else None,
+                )
+        finally:
+            if started:
+                self.close()
         self.encoded += len(texts)
         return np.ascontiguousarray(vecs, dtype=np.float32)
 
@@ -296,14 +299,12 @@ class Embedder:
         self._start_pool()
         return True
 
-    def _start_pool(self) -> dict[str, Any]:
-        if self._pool is None:
-            model = self.st
-            # the library moves the model to the CPU to share it with the workers: move it back
-            self._pool = model.start_multi_process_pool([self.device] * self.workers)
-            model.to(self.device)
-            self._stop_pool = weakref.finalize(self, model.stop_multi_process_pool, self._pool)
-        return self._pool
+    def _start_pool(self) -> None:
+        model = self.st
+        # the library moves the model to the CPU to share it with the workers: move it back
+        self._pool = model.start_multi_process_pool([self.device] * self.workers)
+        model.to(self.device)
+        self._stop_pool = weakref.finalize(self, model.stop_multi_process_pool, self._pool)
 
     def close(self) -> None:
         """Stop the worker processes of big inputs, if any were started (else at exit)."""

@@ -113,7 +113,11 @@ def test_the_index_build_starts_the_workers_for_many_texts_and_stops_them(monkey
     plan = {"model": embedder.name, "dim": 384, "n": len(texts), "chunk": 16}
     v = encode_chunks(texts, tmp_path / "work", plan, embedder, "test texts", None, None)
     assert started == [1] and embedder._pool is None  # started once for the build, stopped after it
-    assert np.allclose(v, Embedder(device="cpu", workers=1).encode(texts), atol=1e-5)
+    one = Embedder(device="cpu", workers=1).encode(texts)
+    assert np.allclose(v, one, atol=1e-5)
+    # one call big enough on its own starts them too, and stops them when it returns
+    assert np.allclose(embedder.encode(texts), one, atol=1e-5)
+    assert started == [1, 1] and embedder._pool is None
 
 
 # -- the persisted index ------------------------------------------------------------------------
