@@ -111,6 +111,7 @@ class BulkSession:
         self._fresh = False  # the session began with every node table empty
         self.late_result = WriteResult()  # what merging and upserting waiting rows did (read by the ingest report)
         self.late_skipped: dict[str, int] = {}  # waiting rows found equal to the stored table by digest
+        self._checked: dict[str, tuple[Path, int, bool]] = {}  # waiting files taken by _append_pool: rows, all stored
 
     @property
     def active(self) -> bool:
@@ -220,6 +221,7 @@ class BulkSession:
         self._unkeyed.clear()  # written (their key sets rebuilt when needed) or never to be
         self._deferred.clear()
         self._looked_up.clear()
+        self._checked.clear()
         self._new_nodes = {}
         spool.close()
         for spool in (self._late, self._repeats):
@@ -473,13 +475,12 @@ class BulkSession:
         the table held before this session (:meth:`_late_rows_are_stored`): each node table split by
         key into parts of about ``LATE_UPSERT_ROWS`` rows, each part deduplicated and upserted in one
         transaction, then checkpointed and the database reopened."""
-        if not self._late:
+        if not self._late and not self._checked:
             return
-        for name in [n for n in names if n in self._late.rows]:
-            rows = self._late.rows[name]
-            path = self._late.held_file(name)
+        for name in [n for n in names if n in self._late.rows or n in self._checked]:
+            path, rows, stored = self._checked.pop(name, None) or self._check_late(name)
             try:
-                if self._late_rows_are_stored(name, path, rows):
+                if stored:
                     self.late_skipped[name] = self.late_skipped.get(name, 0) + rows
                     release_free_memory()  # the parts read to digest them (nothing was written)
                     continue
@@ -491,6 +492,13 @@ class BulkSession:
             # the lookups filled the buffer pool with the table's pages: hand them back before
             # the loader's next rows (figures: docs/performance.md)
             self._database.checkpoint_and_release()
+
+    def _check_late(self, name: str) -> tuple[Path, int, bool]:
+        """Take the waiting rows of ``name`` from the spool: their file, rows, and whether they are
+        exactly the rows the table held before this session (:meth:`_late_rows_are_stored`)."""
+        rows = self._late.rows[name]
+        path = self._late.held_file(name)
+        return path, rows, self._late_rows_are_stored(name, path, rows)
 
     def _late_rows_are_stored(self, name: str, path: Path, rows: int) -> bool:
         """True when the waiting rows of ``name`` (deduplicated as the upsert would) are exactly
@@ -687,6 +695,7 @@ class BulkSession:
             self._unkeyed.clear()
             self._deferred.clear()
             self._looked_up.clear()
+            self._checked.clear()  # their files go with the spool's folder
             self._digests.abandon_pending()  # what was written is not known (their tables' digests are dropped)
             if isinstance(exc, RuntimeError):  # the engine's own errors: one line, as every StoreError
                 raise StoreError(f"LadybugDB failed while writing held rows: {short_error(exc)} "
@@ -696,7 +705,9 @@ class BulkSession:
     def _append_pool(self, names: Sequence[str]) -> int:
         """The buffer pool the appends among ``names`` need: rel tables with held or waiting rows
         whose stored table holds edges (:func:`~eventkg.graphstore.ladybug.engine.append_pool_bytes`
-        of their end labels' nodes, stored and held); 0 when none append.
+        of their end labels' nodes, stored and held); 0 when none append. Waiting rows alone that
+        are exactly the stored ones append nothing (a re-run's, after a failure: checked here by
+        digest, the answer kept for :meth:`_apply_late`).
 
         Raises a one-line :class:`StoreError` before anything is written when that is more than the
         memory budget lets the engine have (``edge_pool_bytes``): the engine would fail mid-write
@@ -709,6 +720,10 @@ class BulkSession:
             held = name in held_rows or (self._late is not None and name in self._late.rows)
             if name not in REL_TYPES or not held or not count_rows(conn, name):
                 continue
+            if name not in held_rows:  # only waiting rows: none appended when they are all stored
+                self._checked[name] = self._check_late(name)  # (a re-run's rows, by digest)
+                if self._checked[name][2]:
+                    continue
             rel = REL_TYPES[name]
             labels = {rel.source, rel.target}
             for label in labels - stored.keys():

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from eventkg.graphstore.base import StoreError
 from eventkg.graphstore.ladybug.digest_book import TableDigests
-from eventkg.graphstore.ladybug.engine import release_free_memory, rollback, short_error
+from eventkg.graphstore.ladybug.engine import release_failed_statement, release_free_memory, rollback, short_error
 
 LADYBUG_VERSION = "0.22"
 CHECKPOINT_ROWS = 5_000_000  # rows written between checkpoints
@@ -79,11 +79,17 @@ class Database:
 
     def close(self) -> None:
         """Close the connection and the database (the book stamped as this process left the files)."""
+        self._close_engine()
+        self.digests.save()  # closing touches the database file
+
+    def _close_engine(self) -> None:
+        """Close the connection and the engine's database, the failed statement being handled
+        first let go of (:func:`~eventkg.graphstore.ladybug.engine.release_failed_statement`)."""
+        release_failed_statement()
         conn, db = self.conn, self.db
         self.conn = self.db = None
         conn.close()
         db.close()
-        self.digests.save()  # closing touches the database file
 
     def wrote(self, rows: int) -> None:
         """Count ``rows`` written (they wait for the next CHECKPOINT and reopening)."""
@@ -122,8 +128,7 @@ class Database:
         """Close and open the database again (after a checkpoint), with another buffer pool size if given."""
         if pool_bytes is not None:
             self.pool_bytes = pool_bytes
-        self.conn.close()
-        self.db.close()
+        self._close_engine()
         self.open()
         self.rows_since_open = 0
 

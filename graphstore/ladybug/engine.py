@@ -12,7 +12,10 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import sys
+import traceback
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -213,6 +216,31 @@ def table_pages(conn: Any, name: str, returns: str, *, page: int) -> Iterator[pa
         ).get_as_arrow(0)
 
 
+#: how the engine's error for a rel COPY end whose key is not in its node table begins (the key follows, then ".")
+MISSING_KEY_ERROR = "Copy exception: Unable to find primary key value "
+
+
+def missing_key(exc: BaseException) -> str | None:
+    """The key an engine error of a rel COPY says it did not find (``MISSING_KEY_ERROR``), else None."""
+    text = str(exc)
+    at = text.find(MISSING_KEY_ERROR)
+    if at < 0:
+        return None
+    rest = text[at + len(MISSING_KEY_ERROR):]
+    return rest[:-1] if rest.endswith(".") else rest
+
+
+@contextmanager
+def one_engine_thread(conn: Any) -> Iterator[None]:
+    """Run the connection's statements on one engine thread inside the block, its setting after."""
+    threads = int(fetch_tuples(conn, "CALL current_setting('threads') RETURN *")[0][0])
+    conn.set_max_threads_for_exec(1)
+    try:
+        yield
+    finally:
+        conn.set_max_threads_for_exec(threads)
+
+
 def copy_arrow(conn: Any, table: str, arrow: pa.Table) -> None:
     """``COPY table FROM`` a typed Arrow table (see :mod:`eventkg.graphstore.tables`)."""
     # ladybug binds Python variables named in COPY ... FROM <name> from the caller's scope
@@ -230,6 +258,33 @@ def copy_file(conn: Any, table: str, path: Path) -> None:
         conn.execute(f"COPY {table} FROM '{quoted}'")
     except RuntimeError as exc:
         raise StoreError(f"writing {table}: {short_error(exc)}") from exc
+
+
+def release_failed_statement() -> None:
+    """Drop the locals of the finished frames of an engine error being handled (an error, or its
+    cause or context, raised inside ``ladybug``) before the database is closed: a failed
+    statement's frames hold the engine's prepared statement, which keeps the old database alive,
+    and opening its file again then dropped the rows its write-ahead log held (committed, not yet
+    checkpointed; found with ladybug 0.22). Other errors keep their frames for the debugger."""
+    exc, seen = sys.exc_info()[1], set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if _raised_in_engine(exc.__traceback__):
+            traceback.clear_frames(exc.__traceback__)  # frames still running are left as they are
+        exc = exc.__cause__ or exc.__context__
+
+
+def _raised_in_engine(tb: Any) -> bool:
+    """True when the traceback ``tb`` passes through the ``ladybug`` package's code."""
+    module = sys.modules.get("ladybug")
+    if module is None or not getattr(module, "__file__", None):
+        return False
+    engine_dir = str(Path(module.__file__).parent) + os.sep
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.startswith(engine_dir):
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def rollback(conn: Any) -> None:

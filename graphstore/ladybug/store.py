@@ -65,7 +65,7 @@ class LadybugStore(GraphStore):
         keyset_max = settings.keyset_max()  # read before opening: a bad value is an error of this open
         self._database = Database(self.url, read_only=read_only, pool_bytes=buffer_pool_bytes(), digests=self._digests)
         self._keys = KeySets(self._database, keyset_max)
-        self._writer = TableWriter(self._database, self._digests, self._keys)
+        self._writer = TableWriter(self._database, self._digests, self._keys, notify=self._notify)
         self._session = BulkSession(p, database=self._database, digests=self._digests, keys=self._keys,
                                     writer=self._writer, notify=self._notify)
         if not read_only:

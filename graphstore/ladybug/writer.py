@@ -14,17 +14,28 @@ which skips the WAL round trip (figures: ``docs/performance.md``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from eventkg.graphstore.base import StoreError, WriteResult
 from eventkg.graphstore.digest import EMPTY, TableDigest, digest_beside
 from eventkg.graphstore.ladybug.database import Database
 from eventkg.graphstore.ladybug.digest_book import TableDigests
-from eventkg.graphstore.ladybug.engine import LOOKUP_CHUNK, copy_arrow, copy_file, count_rows, rollback
+from eventkg.graphstore.ladybug.engine import (
+    LOOKUP_CHUNK,
+    copy_arrow,
+    copy_file,
+    count_rows,
+    fetch_tuples,
+    missing_key,
+    one_engine_thread,
+    rollback,
+)
 from eventkg.graphstore.ladybug.keysets import Fingerprints, KeySets
 from eventkg.graphstore.ladybug.spool import Staged
 from eventkg.graphstore.ladybug.upsert import upsert
@@ -36,10 +47,12 @@ Written = list[tuple[str, np.ndarray, np.ndarray]]  # per table written, the key
 class TableWriter:
     """Writes into ``database``'s tables, keeping ``digests`` and ``keys`` true."""
 
-    def __init__(self, database: Database, digests: TableDigests, keys: KeySets) -> None:
+    def __init__(self, database: Database, digests: TableDigests, keys: KeySets,
+                 notify: Callable[[str], None] | None = None) -> None:
         self._database = database
         self._digests = digests
         self._keys = keys
+        self._notify = notify or (lambda message: None)
 
     def write(self, nodes: Mapping[str, pa.Table], edges: Mapping[str, pa.Table],
               fps: Mapping[str, Fingerprints]) -> tuple[WriteResult, Written]:
@@ -100,7 +113,7 @@ class TableWriter:
         base = self.digest_base(name)
         self._digests.forget([name])
         digest = digest_beside(table) if base is not None else None  # computed while the COPY runs
-        copy_arrow(self._database.conn, name, table)
+        self._copy_again_if_missed(name, lambda: copy_arrow(self._database.conn, name, table), lambda: table)
         self._digests.stamp()  # a COPY writes the database file before any CHECKPOINT
         if digest is None:
             return None
@@ -116,13 +129,52 @@ class TableWriter:
         if not stage.rows:
             return None
         self._digests.forget([name])
-        copy_file(self._database.conn, name, stage.path)
+        self._copy_again_if_missed(name, lambda: copy_file(self._database.conn, name, stage.path),
+                                   lambda: pq.read_table(stage.path, columns=["src", "dst"]))
         self._digests.stamp()
         self._database.wrote(stage.rows)
         if base is not None and copied is not None:
             self._digests.note(name, base + copied)
             return copied
         return None
+
+    def _copy_again_if_missed(self, name: str, copy: Callable[[], None], ends: Callable[[], pa.Table]) -> None:
+        """Run ``copy`` (an auto-commit COPY into ``name``); when the engine fails a rel COPY saying
+        an end's key is not in its node table, and that key is stored there after all, and the
+        failed COPY left the table as it was, say so and run it once more on one engine thread.
+
+        Why: LadybugDB's multi-threaded rel COPY over many long string keys now and then misses a
+        stored key (kuzudb/kuzu#2916; seen once in ~10 ASER 10M/30M ingests); on one thread it does
+        not. A key that is truly missing, or a table the failure changed, keeps the engine's error.
+        ``ends``: the COPY's rows, read only on that failure (their ``src`` and ``dst`` columns)."""
+        if name not in REL_TYPES:
+            copy()
+            return
+        before = count_rows(self._database.conn, name)
+        try:
+            copy()
+            return
+        except StoreError as exc:
+            key = missing_key(exc.__cause__ or exc)  # the engine's own message, whole
+            if key is None:
+                raise
+            self._database.reopen()  # a fresh connection: the failed COPY's state is not carried over
+            if count_rows(self._database.conn, name) != before or not self._ends_stored(name, key, ends()):
+                raise
+        self._notify(f"note: {name}: the engine's COPY did not find the stored key {key!r} "
+                     "(an engine fault under many threads); COPYing the same rows again on one thread")
+        with one_engine_thread(self._database.conn):
+            copy()
+
+    def _ends_stored(self, name: str, key: str, ends: pa.Table) -> bool:
+        """True when every end of ``name``'s rows in ``ends`` that is ``key`` names a stored node
+        (the source label for ``src``, the target label for ``dst``), and at least one does."""
+        rel = REL_TYPES[name]
+        labels = [label for label, column in ((rel.source, "src"), (rel.target, "dst"))
+                  if pc.any(pc.equal(ends.column(column), key)).as_py()]
+        return bool(labels) and all(
+            fetch_tuples(self._database.conn, f"MATCH (n:{label}) WHERE n.id = $key RETURN count(*)", {"key": key})[0][0]
+            for label in labels)
 
     def digest_base(self, name: str) -> TableDigest | None:
         """The digest ``name`` holds now, when known (an empty table's is: rule 4)."""
