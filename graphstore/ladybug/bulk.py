@@ -49,6 +49,7 @@ from eventkg.graphstore.ladybug.engine import (
     edge_pool_for,
     max_offset,
     node_pool_bytes,
+    pool_in_use,
     release_free_memory,
     resident_bytes,
     short_error,
@@ -851,7 +852,8 @@ class BulkSession:
         :func:`~eventkg.graphstore.ladybug.engine.copy_rows` planned the rows by."""
         release_free_memory()
         if name in REL_TYPES:
-            fit = edge_pool_for(resident_bytes())
+            rss = resident_bytes()  # less the pool's pages, which this COPY reuses when the database stays open
+            fit = edge_pool_for(None if rss is None else rss - pool_in_use(self._database.conn))
             if self._appends and count_rows(self._database.conn, name):  # an append: the pool it needs
                 fit = max(fit, self._appends)
             pool = self._database.pool_bytes

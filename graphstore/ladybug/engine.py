@@ -118,6 +118,16 @@ def append_pool_bytes(end_nodes: int) -> int:
     return end_nodes * APPEND_NODE_BYTES + EDGE_COPY_MARGIN
 
 
+def pool_in_use(conn: Any) -> int:
+    """Bytes of the open database's buffer pool holding pages now (``CALL bm_info()``; 0 where the
+    engine does not say). They count in the process's resident size, yet a next COPY in the same
+    opening reuses them, so they are not memory beside its pool."""
+    try:
+        return int(fetch_tuples(conn, "CALL bm_info() RETURN *")[0][1])
+    except (RuntimeError, IndexError, TypeError, ValueError):
+        return 0
+
+
 def resident_bytes() -> int | None:
     """This process's resident memory now (Linux ``/proc/self/statm``), or None where unknown."""
     try:

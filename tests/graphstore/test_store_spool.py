@@ -523,3 +523,31 @@ def test_appending_edges_the_budget_cannot_hold_is_refused_before_anything_is_wr
         with store.bulk_load():
             store.write_batch(_events(100, start=300))
         assert store.counts()["nodes"]["Event"] == 400
+
+
+def test_a_rel_copy_is_sized_on_the_process_beside_the_pool_pages_it_reuses(tmp_path, monkeypatch):
+    """The buffer pool's pages in use (the engine's ``bm_info``) count in the process's resident
+    size, yet the next COPY in the same opening reuses them: each rel COPY's pool is planned on the
+    resident size less them (a second table COPYed before a checkpoint was given a pool shrunk by
+    the first one's pages, and the database reopened to shrink it)."""
+    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
+    from eventkg.graphstore.ladybug.engine import pool_in_use
+
+    mib, planned, in_use = 2**20, [], []
+    real = ladybug_bulk.edge_pool_for
+
+    def resident() -> int:
+        in_use.append(pool_in_use(store.connection))
+        return in_use[-1] + 300 * mib  # what the process holds beside the pool, whatever the pool holds
+
+    monkeypatch.setattr(ladybug_bulk, "resident_bytes", resident)
+    monkeypatch.setattr(ladybug_bulk, "edge_pool_for", lambda beside: (planned.append(beside), real(beside))[-1])
+    batch = _events(500)
+    for i in range(498):
+        batch.add_edge("PRECEDENCE", {"src": event_id(f"e{i}"), "dst": event_id(f"e{i + 2}"), "sources": ["t"], "count": 1.0})
+    with open_store(str(tmp_path / "s.lbug")) as store:
+        with store.bulk_load():
+            store.write_batch(batch)
+        assert store.counts()["edges"]["PRECEDENCE"] == 498
+    assert len(planned) == 2 and all(abs(p - 300 * mib) < mib for p in planned), (planned, in_use)
+    assert max(in_use) > 2 * mib, in_use  # the pages the planning left out 
