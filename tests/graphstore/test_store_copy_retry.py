@@ -17,7 +17,7 @@ from eventkg.graphstore.ladybug import writer
 from eventkg.graphstore.ladybug.engine import MISSING_KEY_ERROR, fetch_tuples, missing_key
 from eventkg.graphstore.model import REL_TYPES, event_id
 from eventkg.graphstore.tables import row_schema
-from tests.graphstore.test_store_spool import _events
+from tests.support.chains import chain_batch
 
 ENGINE_THREADS = "CALL current_setting('threads') RETURN *"
 
@@ -57,7 +57,7 @@ def test_a_rel_copy_missing_a_stored_key_goes_again_on_one_thread_and_the_graph_
     the one an ingest without the fault writes."""
     clean = tmp_path / "clean.lbug"
     with open_store(str(clean)) as store, store.bulk_load():
-        store.write_batch(_events(100))
+        store.write_batch(chain_batch(100))
 
     threads = _failing_once(monkeypatch, "SYNCHRONOUS", event_id("e7"))
     messages: list[str] = []
@@ -66,7 +66,7 @@ def test_a_rel_copy_missing_a_stored_key_goes_again_on_one_thread_and_the_graph_
         store.on_bulk_write = messages.append
         default = fetch_tuples(store.connection, ENGINE_THREADS)[0][0]
         with store.bulk_load():
-            store.write_batch(_events(100))
+            store.write_batch(chain_batch(100))
         assert fetch_tuples(store.connection, ENGINE_THREADS)[0][0] == default
     assert threads == [default, "1"]
     assert any(m.startswith("note: SYNCHRONOUS:") and event_id("e7") in m and "one thread" in m for m in messages)
@@ -80,7 +80,7 @@ def test_a_failed_copy_that_changed_the_table_is_not_run_again(tmp_path, monkeyp
     with open_store(str(tmp_path / "s.lbug")) as store:
         with pytest.raises(StoreError, match="Unable to find primary key value"):
             with store.bulk_load():
-                store.write_batch(_events(100))
+                store.write_batch(chain_batch(100))
     assert len(threads) == 1
 
 
@@ -90,7 +90,7 @@ def test_a_key_the_node_table_lacks_is_not_retried(tmp_path, monkeypatch):
     with open_store(str(tmp_path / "s.lbug")) as store:
         with pytest.raises(StoreError, match="Unable to find primary key value"):
             with store.bulk_load():
-                store.write_batch(_events(100))
+                store.write_batch(chain_batch(100))
     assert len(threads) == 1
 
 
@@ -102,7 +102,7 @@ def test_the_real_engine_error_for_a_missing_end_names_the_key_and_is_not_retrie
     monkeypatch.setattr(writer, "copy_arrow", lambda conn, name, table: (calls.append(name), real(conn, name, table))[-1])
     odd = "no such. event's key."
     with open_store(str(tmp_path / "s.lbug")) as store:
-        store.write_batch(_events(3))
+        store.write_batch(chain_batch(3))
         schema = row_schema(("src", "dst"), REL_TYPES["SYNCHRONOUS"].properties)
         edges = pa.table({"src": [event_id("e0")], "dst": [odd], "sources": ['["t"]'], "count": [1.0]}).select(
             schema.names).cast(schema)
@@ -138,7 +138,7 @@ def test_committed_rows_survive_opening_the_store_again_while_an_engine_error_is
 
     path = str(tmp_path / "s.lbug")
     store = open_store(path)
-    store.write_batch(_events(3))
+    store.write_batch(chain_batch(3))
     try:
         copy_arrow(store.connection, "SYNCHRONOUS", _missing_end_edges())
     except StoreError:
@@ -162,18 +162,12 @@ def test_a_rerun_after_a_failed_rel_copy_appends_nothing_to_the_tables_written_b
     from eventkg.graphstore.ladybug import bulk as ladybug_bulk
     from eventkg.graphstore.ladybug import engine
 
-    def batch():
-        b = _events(100)
-        for i in range(98):
-            b.add_edge("PRECEDENCE", {"src": event_id(f"e{i}"), "dst": event_id(f"e{i + 2}"), "sources": ["t"], "count": 1.0})
-        return b
-
     clean, path = tmp_path / "clean.lbug", tmp_path / "s.lbug"
     for p in (clean, path):  # stores holding a first file: a failed session into them is not undone
         with open_store(str(p)) as store:
-            store.write_batch(_events(1, start=500))  # one event, no edge
+            store.write_batch(chain_batch(1, start=500))  # one event, no edge
     with open_store(str(clean)) as store, store.bulk_load():
-        store.write_batch(batch())
+        store.write_batch(chain_batch(100, skip=True))
     monkeypatch.setattr(ladybug_bulk, "REL_PENDING_EDGES", 10)  # each table checkpointed, as big tables are
     real = writer.copy_file
 
@@ -186,14 +180,14 @@ def test_a_rerun_after_a_failed_rel_copy_appends_nothing_to_the_tables_written_b
     monkeypatch.setattr(writer, "copy_file", failing)
     with open_store(str(path)) as store:
         with pytest.raises(StoreError, match="Unable to find primary key value"), store.bulk_load():
-            store.write_batch(batch())
+            store.write_batch(chain_batch(100, skip=True))
     with open_store(str(path), read_only=True) as store:
         assert store.counts()["edges"]["PRECEDENCE"] == 98 and store.counts()["edges"]["SYNCHRONOUS"] == 0
     monkeypatch.setattr(writer, "copy_file", real)
     monkeypatch.setattr(engine, "APPEND_NODE_BYTES", 2**30)  # any append would be refused
     with open_store(str(path)) as store:
         with store.bulk_load():
-            store.write_batch(batch())
+            store.write_batch(chain_batch(100, skip=True))
         assert store.late_skipped.get("PRECEDENCE") == 98
     assert _graph(path) == _graph(clean)
     with open_store(str(path), read_only=True) as a, open_store(str(clean), read_only=True) as b:
