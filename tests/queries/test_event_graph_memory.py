@@ -286,3 +286,22 @@ def test_the_engine_s_export_brings_back_any_text_and_id_as_stored(tmp_path, mon
                 [*(f"{a}.npy" for a in csr_cache.ARRAYS), "stamp.json", csr_cache.TEXTS, "text_start.npy", "text_length.npy"])
             runs.append((kept.ids.tolist(), kept.indptr.tolist(), kept.nbr.tolist(), kept.code.tolist(), texts.all()))
     assert runs[0] == runs[1]
+
+
+def test_ids_whose_kept_leading_bits_tie_are_put_in_byte_order() -> None:
+    """id_order keeps an id's leading bits above its row index and sorts once; rows whose kept
+    bits tie (ids sharing their first 14 digits here, in runs of several) come out in byte order,
+    and _order_ties sorts each tied run on its own, in place."""
+    from eventkg.queries.event_ids import _order_ties
+
+    rng = random.Random(7)
+    stems = [f"{rng.getrandbits(56):014x}" for _ in range(40)]
+    ids = [s + f"{rng.getrandbits(24):06x}" for s in stems for _ in range(rng.randint(1, 6))]
+    ids += [f"{rng.getrandbits(80):020x}" for _ in range(3000)]
+    ids = sorted(set(ids), key=lambda _: rng.random())
+    raw = as_bytes(ids)
+    assert [ids[i] for i in id_order(raw)] == sorted(ids)
+    run = as_bytes(["c", "a", "b", "z", "y"])
+    order = np.arange(5)
+    _order_ties(run, order, np.array([True, True, False, True]))  # runs: rows 0-2, rows 3-4
+    assert order.tolist() == [1, 2, 0, 4, 3]
