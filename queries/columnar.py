@@ -51,6 +51,11 @@ TEXT_ROW_BYTES = 1024
 
 #: bytes of an exported file read back at a time (exported): the batch held while it is used
 EXPORT_BLOCK = 16 << 20
+#: added to a node offset in an exported file (export_nodes): every offset below 2**31 then has
+#: ``KEY_DIGITS`` digits, so that rows of ids of one width have one width (fixed_rows)
+KEY_BASE = 10**9
+KEY_DIGITS = 10
+_POWERS = 10 ** np.arange(KEY_DIGITS - 1, -1, -1, dtype=np.int64)
 
 #: numeric edge property that ranks a neighbour (how often ASER saw the pair), per type
 WEIGHT_PROPERTY = {name: ("weight" if "weight" in rel.properties else "count" if "count" in rel.properties else None)
@@ -227,10 +232,67 @@ def event_node_columns(store: GraphStore, top: int | None, page: int | None = No
     return node_columns_of(pages, top)
 
 
-def export_nodes(store: GraphStore, folder: Path) -> Export:
-    """An embedded store's Event nodes (key, id, level) written to a file in ``folder`` (:class:`Export`)."""
-    return Export(store, f"MATCH (e:Event) {NODE_RETURNS}", folder / "nodes.csv",
-                  {"k": pa.int64(), "id": pa.string(), "inst": pa.bool_()})
+def export_nodes(store: GraphStore, folder: Path) -> tuple[Export, Export]:
+    """An embedded store's Event nodes written to files in ``folder`` (:class:`Export`): the key
+    (plus ``KEY_BASE``) and id of every node, and the key of every instance event (few or none:
+    a level column beside the ids would widen every row), read by :func:`exported_node_columns`."""
+    return (Export(store, f"MATCH (e:Event) RETURN offset(ID(e)) + {KEY_BASE} AS k, e.id AS id",
+                   folder / "nodes.csv", {"k": pa.int64(), "id": pa.string()}),
+            Export(store, "MATCH (e:Event) WHERE e.level = 'instance' RETURN offset(ID(e)) AS k",
+                   folder / "instances.csv", {"k": pa.int64()}))
+
+
+def exported_node_columns(exports: tuple[Export, Export], top: int | None) -> GraphColumns:
+    """The Event nodes of :func:`export_nodes`, no edges: rows of one width (the store's ids)
+    read as a numpy array (:func:`fixed_rows`), any others parsed as CSV."""
+    from eventkg.queries.event_ids import as_bytes
+
+    nodes, instances = exports
+    fixed = fixed_rows(nodes.path)
+    if fixed is not None:
+        nodes.path.unlink(missing_ok=True)
+        keys, ids = [fixed[0]], [fixed[1]]
+    else:
+        keys, ids = [], []
+        for b in nodes.batches():
+            keys.append(_np(b.column(0)) - KEY_BASE)
+            ids.append(as_bytes(b.column(1)))
+    out = _node_columns(keys, ids, [], top)
+    flag = np.zeros((top + 1) if top is not None else 0, dtype=bool)
+    for b in instances.batches():
+        flag[_np(b.column(0))] = True
+    out.instance = flag[out.keys]
+    return out
+
+
+def fixed_rows(path: Path, chunk: int = 1 << 20) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(key, id)`` of an :func:`export_nodes` file whose rows all have one width and no quote
+    (``KEY_DIGITS`` digits, a comma, an id, a line break: the store's ids are of one width),
+    read straight into numpy arrays, a chunk of rows at a time; None for any other file."""
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        width = fh.read(1 << 16).find(b"\n") + 1
+        if width < KEY_DIGITS + 3 or size % width:
+            return None
+        n = size // width
+        fh.seek(0)
+        keys, ids = np.empty(n, np.int64), np.empty(n, f"S{width - KEY_DIGITS - 2}")
+        id_bytes = ids.view(np.uint8).reshape(n, -1)
+        buf = np.empty(min(n, chunk) * width, np.uint8)
+        for a in range(0, n, chunk):
+            rows = buf[:min(chunk, n - a) * width]
+            if fh.readinto(rows) != len(rows):
+                return None
+            rows = rows.reshape(-1, width)
+            digits = rows[:, :KEY_DIGITS] - np.uint8(ord("0"))  # any other byte wraps past 9
+            body = rows[:, KEY_DIGITS + 1:-1]
+            if (digits.max() > 9 or (rows[:, KEY_DIGITS] != ord(",")).any() or (rows[:, -1] != ord("\n")).any()
+                    or (body == ord('"')).any() or (body == ord("\r")).any()):
+                return None
+            keys[a:a + len(rows)] = digits.astype(np.int64) @ _POWERS
+            id_bytes[a:a + len(rows)] = body
+    keys -= KEY_BASE
+    return keys, ids
 
 
 def node_columns_of(tables: Iterable[Any], top: int | None) -> GraphColumns:
@@ -242,6 +304,11 @@ def node_columns_of(tables: Iterable[Any], top: int | None) -> GraphColumns:
         keys.append(_np(t.column(0)))
         ids.append(as_bytes(t.column(1)))
         inst.append(t.column(2).fill_null(False).to_numpy(zero_copy_only=False).astype(bool))
+    return _node_columns(keys, ids, inst, top)
+
+
+def _node_columns(keys: list[np.ndarray], ids: list[np.ndarray], inst: list[np.ndarray],
+                  top: int | None) -> GraphColumns:
     width = max((a.dtype.itemsize for a in ids), default=1)
     kind = offset_kind(top)
     return GraphColumns(_cat(keys, kind), np.concatenate([a.astype(f"S{width}", copy=False) for a in ids]) if ids
@@ -364,6 +431,8 @@ class Export:
         """The rows, ``EXPORT_BLOCK`` bytes of the file at a time (the file is removed once read);
         ``use_threads=False``: parsed in this thread only."""
         try:
+            if not self.path.stat().st_size:  # no rows (the reader wants at least one)
+                return
             yield from pa_csv.open_csv(
                 self.path, read_options=pa_csv.ReadOptions(column_names=list(self.columns), block_size=EXPORT_BLOCK,
                                                            use_threads=use_threads),

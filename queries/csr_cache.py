@@ -145,7 +145,7 @@ def _read_columns(store: Any, types: list[str], counts: dict[str, int] | None, t
         if side is None:
             edges = _edges(r, types, top, counts, via)
     if via is not None:  # read back once the opening (and its pages) is gone
-        cols = columnar.node_columns_of(nodes.batches(), top)
+        cols = columnar.exported_node_columns(nodes, top)
     if side is None:
         cols.edges = edges() if callable(edges) else edges
     else:

@@ -305,3 +305,36 @@ def test_ids_whose_kept_leading_bits_tie_are_put_in_byte_order() -> None:
     order = np.arange(5)
     _order_ties(run, order, np.array([True, True, False, True]))  # runs: rows 0-2, rows 3-4
     assert order.tolist() == [1, 2, 0, 4, 3]
+
+
+def test_exported_nodes_of_one_width_are_read_as_fixed_rows_and_match_the_paged_read(embedded, tmp_path) -> None:
+    """The engine writes each node's key and id, and apart the keys of instance events; ids of one
+    width (the store's hex ids) give rows of one width, read straight into arrays (fixed_rows); an
+    id of another width (or a quoted one) sends the file through the CSV reader. Both give what the
+    paged read gives, and leave no file behind."""
+    def exported(store, folder):
+        top = columnar.max_event_offset(store)
+        nodes = columnar.export_nodes(store, folder)
+        one_width = columnar.fixed_rows(nodes[0].path) is not None
+        return one_width, columnar.exported_node_columns(nodes, top), columnar.event_node_columns(store, top, 64)
+
+    for step, folder in enumerate((tmp_path / "a", tmp_path / "b")):
+        folder.mkdir()
+        one_width, got, paged = exported(embedded, folder)
+        assert one_width is (step == 0) and not list(folder.iterdir())
+        assert got.keys.dtype == paged.keys.dtype and np.array_equal(got.keys, paged.keys)
+        assert np.array_equal(got.ids, paged.ids) and np.array_equal(got.instance, paged.instance)
+        levels = {n["id"]: n.get("level") for n in embedded.iter_nodes("Event")}
+        assert got.instance.tolist() == [levels[i.decode()] == "instance" for i in got.ids]
+        assert 0 < got.instance.sum() < len(got.ids)
+        b = Batch()  # an id of another width: not fixed rows any more
+        b.add_node("Event", {"id": "zz-new", "sources": ["t"], "text": "new event", "level": "instance"})
+        embedded.write_batch(b)
+    bad = tmp_path / "bad.csv"
+    for text in (b"1000000000,abc\n1000000001,\"b,\"\n", b"1000000000,abcd\n100000000x,abcd\n",
+                 b"1000000000,ab\r\n1000000001,cd\r\n", b"1000000000,abc\n1000000001,abcd\n"):
+        bad.write_bytes(text)
+        assert columnar.fixed_rows(bad) is None
+    bad.write_bytes(b"1000000007,abc\n1000000000,xyz\n")
+    keys, ids = columnar.fixed_rows(bad, chunk=1)
+    assert keys.tolist() == [7, 0] and ids.tolist() == [b"abc", b"xyz"]
