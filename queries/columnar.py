@@ -359,13 +359,15 @@ def export_edges(store: GraphStore, rel_types: Sequence[str], top: int | None, f
             for t in rel_types}
 
 
-def edge_columns_of(exports: dict[str, Export | None], top: int | None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """The edges of :func:`export_edges` as node offsets ``(src, dst)`` per type."""
+def edge_columns_of(exports: dict[str, Export | None], top: int | None,
+                    use_threads: bool = True) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The edges of :func:`export_edges` as node offsets ``(src, dst)`` per type (``use_threads``:
+    :meth:`Export.batches`)."""
     kind = offset_kind(top)
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for t, x in exports.items():
         src, dst = [], []
-        for b in x.batches() if x is not None else ():
+        for b in x.batches(use_threads) if x is not None else ():
             k = _np(b.column(0))
             src.append((k >> 31).astype(kind))
             dst.append((k & ((1 << 31) - 1)).astype(kind))

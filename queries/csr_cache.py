@@ -203,9 +203,23 @@ def _edges(store: Any, types: list[str], top: int | None, counts: dict[str, int]
 
 def _read_edges(store: Any, types: list[str], top: int | None, counts: dict[str, int] | None,
                 via: Path | None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    with reader(store) as r:
-        edges = _edges(r, types, top, counts, via)
-    return edges() if callable(edges) else edges  # read back once the opening is gone
+    """The edges of ``types`` through an opening of their own; exported (``via``: a folder) a type
+    at a time, the most edges first, each file read back in one more thread while the engine
+    writes the next (one parsing thread: the engine's export takes the other cores)."""
+    from eventkg.queries import columnar
+
+    if via is None or counts is None:
+        with reader(store) as r:
+            edges = _edges(r, types, top, counts, via)
+        return edges() if callable(edges) else edges  # read back once the opening is gone
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    with ThreadPoolExecutor(1, thread_name_prefix="event-graph-parse") as parse:
+        with reader(store) as r:
+            read = [parse.submit(columnar.edge_columns_of, columnar.export_edges(r, [t], top, via, counts), top, False)
+                    for t in sorted(types, key=lambda t: -counts.get(t, 0))]
+        for done in read:
+            out.update(done.result())
+    return {t: out[t] for t in types}
 
 
 def _read_texts(store: Any, folder: Path, top: int | None) -> tuple[np.ndarray, np.ndarray]:

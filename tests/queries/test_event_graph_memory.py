@@ -7,6 +7,8 @@ Expected values are worked out here from plain Python (sorted strings, sets of r
 from __future__ import annotations
 
 import random
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -338,3 +340,34 @@ def test_exported_nodes_of_one_width_are_read_as_fixed_rows_and_match_the_paged_
     bad.write_bytes(b"1000000007,abc\n1000000000,xyz\n")
     keys, ids = columnar.fixed_rows(bad, chunk=1)
     assert keys.tolist() == [7, 0] and ids.tolist() == [b"abc", b"xyz"]
+
+
+def test_a_read_only_store_s_edges_are_read_back_a_type_at_a_time_beside_the_next_export(embedded, monkeypatch) -> None:
+    """Each type's exported edges are read back in a thread of their own while the engine writes
+    the next type's, the most edges first; what comes back equals the paged read (as a set: the
+    export's row order is the engine's)."""
+    import threading
+
+    top = columnar.max_event_offset(embedded)
+    types = [*EVENT_REL_TYPES, "HAS_TYPE"]
+    counts = columnar.edge_counts(embedded, types)
+    paged = columnar.event_edge_columns(embedded, types, top, counts)
+    url = embedded.url
+    embedded.close()
+    read_in: list[tuple[str, str]] = []
+    real = columnar.edge_columns_of
+
+    def spying(exports, top, use_threads=True):
+        read_in.extend((t, threading.current_thread().name) for t in exports)
+        return real(exports, top, use_threads)
+
+    monkeypatch.setattr(columnar, "edge_columns_of", spying)
+    with open_store(url, read_only=True) as ro, tempfile.TemporaryDirectory() as folder:
+        got = csr_cache._read_edges(ro, types, top, counts, Path(folder))
+        assert not list(Path(folder).iterdir())
+    assert [t for t, _ in read_in] == sorted(types, key=lambda t: -counts[t])
+    assert all(name.startswith("event-graph-parse") for _, name in read_in)
+    assert list(got) == types
+    for t in types:  # the same edges, in whatever order the engine wrote them
+        assert sorted(zip(got[t][0].tolist(), got[t][1].tolist(), strict=True)) == sorted(
+            zip(paged[t][0].tolist(), paged[t][1].tolist(), strict=True)) and got[t][0].dtype == paged[t][0].dtype, t
