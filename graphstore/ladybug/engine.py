@@ -59,7 +59,8 @@ def node_pool_bytes() -> int:
     return budget_share(NODE_POOL_SHARE)
 
 
-EDGE_COPY_MARGIN = 256 * 2**20  # what a rel COPY and its checkpoint take beside the pool (edge_pool_for)
+EDGE_COPY_MARGIN = 256 * 2**20  # what an append to a stored rel table is planned with beside its pool (append_pool_bytes)
+COPY_BESIDE_POOL = 128 * 2**20  # what a rel COPY into a fresh table and its checkpoint take beside the pool (edge_pool_for)
 MIN_POOL = 256 * 2**20
 POOL_SLACK = 256 * 2**20  # a rel COPY keeps a pool up to this much under what the budget leaves (no reopen)
 # the engine's buffer pool per row of one COPY (its primary-key index for nodes, its sorted
@@ -87,11 +88,11 @@ def edge_pool_for(process_bytes: int | None) -> int:
     """The pool for a rel COPY starting now: :func:`edge_pool_bytes`, less what would take the process
     over the budget with the memory it holds already (``process_bytes``, its resident size; unknown:
     the share alone). The COPY fills the pool, so the process peaks near ``process_bytes`` + pool +
-    ``EDGE_COPY_MARGIN``; rounded down to 64 MiB so near sizes keep the open database."""
+    ``COPY_BESIDE_POOL``; rounded down to 64 MiB so near sizes keep the open database."""
     cap = edge_pool_bytes()
     if process_bytes is None:
         return cap
-    room = settings.memory_mb() * 2**20 - process_bytes - EDGE_COPY_MARGIN
+    room = settings.memory_mb() * 2**20 - process_bytes - COPY_BESIDE_POOL
     return max(MIN_POOL, min(cap, room)) // (64 * 2**20) * (64 * 2**20)
 
 

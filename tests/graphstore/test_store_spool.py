@@ -488,8 +488,8 @@ def test_a_rel_copy_gets_the_pool_the_budget_leaves_beside_the_process(monkeypat
     monkeypatch.setenv("EVENTKG_MEMORY_MB", "2048")
     assert engine.edge_pool_for(None) == int(2048 * mib * engine.EDGE_POOL_SHARE)
     assert engine.edge_pool_for(100 * mib) == int(2048 * mib * engine.EDGE_POOL_SHARE)  # 1,692 MiB of room > cap
-    # 2,048 - 681 - 256 = 1,111 MiB of room, 1,088 once rounded down to 64 MiB
-    assert engine.edge_pool_for(681 * mib) == 1088 * mib
+    # 2,048 - 681 - 128 = 1,239 MiB of room, 1,216 once rounded down to 64 MiB
+    assert engine.edge_pool_for(681 * mib) == 1216 * mib
     assert engine.edge_pool_for(1900 * mib) == 256 * mib  # no room: the floor
     monkeypatch.setenv("EVENTKG_MEMORY_MB", "8192")
     assert engine.edge_pool_for(681 * mib) == int(8192 * mib * engine.EDGE_POOL_SHARE)
