@@ -63,7 +63,7 @@ EDGE_COPY_MARGIN = 256 * 2**20  # what an append to a stored rel table is planne
 # what a rel COPY and its checkpoint take beside the pool at their peak: a fixed part and a part per
 # edge of the COPY (edge_pool_for; measured at 10M/30M in docs/performance.md)
 COPY_BESIDE_POOL = 64 * 2**20
-COPY_BESIDE_EDGE = 12
+COPY_BESIDE_EDGE = 16
 MIN_POOL = 256 * 2**20
 POOL_SLACK = 256 * 2**20  # a rel COPY keeps a pool up to this much under what the budget leaves (no reopen)
 # the engine's buffer pool per row of one COPY (its primary-key index for nodes, its sorted
