@@ -351,26 +351,33 @@ def event_edge_columns(store: GraphStore, rel_types: Sequence[str], top: int | N
 def export_edges(store: GraphStore, rel_types: Sequence[str], top: int | None, folder: Path,
                  counts: dict[str, int] | None = None) -> dict[str, Export | None]:
     """An embedded store's edges of ``rel_types``, a file per type in ``folder`` (:class:`Export`):
-    both ends in one int64 (``src * 2**31 + dst``); None for a type counted empty."""
+    both ends in one int64 (``src * 2**bits + dst``, ``bits`` those of ``top``: as few digits as
+    the offsets allow, to write and to parse); None for a type counted empty."""
     if offset_kind(top) is not np.int32:
         raise StoreError("export_edges: node offsets beyond 2**31")
-    return {t: Export(store, f"{_edge_match(t)}RETURN offset(ID(a)) * {1 << 31} + offset(ID(b)) AS k",
+    bits = edge_key_bits(top)
+    return {t: Export(store, f"{_edge_match(t)}RETURN offset(ID(a)) * {1 << bits} + offset(ID(b)) AS k",
                       folder / f"{t}.csv", {"k": pa.int64()}) if _edge_count(store, t, counts) else None
             for t in rel_types}
+
+
+def edge_key_bits(top: int | None) -> int:
+    """Bits of a node offset up to ``top`` (an exported edge's key: :func:`export_edges`)."""
+    return max(1, int(top or 0).bit_length())
 
 
 def edge_columns_of(exports: dict[str, Export | None], top: int | None,
                     use_threads: bool = True) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """The edges of :func:`export_edges` as node offsets ``(src, dst)`` per type (``use_threads``:
     :meth:`Export.batches`)."""
-    kind = offset_kind(top)
+    kind, bits = offset_kind(top), edge_key_bits(top)
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for t, x in exports.items():
         src, dst = [], []
         for b in x.batches(use_threads) if x is not None else ():
             k = _np(b.column(0))
-            src.append((k >> 31).astype(kind))
-            dst.append((k & ((1 << 31) - 1)).astype(kind))
+            src.append((k >> bits).astype(kind))
+            dst.append((k & ((1 << bits) - 1)).astype(kind))
         out[t] = (_cat(src, kind), _cat(dst, kind))
     return out
 

@@ -344,8 +344,9 @@ def test_exported_nodes_of_one_width_are_read_as_fixed_rows_and_match_the_paged_
 
 def test_a_read_only_store_s_edges_are_read_back_a_type_at_a_time_beside_the_next_export(embedded, monkeypatch) -> None:
     """Each type's exported edges are read back in a thread of their own while the engine writes
-    the next type's, the most edges first; what comes back equals the paged read (as a set: the
-    export's row order is the engine's)."""
+    the next type's, the most edges first, both ends of an edge in one key of as few bits as the
+    offsets need; what comes back equals the paged read (as a set: the export's row order is the
+    engine's)."""
     import threading
 
     top = columnar.max_event_offset(embedded)
@@ -357,8 +358,13 @@ def test_a_read_only_store_s_edges_are_read_back_a_type_at_a_time_beside_the_nex
     read_in: list[tuple[str, str]] = []
     real = columnar.edge_columns_of
 
+    bits = columnar.edge_key_bits(top)
+    assert (top + 1) <= 1 << bits < 2 * (top + 1)
+    keys: list[int] = []
+
     def spying(exports, top, use_threads=True):
         read_in.extend((t, threading.current_thread().name) for t in exports)
+        keys.extend(int(line) for x in exports.values() if x is not None for line in x.path.read_text().split())
         return real(exports, top, use_threads)
 
     monkeypatch.setattr(columnar, "edge_columns_of", spying)
@@ -367,6 +373,8 @@ def test_a_read_only_store_s_edges_are_read_back_a_type_at_a_time_beside_the_nex
         assert not list(Path(folder).iterdir())
     assert [t for t, _ in read_in] == sorted(types, key=lambda t: -counts[t])
     assert all(name.startswith("event-graph-parse") for _, name in read_in)
+    # both ends in one key of as few bits as the offsets need
+    assert len(keys) == sum(counts.values()) and max(keys) < (top + 1) << bits
     assert list(got) == types
     for t in types:  # the same edges, in whatever order the engine wrote them
         assert sorted(zip(got[t][0].tolist(), got[t][1].tolist(), strict=True)) == sorted(
