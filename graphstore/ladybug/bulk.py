@@ -841,19 +841,19 @@ class BulkSession:
 
     def _copy_stage(self, name: str, stage: Staged, base: TableDigest | None) -> None:
         """COPY one staged file into ``name`` (its pool sized first), remembering the rows' digest."""
-        self._before_copy(name, stage.rows)
+        self._before_copy(name)
         copied = self._writer.copy_staged(name, stage, base)
         if copied is not None:
             self._copied[name] = self._copied.get(name, EMPTY) + copied
 
-    def _before_copy(self, name: str, rows: int) -> None:
+    def _before_copy(self, name: str) -> None:
         """Hand back what staging freed, then size the pool for a rel COPY to what the budget leaves
         (:func:`~eventkg.graphstore.ladybug.engine.edge_pool_for`); node COPYs keep theirs, which
         :func:`~eventkg.graphstore.ladybug.engine.copy_rows` planned the rows by."""
         release_free_memory()
         if name in REL_TYPES:
             rss = resident_bytes()  # less the pool's pages, which this COPY reuses when the database stays open
-            fit = edge_pool_for(None if rss is None else rss - pool_in_use(self._database.conn), rows)
+            fit = edge_pool_for(None if rss is None else rss - pool_in_use(self._database.conn))
             if self._appends and count_rows(self._database.conn, name):  # an append: the pool it needs
                 fit = max(fit, self._appends)
             pool = self._database.pool_bytes

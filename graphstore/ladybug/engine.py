@@ -59,11 +59,7 @@ def node_pool_bytes() -> int:
     return budget_share(NODE_POOL_SHARE)
 
 
-EDGE_COPY_MARGIN = 256 * 2**20  # what an append to a stored rel table is planned with beside its pool (append_pool_bytes)
-# what a rel COPY and its checkpoint take beside the pool at their peak: a fixed part and a part per
-# edge of the COPY (edge_pool_for; measured at 10M/30M in docs/performance.md)
-COPY_BESIDE_POOL = 64 * 2**20
-COPY_BESIDE_EDGE = 16
+EDGE_COPY_MARGIN = 256 * 2**20  # what a rel COPY and its checkpoint take beside the pool (edge_pool_for)
 MIN_POOL = 256 * 2**20
 POOL_SLACK = 256 * 2**20  # a rel COPY keeps a pool up to this much under what the budget leaves (no reopen)
 # the engine's buffer pool per row of one COPY (its primary-key index for nodes, its sorted
@@ -87,16 +83,15 @@ def copy_rows(name: str, pool_bytes: int) -> int:
     return max(MIN_COPY_ROWS, int(pool_bytes * POOL_FOR_COPY) // per_row)
 
 
-def edge_pool_for(process_bytes: int | None, edges: int = 0) -> int:
-    """The pool for a rel COPY of ``edges`` edges starting now: :func:`edge_pool_bytes`, less what
-    would take the process over the budget with the memory it holds already beside the pool
-    (``process_bytes``; unknown: the share alone). The COPY fills the pool, so the process peaks
-    near ``process_bytes`` + pool + ``COPY_BESIDE_POOL`` + ``COPY_BESIDE_EDGE`` per edge; rounded
-    down to 64 MiB so near sizes keep the open database."""
+def edge_pool_for(process_bytes: int | None) -> int:
+    """The pool for a rel COPY starting now: :func:`edge_pool_bytes`, less what would take the process
+    over the budget with the memory it holds already beside the pool (``process_bytes``; unknown:
+    the share alone). The COPY fills the pool, so the process peaks near ``process_bytes`` + pool +
+    ``EDGE_COPY_MARGIN``; rounded down to 64 MiB so near sizes keep the open database."""
     cap = edge_pool_bytes()
     if process_bytes is None:
         return cap
-    room = settings.memory_mb() * 2**20 - process_bytes - COPY_BESIDE_POOL - COPY_BESIDE_EDGE * edges
+    room = settings.memory_mb() * 2**20 - process_bytes - EDGE_COPY_MARGIN
     return max(MIN_POOL, min(cap, room)) // (64 * 2**20) * (64 * 2**20)
 
 

@@ -488,10 +488,8 @@ def test_a_rel_copy_gets_the_pool_the_budget_leaves_beside_the_process(monkeypat
     monkeypatch.setenv("EVENTKG_MEMORY_MB", "2048")
     assert engine.edge_pool_for(None) == int(2048 * mib * engine.EDGE_POOL_SHARE)
     assert engine.edge_pool_for(100 * mib) == int(2048 * mib * engine.EDGE_POOL_SHARE)  # 1,692 MiB of room > cap
-    # 2,048 - 681 - 64 = 1,303 MiB of room, 1,280 once rounded down to 64 MiB
-    assert engine.edge_pool_for(681 * mib) == 1280 * mib
-    # and 16 bytes an edge beside the pool: 10M edges take 153 MiB more, 1,150 MiB -> 1,088
-    assert engine.edge_pool_for(681 * mib, 10_000_000) == 1088 * mib
+    # 2,048 - 681 - 256 = 1,111 MiB of room, 1,088 once rounded down to 64 MiB
+    assert engine.edge_pool_for(681 * mib) == 1088 * mib
     assert engine.edge_pool_for(1900 * mib) == 256 * mib  # no room: the floor
     monkeypatch.setenv("EVENTKG_MEMORY_MB", "8192")
     assert engine.edge_pool_for(681 * mib) == int(8192 * mib * engine.EDGE_POOL_SHARE)
@@ -543,7 +541,7 @@ def test_a_rel_copy_is_sized_on_the_process_beside_the_pool_pages_it_reuses(tmp_
         return in_use[-1] + 300 * mib  # what the process holds beside the pool, whatever the pool holds
 
     monkeypatch.setattr(ladybug_bulk, "resident_bytes", resident)
-    monkeypatch.setattr(ladybug_bulk, "edge_pool_for", lambda beside, edges: (planned.append(beside), real(beside, edges))[-1])
+    monkeypatch.setattr(ladybug_bulk, "edge_pool_for", lambda beside: (planned.append(beside), real(beside))[-1])
     batch = _events(500)
     for i in range(498):
         batch.add_edge("PRECEDENCE", {"src": event_id(f"e{i}"), "dst": event_id(f"e{i + 2}"), "sources": ["t"], "count": 1.0})
