@@ -8,7 +8,8 @@ module reads the columns it needs as ``pyarrow`` tables:
   (the engine hands over whole column chunks, as the store itself does for its keyed
   lookups in ``graphstore/ladybug/store.py``), or, for a whole-graph read into a folder, the
   query's rows written by the engine to a CSV file (``COPY ... TO``, :class:`Export`) and read
-  back with ``pyarrow.csv``;
+  back with ``pyarrow.csv``, or, where every row has one width (the nodes' keys and ids,
+  :func:`fixed_rows`), straight into numpy arrays;
 * Neo4j: keyset pages ordered by ``id`` (nodes) or one streamed result pulled
   ``batch_size`` records at a time (edges), each page turned into one Arrow batch;
 * any other :class:`~eventkg.graphstore.base.GraphStore`: its ``iter_nodes`` / ``iter_edges``,
