@@ -93,19 +93,10 @@ def questions_cmd(
     from eventkg.queries.questions.make import make_questions
     from eventkg.queries.questions.store import write_jsonl
 
-    # drawn from a read-only opening (its bounded reads: the event graph exported, pages handed
-    # back), then saved through a writable one: drawing through the writable opening read the
-    # graph into it and held it while writing (docs/performance.md, session 13)
-    with state(ctx).open(read_only=True, complete=True) as store, Bars() as bars:
+    with state(ctx).open(read_only=not store_q, complete=True) as store, Bars() as bars:
         bars.update("questions", 0, n)
-        made = make_questions(store, task, level, n, seed, negatives=negatives, model=model, size=size,
+        made = make_questions(store, task, level, n, seed, negatives=negatives, model=model, size=size, save=store_q,
                               progress=lambda k: bars.advance("questions", k), notice=notice)
-    if store_q and made:
-        from eventkg.graphstore import open_store
-        from eventkg.queries.questions.store import store_questions
-
-        with open_store(state(ctx).store_url) as store:
-            store_questions(store, made, seed)
     rows = [q.row for q in made]
     if out == "-":
         for row in rows:

@@ -294,15 +294,9 @@ def test_store_questions_as_question_nodes(embedded_store) -> None:
     assert embedded_store.query("MATCH (q:Question)-[c:HAS_CONTEXT]->(e:Event) RETURN count(c) AS n")[0]["n"] >= 20
 
 
-def test_cli_questions(tmp_path: Path, monkeypatch) -> None:
-    """``--store-questions`` draws them from a read-only opening (the bounded reads), then saves them."""
+def test_cli_questions(tmp_path: Path) -> None:
     from eventkg.cli.app import app
-    from eventkg.queries.event_graph import EventIndex
 
-    openings = []
-    from_store = EventIndex.from_store
-    monkeypatch.setattr(EventIndex, "from_store", staticmethod(lambda store, *a, **k: (
-        openings.append(store.read_only), from_store(store, *a, **k))[-1]))
     url = str(tmp_path / "s.lbug")
     with open_store(url) as s:
         s.write_batch(synthetic_batch(n_types=300, n_edges=700, seed=5))
@@ -311,7 +305,6 @@ def test_cli_questions(tmp_path: Path, monkeypatch) -> None:
     res = runner.invoke(app, ["--store", url, "questions", "cec", "--level", "schema", "-n", "25", "--seed", "1",
                               "--out", str(out), "--negatives", "random", "--store-questions"])
     assert res.exit_code == 0, res.output
-    assert openings == [True]
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == 25 and all(len(r["choices"]) == 4 for r in rows)
     with open_store(url, read_only=True) as s:
