@@ -144,7 +144,7 @@ class TableWriter:
         failed COPY left the table as it was, say so and run it once more on one engine thread.
 
         Why: LadybugDB's multi-threaded rel COPY over many long string keys now and then misses a
-        stored key (kuzudb/kuzu#2916; seen once in ~10 ASER 10M/30M ingests); on one thread it does
+        stored key (kuzudb/kuzu#2916; met at ASER 10M/30M, docs/performance.md); on one thread it does
         not. A key that is truly missing, or a table the failure changed, keeps the engine's error.
         ``ends``: the COPY's rows, read only on that failure (their ``src`` and ``dst`` columns)."""
         if name not in REL_TYPES:

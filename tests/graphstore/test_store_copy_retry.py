@@ -2,7 +2,7 @@
 missing keeps the engine's error.
 
 LadybugDB's multi-threaded rel COPY now and then says a stored key is missing (kuzudb/kuzu#2916;
-seen once in ~10 ASER 10M/30M ingests), which no small store reproduces: those tests inject that
+met at ASER 10M/30M), which no small store reproduces: those tests inject that
 failure in front of the real engine's COPY (the database is real, only the fault is made). The
 missing key of the last tests is the real engine's own error.
 """
