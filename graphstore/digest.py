@@ -155,7 +155,7 @@ def _few_strings_hashes(arr: pa.Array) -> tuple[np.ndarray, np.ndarray] | None:
     if len(arr) < 4 * FEW_SAMPLE or len(pc.unique(arr.slice(0, FEW_SAMPLE))) > FEW_SAMPLE // 20:
         return None
     encoded = pc.dictionary_encode(arr)
-    if len(encoded.dictionary) > len(arr) // 20:
+    if not len(encoded.dictionary) or len(encoded.dictionary) > len(arr) // 20:  # none: every row null
         return None
     dictionary = encoded.dictionary
     lanes = _lane_hashes(pc.fill_null(dictionary, "") if dictionary.null_count else dictionary)

@@ -47,4 +47,7 @@ def store_questions(store: GraphStore, questions: Sequence[GeneratedQuestion], s
                                               "correct": int(c == row["e1"])})
         for i, eid in enumerate(q.context_ids):
             batch.add_edge("HAS_CONTEXT", {"src": qnode, "dst": eid, "sources": [SOURCE], "order": i})
-    return store.write_batch(batch)
+    # a bulk session writes each table in its own COPY, checkpointed: in one transaction the engine
+    # held memory per Event node for each rel table to Event (docs/performance.md, session 13)
+    with store.bulk_load():
+        return store.write_batch(batch)
