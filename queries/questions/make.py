@@ -57,6 +57,7 @@ def make_questions(
     from eventkg.queries.questions.generate import _generate_questions
 
     task = _check_options(task, level, n, negatives)
+    read_here = graph is None and isinstance(source, GraphStore)  # the graph and sampler are this call's own
     store, graph = _store_and_graph(source, graph, level, save, notice)
     if task == "CEC" and negatives == "faiss" and sampler is None:
         if store is None:
@@ -69,6 +70,8 @@ def make_questions(
     if save and made:
         from eventkg.queries.questions.store import store_questions
 
+        if read_here:  # let the graph read here go before the bulk session's COPYs (the memory budget)
+            graph = sampler = None
         store_questions(store, made, seed)
     return made
 

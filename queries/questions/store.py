@@ -10,6 +10,8 @@ from eventkg.graphstore.base import Batch, GraphStore, WriteResult
 from eventkg.graphstore.model import node_id
 from eventkg.queries.questions.rows import SOURCE, GeneratedQuestion
 
+SAVE_CHUNK = 5_000  # questions per batch sent to the store's bulk session
+
 
 def write_jsonl(rows: Sequence[Mapping[str, Any]], path: str) -> None:
     """Rows as EV² JSON lines (UTF-8, one object per line)."""
@@ -32,7 +34,20 @@ def _question_node(q: GeneratedQuestion, seed: int) -> dict[str, Any]:
 
 
 def store_questions(store: GraphStore, questions: Sequence[GeneratedQuestion], seed: int) -> WriteResult:
-    """Write questions as ``Question`` nodes (origin generated) linked like the EV² loader links them."""
+    """Write questions as ``Question`` nodes (origin generated) linked like the EV² loader links them.
+
+    One bulk session (each table its own COPY, checkpointed: in one transaction the engine held
+    memory per Event node for each rel table to Event), fed ``SAVE_CHUNK`` questions at a time,
+    so the rows built here stay small however many questions there are."""
+    total = WriteResult()
+    with store.bulk_load():
+        for start in range(0, len(questions), SAVE_CHUNK):
+            total.add(store.write_batch(_question_batch(questions[start:start + SAVE_CHUNK], seed)))
+    return total
+
+
+def _question_batch(questions: Sequence[GeneratedQuestion], seed: int) -> Batch:
+    """The Question nodes of ``questions`` and their ASKS, HAS_CHOICE and HAS_CONTEXT edges."""
     batch = Batch()
     for q in questions:
         row = q.row
@@ -47,7 +62,4 @@ def store_questions(store: GraphStore, questions: Sequence[GeneratedQuestion], s
                                               "correct": int(c == row["e1"])})
         for i, eid in enumerate(q.context_ids):
             batch.add_edge("HAS_CONTEXT", {"src": qnode, "dst": eid, "sources": [SOURCE], "order": i})
-    # a bulk session writes each table in its own COPY, checkpointed: in one transaction the engine
-    # held memory per Event node for each rel table to Event (docs/performance.md, session 13)
-    with store.bulk_load():
-        return store.write_batch(batch)
+    return batch

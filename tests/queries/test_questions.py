@@ -294,6 +294,36 @@ def test_store_questions_as_question_nodes(embedded_store) -> None:
     assert embedded_store.query("MATCH (q:Question)-[c:HAS_CONTEXT]->(e:Event) RETURN count(c) AS n")[0]["n"] >= 20
 
 
+def _saved_questions(store) -> dict[str, list]:
+    """Every Question node and its ASKS, HAS_CHOICE and HAS_CONTEXT edges, sorted."""
+    node = store.query("MATCH (q:Question) RETURN q.id AS id, q.payload AS p, q.answer AS a ORDER BY id")
+    edges = {
+        rel: sorted(map(str, store.query(f"MATCH (q:Question)-[r:{rel}]->(e:Event) RETURN q.id AS q, e.id AS e, "
+                                         f"{prop} AS x")))
+        for rel, prop in (("ASKS", "r.role"), ("HAS_CHOICE", "r.`order` * 10 + r.correct"), ("HAS_CONTEXT", "r.`order`"))
+    }
+    return {"Question": [str(r) for r in node], **edges}
+
+
+def test_store_questions_in_chunks_gives_one_graph(tmp_path: Path, monkeypatch) -> None:
+    """Questions saved a few per batch (one bulk session) give the graph of one batch, and again nothing new."""
+    from eventkg.queries.questions import store as question_store
+
+    graphs = []
+    for chunk in (question_store.SAVE_CHUNK, 3):
+        monkeypatch.setattr(question_store, "SAVE_CHUNK", chunk)
+        with open_store(str(tmp_path / f"chunk{chunk}.lbug")) as store:
+            store.write_batch(synthetic_batch(n_types=300, n_edges=700, seed=5))
+            made = make_questions(store, "CEC", "instance", 10, seed=2, negatives="random")
+            first = store_questions(store, made, seed=2)
+            again = store_questions(store, made, seed=2)
+            graphs.append(_saved_questions(store))
+        assert first.created["Question"] == 10 and first.created["HAS_CHOICE"] == 40
+        assert not again.created.get("Question") and not again.created.get("HAS_CHOICE")
+    assert len(graphs[0]["Question"]) == 10 and len(graphs[0]["HAS_CHOICE"]) == 40
+    assert graphs[0] == graphs[1]
+
+
 def test_cli_questions(tmp_path: Path) -> None:
     from eventkg.cli.app import app
 
