@@ -35,6 +35,7 @@ from eventkg.graphstore.ladybug.engine import (
     missing_key,
     one_engine_thread,
     rollback,
+    schema_statements,
 )
 from eventkg.graphstore.ladybug.keysets import Fingerprints, KeySets
 from eventkg.graphstore.ladybug.spool import Staged
@@ -184,13 +185,25 @@ class TableWriter:
         return base
 
     def delete_everything(self) -> None:
-        """Every row of every table deleted, then checkpointed (the tables stay)."""
+        """Every row of every table of the data model gone, then checkpointed: the tables are
+        dropped and declared again, which costs what the schema costs. Deleting the rows one by one
+        takes time and engine memory in proportion to the graph (minutes at ASER 1M/3M), and this
+        is how a failed fresh ingest is undone. Where the engine refuses a drop (a table of the
+        user's own joins one of ours), the rows are deleted instead."""
         self._digests.forget()
         conn = self._database.conn
-        for rel in REL_TYPES.values():
-            conn.execute(f"MATCH ()-[e:{rel.name}]->() DELETE e")
-        for label in NODE_TYPES:
-            conn.execute(f"MATCH (n:{label}) DELETE n")
+        try:
+            for name in [*REL_TYPES, *NODE_TYPES]:
+                conn.execute(f"DROP TABLE IF EXISTS {name}")
+        except RuntimeError:  # the tables dropped so far are declared again, empty
+            for stmt in schema_statements():
+                conn.execute(stmt)
+            for rel in REL_TYPES.values():
+                conn.execute(f"MATCH ()-[e:{rel.name}]->() DELETE e")
+            for label in NODE_TYPES:
+                conn.execute(f"MATCH (n:{label}) DELETE n")
+        for stmt in schema_statements():
+            conn.execute(stmt)
         self._keys.clear()
         self._digests.note_all_empty()  # set at the next CHECKPOINT
         self._database.fold_wal()

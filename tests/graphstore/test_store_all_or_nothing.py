@@ -115,3 +115,31 @@ def test_marks_are_kept_per_ingest_and_cleared_only_when_done_or_nothing_changed
     store.begin_ingest("ev2 a")  # the re-run
     store.end_ingest("ev2 a", completed=True)
     assert store.unfinished_ingests() == []
+
+
+def _user_tables(store) -> None:
+    """A table of the user's own beside ours (written through the Cypher passthrough), and one joining Event."""
+    store.query("CREATE NODE TABLE Note(id STRING PRIMARY KEY, text STRING)", write=True)
+    store.query("CREATE (:Note {id: 'n1', text: 'mine'})", write=True)
+
+
+def test_clearing_the_embedded_store_drops_and_declares_its_tables_again_and_keeps_the_users_own(tmp_path):
+    """Undoing a failed fresh ingest (and ``clear``) empties the data model's tables whatever their
+    size in the cost of the schema; a table of the user's own stays, rows and all, and where one
+    joins ours the rows are deleted instead of the tables dropped."""
+    for joined in (False, True):
+        path = tmp_path / f"kg{joined}.lbug"
+        with open_store(str(path)) as store:
+            _user_tables(store)
+            if joined:
+                store.query("CREATE REL TABLE Marks(FROM Note TO Event)", write=True)
+            store.write_batch(Batch(nodes={"Event": [{"id": "e1", "text": "a"}, {"id": "e2", "text": "b"}]},
+                                    edges={"BEFORE": [{"src": "e1", "dst": "e2"}]}))
+            store.clear()
+            counts = store.counts()
+            assert sum([*counts["nodes"].values(), *counts["edges"].values()]) == 0
+            store.write_batch(Batch(nodes={"Event": [{"id": "e3", "text": "c"}]}))  # the tables take rows again
+        with open_store(str(path), read_only=True) as store:
+            assert store.query("MATCH (n:Note) RETURN n.text AS t") == [{"t": "mine"}]
+            assert store.query("MATCH (e:Event) RETURN e.id AS id") == [{"id": "e3"}]
+            assert store.query("MATCH ()-[r:BEFORE]->() RETURN count(r) AS n") == [{"n": 0}]
