@@ -93,10 +93,17 @@ def questions_cmd(
     from eventkg.queries.questions.make import make_questions
     from eventkg.queries.questions.store import write_jsonl
 
-    with state(ctx).open(read_only=not store_q, complete=True) as store, Bars() as bars:
+    # drawn through a read-only opening, saved through a writable one after: a writable opening of a
+    # big store holds more engine memory while the graph is read (docs/performance.md, session 14)
+    with state(ctx).open(read_only=True, complete=True) as store, Bars() as bars:
         bars.update("questions", 0, n)
-        made = make_questions(store, task, level, n, seed, negatives=negatives, model=model, size=size, save=store_q,
+        made = make_questions(store, task, level, n, seed, negatives=negatives, model=model, size=size,
                               progress=lambda k: bars.advance("questions", k), notice=notice)
+    if store_q and made:
+        from eventkg.queries.questions.store import store_questions
+
+        with state(ctx).open(complete=True) as store:
+            store_questions(store, made, seed)
     rows = [q.row for q in made]
     if out == "-":
         for row in rows:
