@@ -66,7 +66,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from eventkg.graphstore.keyset import fingerprints, search
+from eventkg.graphstore.keyset import BucketIndex, fingerprints
 from eventkg.graphstore.model import ASER_RELATIONS, normalise_text, upper_snake
 from eventkg.ingest.errors import MissingFilesError, WrongSchemaError
 from eventkg.ingest.nodes import edge_row, fast_event_id, node_row
@@ -272,6 +272,7 @@ class EidMap:
         self.from_sqlite = 0  # ends resolved by reading Eventualities (not among the rows sent as nodes)
         self._packed: bool | None = None  # ids kept as bytes (hex ids) or as strings; set by the first add
         self._h1 = self._h2 = np.empty(0, np.uint64)
+        self._index = BucketIndex(self._h1)  # where a first hash is in _h1 (rebuilt by freeze)
         self._oids: np.ndarray | pa.Array = pa.array([], pa.string())
 
     def add(self, eids: pa.Array, oids: pa.Array) -> None:
@@ -300,6 +301,7 @@ class EidMap:
         order = np.argsort(h1, kind="stable")
         self._h1 = h1[order]
         del h1
+        self._index = BucketIndex(self._h1)
         self._h2 = np.concatenate(h2s)[order]
         h2s.clear()
         if self._packed:
@@ -311,14 +313,14 @@ class EidMap:
     @property
     def nbytes(self) -> int:
         """Memory the frozen map holds (it grows with the file by design: ~26 B per eventuality)."""
-        return self._h1.nbytes + self._h2.nbytes + self._oids.nbytes
+        return self._h1.nbytes + self._h2.nbytes + self._oids.nbytes + self._index.nbytes
 
     def resolve(self, eids: pa.Array) -> pa.Array:
         """Our id for each eid (null where it is not a valid eventuality)."""
         out = pa.nulls(len(eids), pa.string())
         if len(self._h1):
             q1, q2 = fingerprints(pc.fill_null(eids, ""))
-            pos = np.minimum(search(self._h1, q1), len(self._h1) - 1)
+            pos = np.minimum(self._index.search(q1), len(self._h1) - 1)
             hit = (self._h1[pos] == q1) & (self._h2[pos] == q2)
             hit &= pc.is_valid(eids).to_numpy(zero_copy_only=False)
             found = _hex_strings(self._oids[pos]) if self._packed else self._oids.take(pa.array(pos))
