@@ -46,7 +46,9 @@ def make_questions(
     ``negatives``: CEC distractors from the store's FAISS index (``faiss``, embeddings of
     ``model``) or drawn from the graph (``random``); a ``sampler`` given is used instead (its
     proposals are vetted all the same). ``save`` also writes them as Question nodes of the store
-    (same seed, same ids: a re-run changes nothing). ``graph`` (the store's ``EventIndex``)
+    (same seed, same ids: a re-run changes nothing); on a big store, drawing through a read-only
+    opening and then calling :func:`~eventkg.queries.questions.store.store_questions` on a writable
+    one takes less memory, as ``eventkg questions --store-questions`` does. ``graph`` (the store's ``EventIndex``)
     and ``sampler`` let a caller asking several times read the graph and the index once.
     ``max_len``, ``pairs``, ``vague_prob`` and ``require_context`` are Algorithm 1's rules
     (:mod:`eventkg.queries.questions.generate`). Returns :class:`~eventkg.queries.questions.rows.GeneratedQuestion`
