@@ -64,7 +64,7 @@ class BucketIndex:
         counts = np.bincount((keys >> self._shift).astype(np.intp), minlength=1 << bits)
         self._starts = np.zeros((1 << bits) + 1, np.int64 if len(keys) >= 2**31 else np.int32)
         np.cumsum(counts, out=self._starts[1:])
-        self._steps = int(counts.max()).bit_length() if len(keys) else 0
+        self._steps = int(counts.max()).bit_length() if len(keys) else 0  # no keys: no probe (all at 0)
 
     @property
     def nbytes(self) -> int:
@@ -79,7 +79,7 @@ class BucketIndex:
         last = max(len(self.keys) - 1, 0)
         for _ in range(self._steps):  # the first index in [lo, hi) whose key is not below the needle
             mid = (lo + hi) >> 1
-            right = (mid < hi) & (self.keys[np.minimum(mid, last)] < needles) if len(self.keys) else mid < hi
+            right = (mid < hi) & (self.keys[np.minimum(mid, last)] < needles)
             lo = np.where(right, mid + 1, lo)
             hi = np.where(right, hi, mid)
         return lo

@@ -154,6 +154,12 @@ def schema_statements() -> list[str]:
     return stmts
 
 
+def declare_schema(conn: Any) -> None:
+    """Declare every table of the data model that the database does not hold yet."""
+    for stmt in schema_statements():
+        conn.execute(stmt)
+
+
 def check_store_path(p: Path) -> None:
     """Refuse a path that cannot be a store: a folder, an unreadable or foreign file, an unwritable folder."""
     if p.is_dir():

@@ -38,7 +38,7 @@ from eventkg.graphstore.ladybug.engine import (
     LOOKUP_CHUNK,
     buffer_pool_bytes,
     check_store_path,
-    schema_statements,
+    declare_schema,
     short_error,
 )
 from eventkg.graphstore.ladybug.keysets import Fingerprints, KeySets
@@ -69,8 +69,7 @@ class LadybugStore(GraphStore):
         self._session = BulkSession(p, database=self._database, digests=self._digests, keys=self._keys,
                                     writer=self._writer, notify=self._notify)
         if not read_only:
-            for stmt in schema_statements():
-                self._database.conn.execute(stmt)
+            declare_schema(self._database.conn)
             if not existed:  # rule 4: a new store's tables are empty
                 self._digests.book.tables.clear()
                 self._digests.book.set(dict.fromkeys([*NODE_TYPES, *REL_TYPES], EMPTY))

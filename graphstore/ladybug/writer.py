@@ -31,11 +31,11 @@ from eventkg.graphstore.ladybug.engine import (
     copy_arrow,
     copy_file,
     count_rows,
+    declare_schema,
     fetch_tuples,
     missing_key,
     one_engine_thread,
     rollback,
-    schema_statements,
 )
 from eventkg.graphstore.ladybug.keysets import Fingerprints, KeySets
 from eventkg.graphstore.ladybug.spool import Staged
@@ -195,15 +195,15 @@ class TableWriter:
         try:
             for name in [*REL_TYPES, *NODE_TYPES]:
                 conn.execute(f"DROP TABLE IF EXISTS {name}")
-        except RuntimeError:  # the tables dropped so far are declared again, empty
-            for stmt in schema_statements():
-                conn.execute(stmt)
+            dropped = True
+        except RuntimeError:
+            dropped = False
+        declare_schema(conn)  # the dropped tables, empty
+        if not dropped:
             for rel in REL_TYPES.values():
                 conn.execute(f"MATCH ()-[e:{rel.name}]->() DELETE e")
             for label in NODE_TYPES:
                 conn.execute(f"MATCH (n:{label}) DELETE n")
-        for stmt in schema_statements():
-            conn.execute(stmt)
         self._keys.clear()
         self._digests.note_all_empty()  # set at the next CHECKPOINT
         self._database.fold_wal()
