@@ -61,7 +61,10 @@ def node_pool_bytes() -> int:
 
 EDGE_COPY_MARGIN = 256 * 2**20  # what a rel COPY and its checkpoint take beside the pool (edge_pool_for)
 MIN_POOL = 256 * 2**20
-POOL_SLACK = 256 * 2**20  # a rel COPY keeps a pool up to this much under what the budget leaves (no reopen)
+# a rel COPY keeps an open pool up to this much under what the budget leaves (no reopen); more
+# and it is grown: a reopen costs little, a rel COPY in a pool well short of what the budget
+# leaves costs much more (docs/performance.md, session 15)
+POOL_SLACK = 64 * 2**20
 # the engine's buffer pool per row of one COPY (its primary-key index for nodes, its sorted
 # edges for rels), with room to spare; measured in docs/scale.md. A rel table is best kept to one
 # COPY: a second COPY into it rewrites it and holds engine memory per node it joins until its checkpoint
