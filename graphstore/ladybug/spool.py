@@ -166,6 +166,7 @@ class Staged:
         self._writer = pq.ParquetWriter(str(path), schema, compression="none", write_statistics=False)
         self._digests: list = []
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="eventkg-digest") if digest else None
+        self._closed: tuple[TableDigest | None] | None = None  # close()'s answer, once closed
 
     def add(self, table: pa.Table) -> None:
         """Append ``table`` (its schema the file's) to the file."""
@@ -179,15 +180,21 @@ class Staged:
             self._digests.append(self._pool.submit(table_digest, table))
 
     def close(self) -> TableDigest | None:
-        """Finish the file; the digest of every row added (None when not asked for)."""
+        """Finish the file (its writer's buffers freed); the digest of every row added (None when not
+        asked for). Closing again gives the same answer."""
+        if self._closed is not None:
+            return self._closed[0]
         self._writer.close()
         if self._pool is None:
+            self._closed = (None,)
             return None
         try:
-            return sum((f.result() for f in self._digests), EMPTY)
+            digest = sum((f.result() for f in self._digests), EMPTY)
         finally:
             self._digests.clear()
             self._pool.shutdown()
+        self._closed = (digest,)
+        return digest
 
     def discard(self) -> None:
         """Drop the file (after its COPY, or when it will not be written)."""

@@ -573,3 +573,49 @@ def test_a_rel_copy_grows_an_open_pool_that_is_well_under_what_the_budget_leaves
             store.write_batch(batch)
         assert store.counts()["edges"]["SYNCHRONOUS"] == 199
     assert 1024 in pools and 1152 in pools[pools.index(1024):], pools
+
+
+def test_a_staged_file_closed_before_its_copy_keeps_its_digest(tmp_path):
+    """The bulk session closes a staged file before it sizes the COPY's pool, and the COPY closes it
+    again: the second close gives the digest of every row added, not an empty one."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from eventkg.graphstore.digest import EMPTY, table_digest
+    from eventkg.graphstore.ladybug.spool import Staged
+
+    rows = pa.table({"src": [f"a{i}" for i in range(50)], "dst": [f"b{i}" for i in range(50)],
+                     "count": [float(i) for i in range(50)]})
+    stage = Staged(tmp_path / "t.parquet", rows.schema, digest=True)
+    stage.add(rows.slice(0, 20))
+    stage.add(rows.slice(20))
+    first = stage.close()
+    assert first == table_digest(rows) and first != EMPTY
+    assert stage.close() == first
+    assert pq.read_table(stage.path).equals(rows)
+    stage.discard()
+    assert not stage.path.exists()
+
+
+def test_the_staged_file_is_closed_before_its_rel_copy_pool_is_sized(tmp_path, monkeypatch):
+    """The writer's buffers are freed before the process beside the pool is measured (they counted
+    against the pool: docs/performance.md, session 16): at that moment the staged Parquet file is
+    whole (its footer written)."""
+    import pyarrow.parquet as pq
+
+    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
+
+    whole, real = [], ladybug_bulk.resident_bytes
+
+    def resident() -> int | None:
+        staged = list(tmp_path.glob(f"{PREFIX}*/SYNCHRONOUS.parquet"))
+        whole.append(bool(staged) and pq.ParquetFile(str(staged[0])).metadata.num_rows == 299)
+        return real()
+
+    monkeypatch.setattr(ladybug_bulk, "resident_bytes", resident)
+    with open_store(str(tmp_path / "s.lbug")) as store:
+        with store.bulk_load():
+            store.write_batch(_events(300))
+        assert store.counts()["edges"]["SYNCHRONOUS"] == 299
+    assert whole == [True], whole
+
