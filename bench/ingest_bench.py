@@ -53,6 +53,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -217,35 +218,50 @@ def tables_folder(store: Path) -> Path:
     return store.with_suffix(".tables")
 
 
+def copy_each_table(store_path: str, folder: Path, pool_bytes: int) -> Iterator[dict]:
+    """COPY each table's Parquet file in ``folder`` into a fresh database at ``store_path`` (a
+    ``pool_bytes`` buffer pool, 0 for the engine's default), nodes first, each COPY followed by a
+    CHECKPOINT, the database kept open: per table its name, whether it is a rel table, its rows and
+    the seconds of the COPY and of the checkpoint, and the CPU-s of both."""
+    import ladybug
+    import pyarrow.parquet as pq
+
+    from eventkg.graphstore.ladybug.engine import schema_statements
+    from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
+
+    db = ladybug.Database(store_path, buffer_pool_size=pool_bytes)
+    conn = ladybug.Connection(db)
+    try:
+        conn.execute("CALL auto_checkpoint=false")
+        for stmt in schema_statements():
+            conn.execute(stmt)
+        for name in [*NODE_TYPES, *REL_TYPES]:
+            path = folder / f"{name}.parquet"
+            if not path.exists():
+                continue
+            start, cpu = time.perf_counter(), cpu_seconds()
+            conn.execute(f"COPY {name} FROM '{path}'")
+            copied = time.perf_counter()
+            conn.execute("CHECKPOINT")
+            yield {"table": name, "rel": name in REL_TYPES, "rows": pq.ParquetFile(str(path)).metadata.num_rows,
+                   "copy": copied - start, "checkpoint": time.perf_counter() - copied, "cpu": cpu_seconds() - cpu}
+    finally:
+        conn.close()
+        db.close()
+
+
 def engine_floor(kg: str, store_path: str, budgeted: bool = False) -> tuple[float, float, dict]:
     """Seconds LadybugDB takes to write the ingest's rows (prebuilt by :func:`engine_tables` in
     another process as Parquet files): one ``COPY ... FROM 'file'`` per table, each followed by a
     CHECKPOINT, with the engine's default buffer pool (its own bulk load, no eventkg logic), or
     (``budgeted``) the pool the memory budget gives the ingest's rel COPYs."""
-    import ladybug
-    import pyarrow.parquet as pq
-
-    from eventkg.graphstore.ladybug.engine import edge_pool_bytes, schema_statements
-    from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
+    from eventkg.graphstore.ladybug.engine import edge_pool_bytes
 
     folder = tables_folder(Path(store_path))
-    db = ladybug.Database(store_path, buffer_pool_size=edge_pool_bytes() if budgeted else 0)
-    conn = ladybug.Connection(db)
-    conn.execute("CALL auto_checkpoint=false")
-    for stmt in schema_statements():
-        conn.execute(stmt)
-    counts = {"nodes": 0, "edges": 0}
-    start, cpu = time.perf_counter(), cpu_seconds()
-    for name in [*NODE_TYPES, *REL_TYPES]:
-        path = folder / f"{name}.parquet"
-        if not path.exists():
-            continue
-        conn.execute(f"COPY {name} FROM '{path}'")
-        counts["nodes" if name in NODE_TYPES else "edges"] += pq.ParquetFile(str(path)).metadata.num_rows
-        conn.execute("CHECKPOINT")
-    seconds, cpu = time.perf_counter() - start, cpu_seconds() - cpu
-    conn.close()
-    db.close()
+    counts, seconds, cpu = {"nodes": 0, "edges": 0}, 0.0, 0.0
+    for table in copy_each_table(store_path, folder, edge_pool_bytes() if budgeted else 0):
+        counts["edges" if table["rel"] else "nodes"] += table["rows"]
+        seconds, cpu = seconds + table["copy"] + table["checkpoint"], cpu + table["cpu"]
     shutil.rmtree(folder, ignore_errors=True)
     return seconds, cpu, counts
 

@@ -26,43 +26,19 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-
-def cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
+from bench.ingest_bench import copy_each_table  # noqa: E402
 
 
 def copy_tables(folder: Path, store: Path, pool_mib: int) -> None:
     """The child: COPY each table's Parquet file into a fresh database with a ``pool_mib`` pool,
     printing one JSON line per table and a last one with the peak RSS."""
-    import ladybug
-
-    from eventkg.graphstore.ladybug.engine import schema_statements
-    from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
-
-    db = ladybug.Database(str(store), buffer_pool_size=pool_mib << 20)
-    conn = ladybug.Connection(db)
-    conn.execute("CALL auto_checkpoint=false")
-    for stmt in schema_statements():
-        conn.execute(stmt)
-    for name in [*NODE_TYPES, *REL_TYPES]:
-        path = folder / f"{name}.parquet"
-        if not path.exists():
-            continue
-        start, cpu = time.perf_counter(), cpu_seconds()
-        conn.execute(f"COPY {name} FROM '{path}'")
-        copied = time.perf_counter()
-        conn.execute("CHECKPOINT")
-        print(json.dumps({"table": name, "rel": name in REL_TYPES, "copy": copied - start,
-                          "checkpoint": time.perf_counter() - copied, "cpu": cpu_seconds() - cpu}), flush=True)
-    conn.close()
-    db.close()
+    for table in copy_each_table(str(store), folder, pool_mib << 20):
+        print(json.dumps(table), flush=True)
     print(json.dumps({"peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}), flush=True)
 
 
