@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 
 from eventkg.errors import EventKGError
-from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
+from eventkg.graphstore.model import NODE_TYPES, REL_TYPES, first_scheme_id
 
 if TYPE_CHECKING:  # pyarrow is imported lazily: plain CLI commands never need it
     import pyarrow as pa
@@ -241,7 +241,14 @@ class GraphStore(ABC):
     # -- unfinished ingests ----------------------------------------------------------------
     def begin_ingest(self, what: str) -> None:
         """Record, before its first write, that the ingest ``what`` (source and files) is writing:
-        a crash keeps the mark, and readers are told the graph may be partial."""
+        a crash keeps the mark, and readers are told the graph may be partial. A store whose
+        events carry ids of eventkg's first scheme is refused: the same sources would make new
+        nodes beside the old ones."""
+        held = self.query("MATCH (e:Event) RETURN e.id AS id LIMIT 1")
+        if held and first_scheme_id(str(held[0]["id"])):
+            raise StoreError(
+                f"{self.url}: its events have ids of an older eventkg (20 hex digits, now 12 characters), "
+                "so this ingest would write its events twice: ingest into a new store")
         marks = self.unfinished_ingests()
         if what not in marks:
             self._keep_marks([*marks, what])

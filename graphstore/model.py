@@ -6,6 +6,7 @@ backends declare identical schemas and the loaders never spell a label by hand.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -207,9 +208,29 @@ def normalise_text(text: str) -> str:
     return _PERSON.sub(lambda m: "Person" + m.group(1).upper(), t)
 
 
+#: bytes of the blake2b digest behind every stable id. Written as 12 URL-safe base64 characters,
+#: an id is short enough for LadybugDB to hold inline in its primary-key index (12 bytes or fewer),
+#: so a rel COPY's lookup of an edge's ends reads no overflow page (``docs/scale.md``).
+ID_DIGEST_BYTES = 9
+
+
+def id_text(digest: bytes) -> str:
+    """A stable id's text from its ``ID_DIGEST_BYTES``-byte digest (URL-safe base64, no padding)."""
+    return base64.urlsafe_b64encode(digest).decode("ascii")
+
+
+_FIRST_SCHEME_ID = re.compile(r"[0-9a-f]{20}")
+
+
+def first_scheme_id(node_id: str) -> bool:
+    """True for an id of eventkg's first scheme (20 hex digits of a 10-byte digest), which a store
+    written before the ids became 12 characters holds: new rows would not meet its nodes."""
+    return bool(_FIRST_SCHEME_ID.fullmatch(node_id))
+
+
 def stable_id(*parts: str) -> str:
-    """A short, stable hex id from parts (same input, same id, in every process)."""
-    return hashlib.blake2b("\x1f".join(parts).encode("utf-8"), digest_size=10).hexdigest()
+    """A short, stable id from parts (same input, same id, in every process): 12 characters."""
+    return id_text(hashlib.blake2b("\x1f".join(parts).encode("utf-8"), digest_size=ID_DIGEST_BYTES).digest())
 
 
 def event_id(text: str, level: str = "schema") -> str:

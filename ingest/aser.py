@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from base64 import urlsafe_b64decode, urlsafe_b64encode
 from collections.abc import Iterator, Sequence
 from hashlib import blake2b
 from pathlib import Path
@@ -67,7 +68,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from eventkg.graphstore.keyset import BucketIndex, fingerprints
-from eventkg.graphstore.model import ASER_RELATIONS, normalise_text, upper_snake
+from eventkg.graphstore.model import ASER_RELATIONS, ID_DIGEST_BYTES, normalise_text, upper_snake
 from eventkg.ingest.errors import MissingFilesError, WrongSchemaError
 from eventkg.ingest.nodes import edge_row, fast_event_id, node_row
 from eventkg.ingest.pipeline import Chunk, IngestReport, Parsed, Prefetch, Reject, Row, Source
@@ -211,41 +212,42 @@ def normal_texts(words: pa.Array | pa.ChunkedArray | Sequence[str]) -> pa.Array:
 def event_ids(texts: pa.Array) -> pa.Array:
     """``model.event_id(text, LEVEL)`` of already normalised texts (no second normalisation)."""
     keyed = pc.binary_join_element_wise(f"Event\x1f{LEVEL}\x1f", texts, "").cast(pa.binary())
-    return pa.array([blake2b(b, digest_size=10).hexdigest() for b in keyed.to_pylist()], pa.string())
+    digests = b"".join([blake2b(b, digest_size=ID_DIGEST_BYTES).digest() for b in keyed.to_pylist()])
+    return _id_strings(np.frombuffer(digests, np.uint8).reshape(len(keyed), ID_DIGEST_BYTES))
 
 
-_HEX = np.frombuffer(b"0123456789abcdef", np.uint8)
-_NIBBLE = np.full(256, 255, np.uint8)
-_NIBBLE[_HEX] = np.arange(16, dtype=np.uint8)
-ID_BYTES = 10  # event_ids: blake2b digests of 10 bytes, as 20 hex digits
+ID_CHARS = 4 * ID_DIGEST_BYTES // 3  # a stable id's length: its digest in URL-safe base64
+_B64 = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", np.uint8)
+_SEXTET = np.full(256, 255, np.uint8)
+_SEXTET[_B64] = np.arange(64, dtype=np.uint8)
 
 
-def _hex_bytes(ids: pa.Array) -> np.ndarray | None:
-    """(n, 10) bytes of ids that are all 20 lowercase hex digits (``event_ids``), else None."""
+def _id_bytes(ids: pa.Array) -> np.ndarray | None:
+    """(n, ``ID_DIGEST_BYTES``) digests of ids that are all stable ids (``ID_CHARS`` URL-safe
+    base64 characters), else None. A digest is 3 bytes times 3, so the ids' characters laid end
+    to end are the base64 of the digests laid end to end: one decode does them all."""
     if isinstance(ids, pa.ChunkedArray):
         ids = ids.combine_chunks()
     n = len(ids)
     if ids.null_count or not pa.types.is_string(ids.type):
         return None
     if n == 0:
-        return np.empty((0, ID_BYTES), np.uint8)
+        return np.empty((0, ID_DIGEST_BYTES), np.uint8)
     offsets = np.frombuffer(ids.buffers()[1], np.int32, n + 1, ids.offset * 4)
-    if offsets[-1] - offsets[0] != n * 2 * ID_BYTES or (np.diff(offsets) != 2 * ID_BYTES).any():
+    if offsets[-1] - offsets[0] != n * ID_CHARS or (np.diff(offsets) != ID_CHARS).any():
         return None
-    digits = _NIBBLE[np.frombuffer(ids.buffers()[2], np.uint8, n * 2 * ID_BYTES, offsets[0])]
-    if (digits == 255).any():
+    chars = np.frombuffer(ids.buffers()[2], np.uint8, n * ID_CHARS, offsets[0])
+    if (_SEXTET[chars] == 255).any():
         return None
-    digits = digits.reshape(n, ID_BYTES, 2)
-    return (digits[:, :, 0] << 4) | digits[:, :, 1]
+    return np.frombuffer(urlsafe_b64decode(chars.tobytes()), np.uint8).reshape(n, ID_DIGEST_BYTES)
 
 
-def _hex_strings(packed: np.ndarray) -> pa.Array:
-    """The ids :func:`_hex_bytes` packed, as strings again."""
+def _id_strings(packed: np.ndarray) -> pa.Array:
+    """Stable ids from their digests (:func:`_id_bytes` reversed, one encode for them all)."""
     n = len(packed)
-    digits = np.empty((n, ID_BYTES, 2), np.uint8)
-    digits[:, :, 0], digits[:, :, 1] = _HEX[packed >> 4], _HEX[packed & 15]
-    offsets = np.arange(0, (n + 1) * 2 * ID_BYTES, 2 * ID_BYTES, dtype=np.int32)
-    return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(digits.tobytes())])
+    chars = urlsafe_b64encode(np.ascontiguousarray(packed, np.uint8).tobytes())
+    offsets = np.arange(0, (n + 1) * ID_CHARS, ID_CHARS, dtype=np.int32)
+    return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(chars)])
 
 
 class EidMap:
@@ -256,9 +258,8 @@ class EidMap:
     resolves in milliseconds where an SQL join costs ~10 µs per relation. The eid strings
     themselves are not kept (they were 44 of the 76 bytes per entry: 34 MB at 1M eventualities,
     the map's share of the peak RSS): two eids match only if both hashes do (wrong on a 128-bit
-    collision, ~n²/2¹²⁹, the store's key sets' stance). Our ids (``event_ids``: 20 hex digits)
-    are kept as their 10 bytes and written out as hex again when resolved: 26 bytes per entry
-    instead of 40 (the map is alive at the ingest's peak, while the event nodes are written, and
+    collision, ~n²/2¹²⁹, the store's key sets' stance). Our ids (``event_ids``: 12 base64
+    characters) are kept as their 9 digest bytes and written out as text again when resolved (the map is alive at the ingest's peak, while the event nodes are written, and
     grows with the file: 14 MB less at 1M eventualities). Ids of another form (none from this
     loader) are kept as strings. Past ``EID_MAP_MAX`` eventualities, or when two eids share a
     first hash (~n²/2⁶⁵), ids are looked up in SQLite instead: slower, never wrong.
@@ -270,7 +271,7 @@ class EidMap:
         self.size = 0
         self.full = False
         self.from_sqlite = 0  # ends resolved by reading Eventualities (not among the rows sent as nodes)
-        self._packed: bool | None = None  # ids kept as bytes (hex ids) or as strings; set by the first add
+        self._packed: bool | None = None  # ids kept as digests (stable ids) or as strings; set by the first add
         self._h1 = self._h2 = np.empty(0, np.uint64)
         self._index = BucketIndex(self._h1)  # where a first hash is in _h1 (rebuilt by freeze)
         self._oids: np.ndarray | pa.Array = pa.array([], pa.string())
@@ -281,10 +282,10 @@ class EidMap:
         if self.full or self.size + len(eids) > EID_MAP_MAX:  # once full, later eids come from SQLite
             self.full = True
             return
-        packed = _hex_bytes(oids)
+        packed = _id_bytes(oids)
         if self._packed is None:
             self._packed = packed is not None
-        if self._packed and packed is None:  # ids of another form after hex ids: later eids from SQLite
+        if self._packed and packed is None:  # ids of another form after stable ids: later eids from SQLite
             self.full = True
             return
         self._parts.append((*fingerprints(eids), packed if self._packed else oids))
@@ -312,7 +313,7 @@ class EidMap:
 
     @property
     def nbytes(self) -> int:
-        """Memory the frozen map holds (it grows with the file by design: ~26 B per eventuality)."""
+        """Memory the frozen map holds (it grows with the file by design: ~25 B per eventuality)."""
         return self._h1.nbytes + self._h2.nbytes + self._oids.nbytes + self._index.nbytes
 
     def resolve(self, eids: pa.Array) -> pa.Array:
@@ -323,7 +324,7 @@ class EidMap:
             pos = np.minimum(self._index.search(q1), len(self._h1) - 1)
             hit = (self._h1[pos] == q1) & (self._h2[pos] == q2)
             hit &= pc.is_valid(eids).to_numpy(zero_copy_only=False)
-            found = _hex_strings(self._oids[pos]) if self._packed else self._oids.take(pa.array(pos))
+            found = _id_strings(self._oids[pos]) if self._packed else self._oids.take(pa.array(pos))
             out = pc.if_else(pa.array(hit), found, out)
         if out.null_count:
             before = out.null_count

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from eventkg.graphstore.model import canonical_edge, event_id, node_id, normalise_text
+from eventkg.graphstore.model import ID_DIGEST_BYTES, canonical_edge, event_id, id_text, node_id, normalise_text
 
 _EVENT_PREFIX = {lvl: f"Event\x1f{lvl}\x1f" for lvl in ("schema", "instance")}
 
@@ -35,7 +35,7 @@ def fast_event_id(text: str, level: str = "schema") -> str:
     prefix = _EVENT_PREFIX.get(level)
     if prefix is None:
         return event_id(text, level)
-    return hashlib.blake2b((prefix + fast_normalise(text)).encode("utf-8"), digest_size=10).hexdigest()
+    return id_text(hashlib.blake2b((prefix + fast_normalise(text)).encode("utf-8"), digest_size=ID_DIGEST_BYTES).digest())
 
 
 def event_row(text: str, level: str, source: str, **props: Any) -> dict[str, Any]:
@@ -43,7 +43,7 @@ def event_row(text: str, level: str, source: str, **props: Any) -> dict[str, Any
     norm = fast_normalise(text)
     shown = norm if level == "schema" else " ".join(text.split())
     prefix = _EVENT_PREFIX.get(level)
-    eid = hashlib.blake2b((prefix + norm).encode("utf-8"), digest_size=10).hexdigest() if prefix else event_id(text, level)
+    eid = fast_event_id(norm, level) if prefix else event_id(text, level)
     row: dict[str, Any] = {"id": eid, "text": shown, "level": level, "sources": [source]}
     row.update({k: v for k, v in props.items() if v is not None})
     return row

@@ -12,7 +12,7 @@ id strings, and grew faster than the graph; figures: ``docs/performance.md``). H
   same keys as before (best weight, then the more frequent neighbour, then the neighbour,
   then the stored direction and type) and written to the result files at their row.
 
-Memory is the per-node arrays (ids 20 bytes, frequency 4, ``indptr`` 8) plus one pass;
+Memory is the per-node arrays (ids 12 bytes, frequency 4, ``indptr`` 8) plus one pass;
 the result files are written through the page cache, never mapped while written.
 """
 

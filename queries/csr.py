@@ -19,7 +19,7 @@ LadybugDB exported to files or a page of node offsets at a time, batched reads f
 and levels, no texts) and builds every array with numpy kernels, a chunk at a time where a
 whole-array temporary would be as big as the result (the chunks shared by two threads where
 numpy works outside the GIL): no Python object per event or edge. What it holds is ~26 bytes
-an event (ids 20, level 1, positions 4, the row pointer 8... less the 8 of ``inst_indptr``
+an event (ids 12, level 1, positions 4, the row pointer 8... less the 8 of ``inst_indptr``
 only when the graph has typed instances) and 5 bytes an adjacency entry; the memory it needs
 grows with that and nothing else (``bench/query_bench_questions.py`` measures it at two sizes).
 """

@@ -1,14 +1,14 @@
 """Event ids as one sorted numpy byte-string array, not a Python list of strings.
 
 A Python list of ids costs a str object and a pointer per id; here an id is
-its UTF-8 bytes in a fixed-width ``S`` array (20 bytes for the store's hex ids), read as
+its UTF-8 bytes in a fixed-width ``S`` array (12 bytes for the store's ids), read as
 ``str`` only when asked (:class:`EventIds`). The array may be memory-mapped: a lookup by id
 is a binary search, so only the pages it touches are read.
 
 :func:`id_order` sorts ids the way Python sorts their strings (UTF-8 byte order is code-point
-order). The store's ids are 20 lowercase hex digits (``graphstore.model.stable_id``); for
-those the first 16 digits are decoded into one ``uint64`` and sorted as numbers, the row index
-in the low bits (a plain sort is faster than an argsort, and both faster than sorting the byte
+order). The store's ids are 12 URL-safe base64 characters (``graphstore.model.stable_id``); for
+those the first 10 characters, each as its rank in byte order among the 64, are packed into one
+``uint64`` and sorted as numbers, the row index in the low bits (a plain sort is faster than an argsort, and both faster than sorting the byte
 strings; figures: ``docs/performance.md``).
 """
 
@@ -19,9 +19,10 @@ from collections.abc import Iterable, Iterator, Sequence
 import numpy as np
 import pyarrow as pa
 
-_HEX = np.full(256, 255, dtype=np.uint8)
-_HEX[np.frombuffer(b"0123456789", np.uint8)] = np.arange(10, dtype=np.uint8)
-_HEX[np.frombuffer(b"abcdef", np.uint8)] = np.arange(10, 16, dtype=np.uint8)
+_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"  # URL-safe base64
+_RANK = np.full(256, 255, dtype=np.uint8)  # a character's place in byte order among the 64
+_RANK[np.frombuffer(bytes(sorted(_ALPHABET)), np.uint8)] = np.arange(64, dtype=np.uint8)
+_PREFIX_CHARS = 10  # 60 bits of a uint64
 
 
 def as_bytes(ids: pa.Array | pa.ChunkedArray | Sequence[str]) -> np.ndarray:
@@ -46,34 +47,36 @@ def as_bytes(ids: pa.Array | pa.ChunkedArray | Sequence[str]) -> np.ndarray:
     return np.array(encoded, dtype=f"S{max(width, 1)}")
 
 
-def _hex_prefix(ids: np.ndarray, chunk: int = 1 << 20) -> np.ndarray | None:
-    """The first 16 digits of each id as one ``uint64``, or None when some id does not start
-    with 16 lowercase hex digits (read a chunk at a time: ~1 byte of temporaries an id)."""
+def _sortable_prefix(ids: np.ndarray, chunk: int = 1 << 20) -> np.ndarray | None:
+    """The first 10 characters of each id packed into one ``uint64`` that sorts as the ids do
+    (6 bits a character, its rank among the URL-safe base64 characters), or None when some id is
+    shorter or has another character there (read a chunk at a time)."""
     n, width = len(ids), ids.dtype.itemsize
-    if width < 16:
+    if width < _PREFIX_CHARS:
         return None
     raw = ids.view(np.uint8).reshape(n, width)
-    hi = np.empty(n, np.uint64)
+    hi = np.zeros(n, np.uint64)
     for a in range(0, n, chunk):
-        nib = np.take(_HEX, raw[a:a + chunk, :16])
-        if nib.max() == 255:
+        ranks = np.take(_RANK, raw[a:a + chunk, :_PREFIX_CHARS])
+        if ranks.max() == 255:
             return None
-        pair = nib.view(np.uint16)  # two digits; the first in the low byte
-        hi[a:a + chunk] = ((pair << 4) | (pair >> 8)).astype(np.uint8).view(">u8").ravel()
+        part = hi[a:a + chunk]
+        for k in range(_PREFIX_CHARS):
+            part |= ranks[:, k].astype(np.uint64) << np.uint64(58 - 6 * k)
     return hi
 
 
 def id_order(ids: np.ndarray) -> np.ndarray:
     """Indices that sort an ``S`` array of distinct ids (int64).
 
-    Ids that start with 16 hex digits (the store's) are sorted as one ``uint64`` each: the
-    digits' leading bits above the row index, so a plain sort (no argsort) orders them and the
+    Ids that start with 10 URL-safe base64 characters (the store's) are sorted as one ``uint64``
+    each: the characters' leading bits above the row index, so a plain sort (no argsort) orders them and the
     low bits give the order; the few rows whose kept leading bits tie are put in byte order
     after."""
     n = len(ids)
     if n == 0:
         return np.zeros(0, np.int64)
-    hi = _hex_prefix(ids)
+    hi = _sortable_prefix(ids)
     if hi is None:
         return np.argsort(ids, kind="stable")
     bits = max(1, (n - 1).bit_length())  # of a row index

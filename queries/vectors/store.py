@@ -6,7 +6,7 @@ name hashes to ``H`` (:func:`vectors_stem`):
 - ``vectors-H.npy``: float32 ``(n, dim)``, row ``i`` the unit vector of ``ids[i]``; read
   memory-mapped, so opening it costs no RAM and a big file is paged in
   only where it is read;
-- ``vectors-H.ids.npy``: the event ids of the rows, sorted, as bytes (20 B per event);
+- ``vectors-H.ids.npy``: the event ids of the rows, sorted, as bytes (12 B per event);
 - ``vectors-H.json``: the manifest (model, dim, count, hash of the ids), written last;
 - ``vectors-H.build/``: the chunks of an encoding in progress (:mod:`eventkg.queries.vectors.encode`)
   and the ids they are of; a build asked for other events first merges the whole chunks an
@@ -79,7 +79,7 @@ def rows_in(sorted_ids: np.ndarray, ids: np.ndarray) -> np.ndarray:
 def as_id_bytes(ids: Any) -> np.ndarray:
     """Event ids (a list, pyarrow or numpy array of str) as a numpy bytes array.
 
-    A pyarrow column of ids of one length (every stable id: 20 hex characters) is read straight
+    A pyarrow column of ids of one length (every stable id: 12 characters) is read straight
     from its data buffer, without a Python string per id (10M ids: 200 MB, not ~1.5 GB)."""
     if hasattr(ids, "combine_chunks") or hasattr(ids, "buffers"):
         fixed = _fixed_width(ids.combine_chunks() if hasattr(ids, "combine_chunks") else ids)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+
 import pytest
 
 from eventkg.graphstore import Batch, MissingEndpointError, StoreError, WriteRefused
@@ -25,6 +28,23 @@ def small_world(store) -> dict[str, str]:
     b.add_edge("PRECEDENCE", {"src": ids["cook dinner"], "dst": ids["study"], "sources": ["aser"], "count": 3.0})
     store.write_batch(b)
     return ids
+
+
+def test_an_ingest_refuses_a_store_with_ids_of_the_first_scheme_and_leaves_it_as_it_was(store):
+    from eventkg.ingest import ev2
+    from tests.support.paths import SAMPLES
+
+    old = hashlib.blake2b(b"Event\x1fschema\x1fstudy", digest_size=10).hexdigest()  # 20 hex digits
+    store.upsert_nodes("Event", [{"id": old, "text": "study", "level": "schema", "sources": ["old"]}])
+    before = store.counts()
+    with pytest.raises(StoreError, match="older eventkg .*20 hex digits"):
+        ev2.load(store, SAMPLES / "ev2")
+    assert store.counts() == before and store.unfinished_ingests() == []
+
+
+def test_stable_ids_are_12_url_safe_characters_of_a_9_byte_blake2b_digest():
+    digest = hashlib.blake2b(b"Event\x1fschema\x1fstudy", digest_size=9).digest()
+    assert event_id("study") == base64.urlsafe_b64encode(digest).decode() and len(event_id("study")) == 12
 
 
 def test_empty_store_counts_every_label_and_type(store):
