@@ -212,6 +212,8 @@ def normalise_text(text: str) -> str:
 #: an id is short enough for LadybugDB to hold inline in its primary-key index (12 bytes or fewer),
 #: so a rel COPY's lookup of an edge's ends reads no overflow page (``docs/scale.md``).
 ID_DIGEST_BYTES = 9
+ID_CHARS = 4 * ID_DIGEST_BYTES // 3  # a stable id's length (3 bytes to 4 characters, no padding)
+ID_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"  # URL-safe base64's 64
 
 
 def id_text(digest: bytes) -> str:

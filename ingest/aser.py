@@ -68,7 +68,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from eventkg.graphstore.keyset import BucketIndex, fingerprints
-from eventkg.graphstore.model import ASER_RELATIONS, ID_DIGEST_BYTES, normalise_text, upper_snake
+from eventkg.graphstore.model import ASER_RELATIONS, ID_ALPHABET, ID_CHARS, ID_DIGEST_BYTES, normalise_text, upper_snake
 from eventkg.ingest.errors import MissingFilesError, WrongSchemaError
 from eventkg.ingest.nodes import edge_row, fast_event_id, node_row
 from eventkg.ingest.pipeline import Chunk, IngestReport, Parsed, Prefetch, Reject, Row, Source
@@ -216,10 +216,8 @@ def event_ids(texts: pa.Array) -> pa.Array:
     return _id_strings(np.frombuffer(digests, np.uint8).reshape(len(keyed), ID_DIGEST_BYTES))
 
 
-ID_CHARS = 4 * ID_DIGEST_BYTES // 3  # a stable id's length: its digest in URL-safe base64
-_B64 = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", np.uint8)
-_SEXTET = np.full(256, 255, np.uint8)
-_SEXTET[_B64] = np.arange(64, dtype=np.uint8)
+_IN_ALPHABET = np.zeros(256, bool)
+_IN_ALPHABET[np.frombuffer(ID_ALPHABET, np.uint8)] = True
 
 
 def _id_bytes(ids: pa.Array) -> np.ndarray | None:
@@ -237,7 +235,7 @@ def _id_bytes(ids: pa.Array) -> np.ndarray | None:
     if offsets[-1] - offsets[0] != n * ID_CHARS or (np.diff(offsets) != ID_CHARS).any():
         return None
     chars = np.frombuffer(ids.buffers()[2], np.uint8, n * ID_CHARS, offsets[0])
-    if (_SEXTET[chars] == 255).any():
+    if not _IN_ALPHABET[chars].all():
         return None
     return np.frombuffer(urlsafe_b64decode(chars.tobytes()), np.uint8).reshape(n, ID_DIGEST_BYTES)
 

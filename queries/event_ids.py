@@ -19,9 +19,10 @@ from collections.abc import Iterable, Iterator, Sequence
 import numpy as np
 import pyarrow as pa
 
-_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"  # URL-safe base64
-_RANK = np.full(256, 255, dtype=np.uint8)  # a character's place in byte order among the 64
-_RANK[np.frombuffer(bytes(sorted(_ALPHABET)), np.uint8)] = np.arange(64, dtype=np.uint8)
+from eventkg.graphstore.model import ID_ALPHABET
+
+_RANK = np.full(256, 255, dtype=np.uint8)  # a stable id's character's place in byte order among the 64
+_RANK[np.frombuffer(bytes(sorted(ID_ALPHABET)), np.uint8)] = np.arange(64, dtype=np.uint8)
 _PREFIX_CHARS = 10  # 60 bits of a uint64
 
 

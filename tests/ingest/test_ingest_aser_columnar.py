@@ -185,3 +185,13 @@ def test_eids_sharing_a_first_hash_resolve_through_sqlite_and_give_the_same_grap
     with open_store(str(tmp_path / "b.lbug")) as b:
         aser.load(b, kg, map_events=True)
         assert asked and fingerprint(b) == want
+
+
+def test_only_stable_ids_are_packed_and_they_unpack_to_the_same_strings():
+    ids = [event_id(f"event {i}") for i in range(300)] + ["-_AZaz09-_AZ"]
+    packed = aser._id_bytes(pa.array(ids))
+    assert packed.shape == (301, 9) and aser._id_strings(packed).to_pylist() == ids
+    assert packed[0].tobytes() == blake2b(b"Event\x1fschema\x1fevent 0", digest_size=9).digest()
+    for odd in (["abcdefghijk"], ["abcdefghijklm"], ["abcdefghijk="], ["abcdefghijk+"], ["abcdefghijk/"],
+                ["0123456789abcdef0123"], [ids[0], None]):
+        assert aser._id_bytes(pa.array(odd, pa.string())) is None, odd
