@@ -257,8 +257,9 @@ class EidMap:
     themselves are not kept (they were 44 of the 76 bytes per entry: 34 MB at 1M eventualities,
     the map's share of the peak RSS): two eids match only if both hashes do (wrong on a 128-bit
     collision, ~n²/2¹²⁹, the store's key sets' stance). Our ids (``event_ids``: 12 base64
-    characters) are kept as their 9 digest bytes and written out as text again when resolved (the map is alive at the ingest's peak, while the event nodes are written, and
-    grows with the file: 14 MB less at 1M eventualities). Ids of another form (none from this
+    characters) are kept as their 9 digest bytes and written out as text again when resolved:
+    25 bytes per entry instead of 32 as strings (the map is alive at the ingest's peak, while the
+    event nodes are written, and grows with the file). Ids of another form (none from this
     loader) are kept as strings. Past ``EID_MAP_MAX`` eventualities, or when two eids share a
     first hash (~n²/2⁶⁵), ids are looked up in SQLite instead: slower, never wrong.
     """

@@ -8,8 +8,8 @@ is a binary search, so only the pages it touches are read.
 :func:`id_order` sorts ids the way Python sorts their strings (UTF-8 byte order is code-point
 order). The store's ids are 12 URL-safe base64 characters (``graphstore.model.stable_id``); for
 those the first 10 characters, each as its rank in byte order among the 64, are packed into one
-``uint64`` and sorted as numbers, the row index in the low bits (a plain sort is faster than an argsort, and both faster than sorting the byte
-strings; figures: ``docs/performance.md``).
+``uint64`` and sorted as numbers, the row index in the low bits (a plain sort is faster than an
+argsort, and both faster than sorting the byte strings; figures: ``docs/performance.md``).
 """
 
 from __future__ import annotations
@@ -71,9 +71,9 @@ def id_order(ids: np.ndarray) -> np.ndarray:
     """Indices that sort an ``S`` array of distinct ids (int64).
 
     Ids that start with 10 URL-safe base64 characters (the store's) are sorted as one ``uint64``
-    each: the characters' leading bits above the row index, so a plain sort (no argsort) orders them and the
-    low bits give the order; the few rows whose kept leading bits tie are put in byte order
-    after."""
+    each: the characters' leading bits above the row index, so a plain sort (no argsort) orders
+    them and the low bits give the order; the few rows whose kept leading bits tie are put in byte
+    order after."""
     n = len(ids)
     if n == 0:
         return np.zeros(0, np.int64)
