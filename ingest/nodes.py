@@ -35,7 +35,12 @@ def fast_event_id(text: str, level: str = "schema") -> str:
     prefix = _EVENT_PREFIX.get(level)
     if prefix is None:
         return event_id(text, level)
-    return id_text(hashlib.blake2b((prefix + fast_normalise(text)).encode("utf-8"), digest_size=ID_DIGEST_BYTES).digest())
+    return _normal_event_id(prefix, fast_normalise(text))
+
+
+def _normal_event_id(prefix: str, norm: str) -> str:
+    """The event id of an already normalised text under its level's ``_EVENT_PREFIX``."""
+    return id_text(hashlib.blake2b((prefix + norm).encode("utf-8"), digest_size=ID_DIGEST_BYTES).digest())
 
 
 def event_row(text: str, level: str, source: str, **props: Any) -> dict[str, Any]:
@@ -43,7 +48,7 @@ def event_row(text: str, level: str, source: str, **props: Any) -> dict[str, Any
     norm = fast_normalise(text)
     shown = norm if level == "schema" else " ".join(text.split())
     prefix = _EVENT_PREFIX.get(level)
-    eid = fast_event_id(norm, level) if prefix else event_id(text, level)
+    eid = _normal_event_id(prefix, norm) if prefix else event_id(text, level)
     row: dict[str, Any] = {"id": eid, "text": shown, "level": level, "sources": [source]}
     row.update({k: v for k, v in props.items() if v is not None})
     return row
