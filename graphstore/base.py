@@ -289,6 +289,14 @@ class GraphStore(ABC):
         failed. The default writes every batch at once."""
         yield self
 
+    @contextmanager
+    def read_only_phase(self) -> Iterator[GraphStore]:
+        """The store read-only for the block, writable again after it: for a long read in a process
+        that writes after it (``make_questions(save=True)``). An embedded store reopens its file
+        read-only, so its whole-graph reads go through openings that hand their pages back when done,
+        as a store opened read-only does; a write inside is refused. The default changes nothing."""
+        yield self
+
     def upsert_nodes(self, label: str, rows: Iterable[dict[str, Any]]) -> WriteResult:
         return self.write_batch(Batch(nodes={label: list(rows)}))
 

@@ -93,17 +93,11 @@ def questions_cmd(
     from eventkg.queries.questions.make import make_questions
     from eventkg.queries.questions.store import write_jsonl
 
-    # drawn through a read-only opening, saved through a writable one after: a writable opening of a
-    # big store holds more engine memory while the graph is read (docs/performance.md, session 14)
-    with state(ctx).open(read_only=True, complete=True) as store, Bars() as bars:
+    # saving: drawn with the store read-only, then saved (make_questions' read_only_phase)
+    with state(ctx).open(read_only=not store_q, complete=True) as store, Bars() as bars:
         bars.update("questions", 0, n)
         made = make_questions(store, task, level, n, seed, negatives=negatives, model=model, size=size,
-                              progress=lambda k: bars.advance("questions", k), notice=notice)
-    if store_q and made:
-        from eventkg.queries.questions.store import store_questions
-
-        with state(ctx).open(complete=True) as store:
-            store_questions(store, made, seed)
+                              save=store_q, progress=lambda k: bars.advance("questions", k), notice=notice)
     rows = [q.row for q in made]
     if out == "-":
         for row in rows:

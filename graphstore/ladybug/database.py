@@ -132,6 +132,19 @@ class Database:
         self.open()
         self.rows_since_open = 0
 
+    def switch_mode(self, *, read_only: bool) -> None:
+        """Open the file again read-only, or read-write again (the write-ahead log folded before a
+        read-write opening closes). After a failed opening the next switch still opens the file."""
+        if read_only == self.read_only and self.is_open:
+            return
+        if self.is_open:
+            if not self.read_only:
+                self.fold_wal()
+            self._close_engine()
+        self.read_only = read_only
+        self.open()
+        self.rows_since_open = 0
+
     def set_buffer_pool(self, pool_bytes: int) -> None:
         """Checkpoint and reopen with ``pool_bytes`` of page cache, unless it is the size in use."""
         if pool_bytes != self.pool_bytes and not self.read_only and not self.failed:

@@ -156,6 +156,22 @@ class LadybugStore(GraphStore):
         with self._session.holding():
             yield self
 
+    @contextmanager
+    def read_only_phase(self) -> Iterator[LadybugStore]:
+        """The file reopened read-only for the block (its write-ahead log folded first), then
+        read-write again, even when the block raises. A store opened read-only, inside a bulk
+        session or after a failed write stays as it is."""
+        if self.read_only or self._session.active or self._database.failed:
+            yield self
+            return
+        try:
+            self._database.switch_mode(read_only=True)
+            self.read_only = True
+            yield self
+        finally:
+            self.read_only = False
+            self._database.switch_mode(read_only=False)
+
     def nodes_done(self) -> None:
         """The loader sends no more nodes (see :meth:`~eventkg.graphstore.ladybug.bulk.BulkSession.nodes_done`)."""
         self._session.nodes_done()

@@ -10,6 +10,7 @@ nodes on request. Same graph, same seed: same questions.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any
 
 from eventkg.graphstore.base import GraphStore
@@ -46,9 +47,9 @@ def make_questions(
     ``negatives``: CEC distractors from the store's FAISS index (``faiss``, embeddings of
     ``model``) or drawn from the graph (``random``); a ``sampler`` given is used instead (its
     proposals are vetted all the same). ``save`` also writes them as Question nodes of the store
-    (same seed, same ids: a re-run changes nothing); on a big store, drawing through a read-only
-    opening and then calling :func:`~eventkg.queries.questions.store.store_questions` on a writable
-    one takes less memory, as ``eventkg questions --store-questions`` does. ``graph`` (the store's ``EventIndex``)
+    (same seed, same ids: a re-run changes nothing); they are drawn with the store read-only
+    (:meth:`~eventkg.graphstore.base.GraphStore.read_only_phase`) and saved after, as
+    ``eventkg questions --store-questions`` does. ``graph`` (the store's ``EventIndex``)
     and ``sampler`` let a caller asking several times read the graph and the index once.
     ``max_len``, ``pairs``, ``vague_prob`` and ``require_context`` are Algorithm 1's rules
     (:mod:`eventkg.queries.questions.generate`). Returns :class:`~eventkg.queries.questions.rows.GeneratedQuestion`
@@ -60,20 +61,22 @@ def make_questions(
 
     task = _check_options(task, level, n, negatives)
     read_here = graph is None and isinstance(source, GraphStore)  # the graph and sampler are this call's own
-    store, graph = _store_and_graph(source, graph, level, save, notice)
-    if task == "CEC" and negatives == "faiss" and sampler is None:
-        if store is None:
-            raise QuestionError("FAISS negatives are searched in a store's vector index; this source is a graph "
-                                "(ask for random negatives or give a sampler)")
-        sampler = _faiss_sampler(store, model)
-    made = _generate_questions(graph, task, level, n, seed, negatives=sampler if task == "CEC" else None, size=size,
-                               max_len=max_len, pairs=pairs, vague_prob=vague_prob, require_context=require_context,
-                               progress=progress)
+    # drawn with the store read-only when it is saved to after: its engine keeps less of what it read
+    with source.read_only_phase() if save and read_here else nullcontext():
+        store, graph = _store_and_graph(source, graph, level, save, notice)
+        if task == "CEC" and negatives == "faiss" and sampler is None:
+            if store is None:
+                raise QuestionError("FAISS negatives are searched in a store's vector index; this source is a graph "
+                                    "(ask for random negatives or give a sampler)")
+            sampler = _faiss_sampler(store, model)
+        made = _generate_questions(graph, task, level, n, seed, negatives=sampler if task == "CEC" else None,
+                                   size=size, max_len=max_len, pairs=pairs, vague_prob=vague_prob,
+                                   require_context=require_context, progress=progress)
+        if read_here:  # let the graph read here go before the bulk session's COPYs (the memory budget)
+            graph = sampler = None
     if save and made:
         from eventkg.queries.questions.store import store_questions
 
-        if read_here:  # let the graph read here go before the bulk session's COPYs (the memory budget)
-            graph = sampler = None
         store_questions(store, made, seed)
     return made
 

@@ -140,6 +140,19 @@ def test_read_only_passthrough_refuses_writes(store):
     assert store.counts()["nodes"]["Event"] == before["nodes"]["Event"] + 1
 
 
+def test_a_read_only_phase_reads_what_was_written_and_the_store_writes_again_after_it(store):
+    ids = small_world(store)
+    before = store.counts()
+    with store.read_only_phase() as same:
+        assert same is store and store.counts() == before
+        assert set(store.get_nodes("Event", [ids["study"]])) == {ids["study"]}
+    store.upsert_nodes("Event", [ev("after the phase")])
+    with pytest.raises(ZeroDivisionError), store.read_only_phase():
+        1 / 0  # noqa: B018 - a block that raises
+    store.upsert_nodes("Event", [ev("after a failed phase")])
+    assert store.counts()["nodes"]["Event"] == before["nodes"]["Event"] + 2
+
+
 def test_neighbourhood_hops_and_types(store):
     ids = small_world(store)
     g = store.neighbourhood([ids["learn"]], hops=1)

@@ -294,6 +294,37 @@ def test_store_questions_as_question_nodes(embedded_store) -> None:
     assert embedded_store.query("MATCH (q:Question)-[c:HAS_CONTEXT]->(e:Event) RETURN count(c) AS n")[0]["n"] >= 20
 
 
+def test_saving_draws_with_the_store_read_only_and_saves_what_a_separate_save_would(tmp_path: Path) -> None:
+    """make_questions(save=True) on a writable embedded store: while it draws, the file is open read-only (a
+    write is refused, a second read-only opening reads it); the saved graph equals store_questions' after a
+    plain draw, and the store writes again after."""
+    from eventkg.graphstore import WriteRefused
+
+    seen = []
+
+    def during(_k: int) -> None:
+        if not seen:
+            with pytest.raises(WriteRefused, match="read-only"):
+                store.upsert_nodes("Event", [{"id": event_id("x"), "text": "x", "level": "schema"}])
+            with open_store(store.url, read_only=True) as other:
+                seen.append((store.read_only, other.counts()["nodes"]["Event"]))
+
+    graphs = []
+    for name, save in (("apart.lbug", False), ("saved.lbug", True)):
+        with open_store(str(tmp_path / name)) as store:
+            store.write_batch(synthetic_batch(n_types=300, n_edges=700, seed=5))
+            events = store.counts()["nodes"]["Event"]
+            made = make_questions(store, "CEC", "instance", 10, seed=2, negatives="random", save=save,
+                                  progress=during if save else None)
+            if not save:
+                store_questions(store, made, seed=2)
+            graphs.append(_saved_questions(store))
+            assert not store.read_only
+            store.upsert_nodes("Event", [{"id": event_id("after"), "text": "after", "level": "schema"}])
+    assert seen == [(True, events)]
+    assert len(graphs[0]["Question"]) == 10 and graphs[0] == graphs[1]
+
+
 def _saved_questions(store) -> dict[str, list]:
     """Every Question node and its ASKS, HAS_CHOICE and HAS_CONTEXT edges, sorted."""
     node = store.query("MATCH (q:Question) RETURN q.id AS id, q.payload AS p, q.answer AS a ORDER BY id")
