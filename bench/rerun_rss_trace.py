@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/ingest_bench.py --child crash-first KG.db /tmp/s.lbug   # a killed first run
     .venv/bin/python bench/rerun_rss_trace.py KG.db /tmp/s.lbug                   # the re-run, traced
+    .venv/bin/python bench/rerun_rss_trace.py KG2.db /tmp/copy.lbug --map-events  # a second file onto a store
 
 Phases: each key set built by scanning a stored table, each table whose waiting rows were
 checked by digest (skipped or not), each bulk write message of the store, the end of the load
@@ -37,7 +38,7 @@ def memory() -> str:
     return f"RSS {rss:5d} MB  peak {hwm:5d} MB"
 
 
-def main(kg: str, store_path: str) -> None:
+def main(kg: str, store_path: str, map_events: bool = False) -> None:
     from eventkg.graphstore import open_store
     from eventkg.graphstore.ladybug.bulk import BulkSession
     from eventkg.graphstore.ladybug.keysets import KeySets
@@ -78,7 +79,7 @@ def main(kg: str, store_path: str) -> None:
     store = open_store(store_path)
     log("opened")
     store.on_bulk_write = lambda message: log(message) if message else None
-    aser.load(store, kg)
+    aser.load(store, kg, map_events=map_events)
     log("loaded")
     store.close()
     log("closed")
@@ -86,6 +87,6 @@ def main(kg: str, store_path: str) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4) or sys.argv[3:] not in ([], ["--map-events"]):
         raise SystemExit(__doc__)
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1], sys.argv[2], map_events=sys.argv[3:] == ["--map-events"])

@@ -160,7 +160,7 @@ class BulkSession:
             yield
             return
         self.late_result = WriteResult()
-        self._copied, self.late_skipped = {}, {}
+        self._copied, self.late_skipped, self._appends = {}, {}, 0
         self._fresh = all(max_offset(self._database.conn, label) < 0 for label in NODE_TYPES)
         self._new_nodes = {}
         self._digests.wrote = False
@@ -188,6 +188,9 @@ class BulkSession:
         try:
             if not self._database.failed:
                 self.flush()
+                # the pool every open store has (or the appends' bigger one): a flush with nothing to write,
+                # after lookups that cut it (looks_up), leaves it small
+                self._database.set_buffer_pool(max(buffer_pool_bytes(), self._appends))
         except BaseException:
             self._undo_fresh_session()
             raise
@@ -294,7 +297,12 @@ class BulkSession:
         session, which began on a non-empty store, first saw it, and has no key set: each batch's
         keys are then looked up in the session's own new keys and asked of the engine
         (:meth:`_held_or_stored`, a keyed lookup of ~3 us per key) instead of scanning the table's
-        keys once (which grows with the table, not with the rows sent)."""
+        keys once (which grows with the table, not with the rows sent).
+
+        The engine answers those lookups from its buffer pool while the loader holds its own
+        memory (its id map, the batches in flight), so the pool is cut to the share the node
+        COPYs get then (``node_pool_bytes``) until the session writes (a re-run after SIGKILL at
+        ASER 10M/30M went over the budget with the whole pool filled here; ``docs/performance.md``)."""
         if name in self._looked_up:
             return True
         if self.spool is None or self._fresh or name not in NODE_TYPES or name in self._keys:
@@ -302,6 +310,7 @@ class BulkSession:
         if count_rows(self._database.conn, name) <= SCAN_MAX_NODES:
             return False
         self._looked_up.add(name)
+        self._database.set_buffer_pool(min(self._database.pool_bytes, node_pool_bytes()))
         return True
 
     def session_keys(self, label: str) -> KeySet | None:

@@ -196,6 +196,34 @@ def test_edges_naming_a_node_the_session_adds_are_written_without_asking_the_eng
         assert store.counts()["edges"]["SYNCHRONOUS"] == 9 + 11
 
 
+def test_looking_up_a_stored_node_table_cuts_the_pool_to_the_node_share_until_the_session_ends(tmp_path, monkeypatch):
+    """The engine answers a looked-up table's keys from its buffer pool while the loader holds its
+    own memory: the pool is the node COPYs' share from the first lookup, the usual one after the
+    session, whether it wrote anything or not."""
+    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
+    from eventkg.graphstore.ladybug.engine import buffer_pool_bytes, node_pool_bytes
+
+    path = str(tmp_path / "s.lbug")
+    first = Batch()
+    for i in range(10):
+        first.add_node("Event", _node(i, None, "a"))
+    with open_store(path) as store, store.bulk_load():
+        store.write_batch(first)
+    monkeypatch.setattr(ladybug_bulk, "SCAN_MAX_NODES", 0)
+    assert node_pool_bytes() < buffer_pool_bytes()
+    for new in (range(10, 12), range(0, 2)):  # new events, then only stored ones (nothing to write)
+        batch = Batch()
+        for i in new:
+            batch.add_node("Event", _node(i, None, "a"))
+        with open_store(path) as store:
+            assert store._database.pool_bytes == buffer_pool_bytes()
+            with store.bulk_load():
+                store.write_batch(batch)
+                assert store._session.looked_up == {"Event"} and store._database.pool_bytes == node_pool_bytes()
+            assert store._database.pool_bytes == buffer_pool_bytes()
+            assert store.counts()["nodes"]["Event"] == 12
+
+
 def test_a_second_file_that_fails_part_way_leaves_the_store_as_it_was(tmp_path, monkeypatch):
     """A failure inside the session (a bad row, Ctrl-C) after batches went through the looked-up
     node table and the deferred rel table: nothing of the second file lands, row for row."""
