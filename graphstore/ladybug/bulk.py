@@ -38,6 +38,8 @@ from eventkg.graphstore.keyset import KeySet, edge_fingerprints, fingerprints
 from eventkg.graphstore.ladybug.database import Database
 from eventkg.graphstore.ladybug.digest_book import TableDigests
 from eventkg.graphstore.ladybug.engine import (
+    APPEND_COPY_MARGIN,
+    EDGE_COPY_MARGIN,
     EDGE_POOL_SHARE,
     LOOKUP_CHUNK,
     POOL_SLACK,
@@ -741,15 +743,24 @@ class BulkSession:
             nodes = sum(stored[label] + held_rows.get(label, 0) for label in labels)
             if append_pool_bytes(nodes) > need:
                 need, worst = append_pool_bytes(nodes), f"{name} ({nodes:,} {' and '.join(sorted(labels))} nodes)"
-        cap = edge_pool_bytes()
+        if not need:
+            return 0
+        heap = self._beside_pool()  # and, beside the pool, what the append's COPY and checkpoint take
+        beside = (heap or 0) + APPEND_COPY_MARGIN
+        cap = edge_pool_bytes() if heap is None else min(edge_pool_bytes(), settings.memory_mb() * 2**20 - beside)
         if need > cap:
             mib = 2**20
+            least = max(need / EDGE_POOL_SHARE, need + beside) / mib
             raise StoreError(
-                f"adding edges to the stored {worst} needs ~{need // mib:,} MiB of engine memory, more than "
-                f"EVENTKG_MEMORY_MB={settings.memory_mb()} gives ({cap // mib:,} MiB); nothing was written: "
-                f"set EVENTKG_MEMORY_MB to at least {-(-need // EDGE_POOL_SHARE // mib // 512) * 512:.0f} "
-                "and run the ingest again")
+                f"adding edges to the stored {worst} needs ~{need // mib:,} MiB of engine memory and ~{beside // mib:,} "
+                f"MiB beside it, more than EVENTKG_MEMORY_MB={settings.memory_mb()} gives; nothing was written: "
+                f"set EVENTKG_MEMORY_MB to at least {-(-least // 512) * 512:.0f} and run the ingest again")
         return need
+
+    def _beside_pool(self) -> int | None:
+        """What the process holds beside the buffer pool's pages in use (None where not known)."""
+        rss = resident_bytes()  # less the pool's pages, which a COPY reuses when the database stays open
+        return None if rss is None else rss - pool_in_use(self._database.conn)
 
     def _write_held_nodes(self, name: str) -> None:
         """COPY a held node table from staged Parquet files, as few COPYs as the memory budget
@@ -864,9 +875,9 @@ class BulkSession:
         :func:`~eventkg.graphstore.ladybug.engine.copy_rows` planned the rows by."""
         release_free_memory()
         if name in REL_TYPES:
-            rss = resident_bytes()  # less the pool's pages, which this COPY reuses when the database stays open
-            fit = edge_pool_for(None if rss is None else rss - pool_in_use(self._database.conn))
-            if self._appends and count_rows(self._database.conn, name):  # an append: the pool it needs
+            appending = bool(self._appends) and count_rows(self._database.conn, name) > 0
+            fit = edge_pool_for(self._beside_pool(), APPEND_COPY_MARGIN if appending else EDGE_COPY_MARGIN)
+            if appending:  # the pool it needs (_append_pool checked that the budget leaves it)
                 fit = max(fit, self._appends)
             pool = self._database.pool_bytes
             if pool > fit or pool < fit - POOL_SLACK:  # else keep the open database

@@ -60,6 +60,9 @@ def node_pool_bytes() -> int:
 
 
 EDGE_COPY_MARGIN = 256 * 2**20  # what a rel COPY and its checkpoint take beside the pool (edge_pool_for)
+# what a COPY appending edges to a stored rel table and its checkpoint take beside the pool: more, since the
+# checkpoint rewrites the stored node groups the new edges join (measured: docs/performance.md, session 18)
+APPEND_COPY_MARGIN = 640 * 2**20
 MIN_POOL = 256 * 2**20
 # a rel COPY keeps an open pool up to this much under what the budget leaves (no reopen); more
 # and it is grown: a reopen costs little, a rel COPY in a pool well short of what the budget
@@ -86,15 +89,16 @@ def copy_rows(name: str, pool_bytes: int) -> int:
     return max(MIN_COPY_ROWS, int(pool_bytes * POOL_FOR_COPY) // per_row)
 
 
-def edge_pool_for(process_bytes: int | None) -> int:
+def edge_pool_for(process_bytes: int | None, margin: int = EDGE_COPY_MARGIN) -> int:
     """The pool for a rel COPY starting now: :func:`edge_pool_bytes`, less what would take the process
     over the budget with the memory it holds already beside the pool (``process_bytes``; unknown:
     the share alone). The COPY fills the pool, so the process peaks near ``process_bytes`` + pool +
-    ``EDGE_COPY_MARGIN``; rounded down to 64 MiB so near sizes keep the open database."""
+    ``margin`` (``APPEND_COPY_MARGIN`` for an append); rounded down to 64 MiB so near sizes keep the
+    open database."""
     cap = edge_pool_bytes()
     if process_bytes is None:
         return cap
-    room = settings.memory_mb() * 2**20 - process_bytes - EDGE_COPY_MARGIN
+    room = settings.memory_mb() * 2**20 - process_bytes - margin
     return max(MIN_POOL, min(cap, room)) // (64 * 2**20) * (64 * 2**20)
 
 

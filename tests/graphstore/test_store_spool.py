@@ -498,23 +498,30 @@ def test_a_rel_copy_gets_the_pool_the_budget_leaves_beside_the_process(monkeypat
 
 def test_appending_edges_the_budget_cannot_hold_is_refused_before_anything_is_written(tmp_path, monkeypatch):
     """A COPY appending to a stored rel table keeps engine memory per node of its end labels
-    (``engine.APPEND_NODE_BYTES``); when the budget cannot give the pool that needs, the session
-    says so in one line before writing, and the store keeps exactly what it held."""
+    (``engine.APPEND_NODE_BYTES``), and it and its checkpoint take ``APPEND_COPY_MARGIN`` more beside
+    the pool and the process; when the budget cannot hold that, the session says so in one line
+    before writing, and the store keeps exactly what it held."""
+    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
     from eventkg.graphstore.ladybug import engine
+    from eventkg.graphstore.ladybug.engine import pool_in_use
 
+    mib = 2**20
     path = str(tmp_path / "s.lbug")
     with open_store(path) as store:
         store.write_batch(_events(300))
         before = ([sorted(map(str, store.iter_nodes("Event")))], sorted(map(str, store.iter_edges("SYNCHRONOUS"))))
-    monkeypatch.setenv("EVENTKG_MEMORY_MB", "512")  # rel pool cap 384 MiB
-    monkeypatch.setattr(engine, "APPEND_NODE_BYTES", 2**20)  # 400 nodes x 1 MiB + the margin: more than that
+    # the process holds 100 MiB beside the pool's pages, whatever this test process holds
+    monkeypatch.setattr(ladybug_bulk, "resident_bytes", lambda: pool_in_use(store.connection) + 100 * mib)
+    monkeypatch.setenv("EVENTKG_MEMORY_MB", "1024")  # rel pool cap 768 MiB
+    monkeypatch.setattr(engine, "APPEND_NODE_BYTES", mib)  # 400 nodes x 1 MiB + 256: 656 MiB, under the cap
     with open_store(path) as store:
         with pytest.raises(StoreError) as err, store.bulk_load():
             store.write_batch(_events(100, start=300))  # new events, and edges appended to SYNCHRONOUS
             store.write_batch(_flows([(0, 350)], 1.0))
         message = str(err.value)
         assert "\n" not in message and "SYNCHRONOUS" in message and "nothing was written" in message
-        assert "EVENTKG_MEMORY_MB to at least 1024 " in message  # (400 MiB + 256) / 0.75, up to 512s
+        assert "~656 MiB of engine memory and ~740 MiB beside it" in message  # 100 MiB + APPEND_COPY_MARGIN
+        assert "EVENTKG_MEMORY_MB to at least 1536 " in message  # 656 + 740 MiB, up to 512s
     with open_store(path) as store:
         after = ([sorted(map(str, store.iter_nodes("Event")))], sorted(map(str, store.iter_edges("SYNCHRONOUS"))))
     assert after == before
@@ -522,6 +529,7 @@ def test_appending_edges_the_budget_cannot_hold_is_refused_before_anything_is_wr
     with open_store(path) as store:
         with store.bulk_load():
             store.write_batch(_events(100, start=300))
+            store.write_batch(_flows([(0, 350)], 1.0))
         assert store.counts()["nodes"]["Event"] == 400
 
 
@@ -541,7 +549,7 @@ def test_a_rel_copy_is_sized_on_the_process_beside_the_pool_pages_it_reuses(tmp_
         return in_use[-1] + 300 * mib  # what the process holds beside the pool, whatever the pool holds
 
     monkeypatch.setattr(ladybug_bulk, "resident_bytes", resident)
-    monkeypatch.setattr(ladybug_bulk, "edge_pool_for", lambda beside: (planned.append(beside), real(beside))[-1])
+    monkeypatch.setattr(ladybug_bulk, "edge_pool_for", lambda beside, *margin: (planned.append(beside), real(beside, *margin))[-1])
     batch = _events(500)
     for i in range(498):
         batch.add_edge("PRECEDENCE", {"src": event_id(f"e{i}"), "dst": event_id(f"e{i + 2}"), "sources": ["t"], "count": 1.0})
