@@ -38,11 +38,11 @@ from eventkg.graphstore.keyset import KeySet, edge_fingerprints, fingerprints
 from eventkg.graphstore.ladybug.database import Database
 from eventkg.graphstore.ladybug.digest_book import TableDigests
 from eventkg.graphstore.ladybug.engine import (
-    APPEND_COPY_MARGIN,
     EDGE_COPY_MARGIN,
     EDGE_POOL_SHARE,
     LOOKUP_CHUNK,
     POOL_SLACK,
+    append_margin_bytes,
     append_pool_bytes,
     buffer_pool_bytes,
     copy_rows,
@@ -106,6 +106,7 @@ class BulkSession:
         self._repeats: TableSpool | None = None  # rows of node keys this session added, merged before their COPY
         self._unkeyed: set[str] = set()  # rel tables held without a key set (_holds_unkeyed)
         self._appends = 0  # the buffer pool this flush's appends to stored rel tables need (_append_pool)
+        self._append_margin = 0  # and what they take beside it
         self._told_keys = False  # the note that the key sets are full was given
         self._deferred: set[str] = set()  # stored rel tables whose rows all wait (defers)
         self._looked_up: set[str] = set()  # stored node tables asked about per batch (looks_up)
@@ -162,7 +163,7 @@ class BulkSession:
             yield
             return
         self.late_result = WriteResult()
-        self._copied, self.late_skipped, self._appends = {}, {}, 0
+        self._copied, self.late_skipped, self._appends, self._append_margin = {}, {}, 0, 0
         self._fresh = all(max_offset(self._database.conn, label) < 0 for label in NODE_TYPES)
         self._new_nodes = {}
         self._digests.wrote = False
@@ -724,7 +725,7 @@ class BulkSession:
         Raises a one-line :class:`StoreError` before anything is written when that is more than the
         memory budget lets the engine have (``edge_pool_bytes``): the engine would fail mid-write
         with its buffer pool full."""
-        need, worst = 0, ""
+        need, margin, worst = 0, 0, ""
         conn = self._database.conn
         held_rows = self.spool.rows if self.spool else {}
         stored: dict[str, int] = {}  # nodes per label, counted once however many tables join it
@@ -743,10 +744,12 @@ class BulkSession:
             nodes = sum(stored[label] + held_rows.get(label, 0) for label in labels)
             if append_pool_bytes(nodes) > need:
                 need, worst = append_pool_bytes(nodes), f"{name} ({nodes:,} {' and '.join(sorted(labels))} nodes)"
+                margin = append_margin_bytes(nodes)
+        self._append_margin = margin
         if not need:
             return 0
         heap = self._beside_pool()  # and, beside the pool, what the append's COPY and checkpoint take
-        beside = (heap or 0) + APPEND_COPY_MARGIN
+        beside = (heap or 0) + margin
         cap = edge_pool_bytes() if heap is None else min(edge_pool_bytes(), settings.memory_mb() * 2**20 - beside)
         if need > cap:
             mib = 2**20
@@ -876,7 +879,7 @@ class BulkSession:
         release_free_memory()
         if name in REL_TYPES:
             appending = bool(self._appends) and count_rows(self._database.conn, name) > 0
-            fit = edge_pool_for(self._beside_pool(), APPEND_COPY_MARGIN if appending else EDGE_COPY_MARGIN)
+            fit = edge_pool_for(self._beside_pool(), self._append_margin if appending else EDGE_COPY_MARGIN)
             if appending:  # the pool it needs (_append_pool checked that the budget leaves it)
                 fit = max(fit, self._appends)
             pool = self._database.pool_bytes

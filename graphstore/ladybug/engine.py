@@ -60,9 +60,6 @@ def node_pool_bytes() -> int:
 
 
 EDGE_COPY_MARGIN = 256 * 2**20  # what a rel COPY and its checkpoint take beside the pool (edge_pool_for)
-# what a COPY appending edges to a stored rel table and its checkpoint take beside the pool: more, since the
-# checkpoint rewrites the stored node groups the new edges join (measured: docs/performance.md, session 18)
-APPEND_COPY_MARGIN = 640 * 2**20
 MIN_POOL = 256 * 2**20
 # a rel COPY keeps an open pool up to this much under what the budget leaves (no reopen); more
 # and it is grown: a reopen costs little, a rel COPY in a pool well short of what the budget
@@ -93,7 +90,7 @@ def edge_pool_for(process_bytes: int | None, margin: int = EDGE_COPY_MARGIN) -> 
     """The pool for a rel COPY starting now: :func:`edge_pool_bytes`, less what would take the process
     over the budget with the memory it holds already beside the pool (``process_bytes``; unknown:
     the share alone). The COPY fills the pool, so the process peaks near ``process_bytes`` + pool +
-    ``margin`` (``APPEND_COPY_MARGIN`` for an append); rounded down to 64 MiB so near sizes keep the
+    ``margin`` (:func:`append_margin_bytes` for an append); rounded down to 64 MiB so near sizes keep the
     open database."""
     cap = edge_pool_bytes()
     if process_bytes is None:
@@ -120,9 +117,20 @@ def update_node_groups() -> int:
     return max(2, budget_share(UPDATE_SHARE) // NODE_GROUP_UPDATE_BYTES)
 
 
+#: what a COPY appending to a stored rel table and its checkpoint take beside the pool, per node of the table's end
+#: labels, beyond a fresh COPY's ``EDGE_COPY_MARGIN``: the checkpoint rewrites the stored node groups the new edges
+#: join (~570 MiB in all at 10.55M events, measured: docs/performance.md, session 18)
+APPEND_BESIDE_NODE_BYTES = 32
+
+
 def append_pool_bytes(end_nodes: int) -> int:
     """The buffer pool a COPY appending edges to a stored rel table over ``end_nodes`` nodes needs."""
     return end_nodes * APPEND_NODE_BYTES + EDGE_COPY_MARGIN
+
+
+def append_margin_bytes(end_nodes: int) -> int:
+    """What that COPY and its checkpoint take beside the pool (:func:`edge_pool_for`'s ``margin``)."""
+    return end_nodes * APPEND_BESIDE_NODE_BYTES + EDGE_COPY_MARGIN
 
 
 def pool_in_use(conn: Any) -> int:

@@ -498,8 +498,8 @@ def test_a_rel_copy_gets_the_pool_the_budget_leaves_beside_the_process(monkeypat
 
 def test_appending_edges_the_budget_cannot_hold_is_refused_before_anything_is_written(tmp_path, monkeypatch):
     """A COPY appending to a stored rel table keeps engine memory per node of its end labels
-    (``engine.APPEND_NODE_BYTES``), and it and its checkpoint take ``APPEND_COPY_MARGIN`` more beside
-    the pool and the process; when the budget cannot hold that, the session says so in one line
+    (``engine.APPEND_NODE_BYTES``), and it and its checkpoint take more beside the pool and the
+    process (``APPEND_BESIDE_NODE_BYTES``); when the budget cannot hold that, the session says so in one line
     before writing, and the store keeps exactly what it held."""
     from eventkg.graphstore.ladybug import bulk as ladybug_bulk
     from eventkg.graphstore.ladybug import engine
@@ -514,18 +514,20 @@ def test_appending_edges_the_budget_cannot_hold_is_refused_before_anything_is_wr
     monkeypatch.setattr(ladybug_bulk, "resident_bytes", lambda: pool_in_use(store.connection) + 100 * mib)
     monkeypatch.setenv("EVENTKG_MEMORY_MB", "1024")  # rel pool cap 768 MiB
     monkeypatch.setattr(engine, "APPEND_NODE_BYTES", mib)  # 400 nodes x 1 MiB + 256: 656 MiB, under the cap
+    monkeypatch.setattr(engine, "APPEND_BESIDE_NODE_BYTES", mib)  # and 656 MiB beside the pool
     with open_store(path) as store:
         with pytest.raises(StoreError) as err, store.bulk_load():
             store.write_batch(_events(100, start=300))  # new events, and edges appended to SYNCHRONOUS
             store.write_batch(_flows([(0, 350)], 1.0))
         message = str(err.value)
         assert "\n" not in message and "SYNCHRONOUS" in message and "nothing was written" in message
-        assert "~656 MiB of engine memory and ~740 MiB beside it" in message  # 100 MiB + APPEND_COPY_MARGIN
-        assert "EVENTKG_MEMORY_MB to at least 1536 " in message  # 656 + 740 MiB, up to 512s
+        assert "~656 MiB of engine memory and ~756 MiB beside it" in message  # the 100 MiB held, and 656
+        assert "EVENTKG_MEMORY_MB to at least 1536 " in message  # 656 + 756 MiB, up to 512s
     with open_store(path) as store:
         after = ([sorted(map(str, store.iter_nodes("Event")))], sorted(map(str, store.iter_edges("SYNCHRONOUS"))))
     assert after == before
-    monkeypatch.setattr(engine, "APPEND_NODE_BYTES", 150)  # the real figure: the same ingest goes in
+    monkeypatch.setattr(engine, "APPEND_NODE_BYTES", 150)  # the real figures: the same ingest goes in
+    monkeypatch.setattr(engine, "APPEND_BESIDE_NODE_BYTES", 32)
     with open_store(path) as store:
         with store.bulk_load():
             store.write_batch(_events(100, start=300))
