@@ -119,8 +119,8 @@ def update_node_groups() -> int:
 
 #: what a COPY appending to a stored rel table and its checkpoint take beside the pool, per node of the table's end
 #: labels, beyond a fresh COPY's ``EDGE_COPY_MARGIN``: the checkpoint rewrites the stored node groups the new edges
-#: join (~570 MiB in all at 10.55M events, measured: docs/performance.md, session 18)
-APPEND_BESIDE_NODE_BYTES = 32
+#: join (~540-570 MiB in all at 10.55M events, measured: docs/performance.md, session 18)
+APPEND_BESIDE_NODE_BYTES = 40
 
 
 def append_pool_bytes(end_nodes: int) -> int:

@@ -527,7 +527,7 @@ def test_appending_edges_the_budget_cannot_hold_is_refused_before_anything_is_wr
         after = ([sorted(map(str, store.iter_nodes("Event")))], sorted(map(str, store.iter_edges("SYNCHRONOUS"))))
     assert after == before
     monkeypatch.setattr(engine, "APPEND_NODE_BYTES", 150)  # the real figures: the same ingest goes in
-    monkeypatch.setattr(engine, "APPEND_BESIDE_NODE_BYTES", 32)
+    monkeypatch.setattr(engine, "APPEND_BESIDE_NODE_BYTES", 40)
     with open_store(path) as store:
         with store.bulk_load():
             store.write_batch(_events(100, start=300))
