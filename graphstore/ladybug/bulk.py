@@ -44,6 +44,7 @@ from eventkg.graphstore.ladybug.engine import (
     POOL_SLACK,
     append_margin_bytes,
     append_pool_bytes,
+    budget_share,
     buffer_pool_bytes,
     copy_rows,
     count_rows,
@@ -748,9 +749,12 @@ class BulkSession:
         self._append_margin = margin
         if not need:
             return 0
-        heap = self._beside_pool()  # and, beside the pool, what the append's COPY and checkpoint take
-        beside = (heap or 0) + margin
-        cap = edge_pool_bytes() if heap is None else min(edge_pool_bytes(), settings.memory_mb() * 2**20 - beside)
+        # beside the pool: what the append's COPY and checkpoint take, and the process's own memory, counted up
+        # to the share of the budget the rel COPYs' pool leaves it (a process holding more, say a notebook with
+        # models loaded, is over its budget whatever this append does: a small append is not refused for it)
+        held = min(self._beside_pool() or 0, budget_share(1 - EDGE_POOL_SHARE))
+        beside = held + margin
+        cap = min(edge_pool_bytes(), settings.memory_mb() * 2**20 - beside)
         if need > cap:
             mib = 2**20
             least = max(need / EDGE_POOL_SHARE, need + beside) / mib

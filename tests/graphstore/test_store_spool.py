@@ -535,6 +535,24 @@ def test_appending_edges_the_budget_cannot_hold_is_refused_before_anything_is_wr
         assert store.counts()["nodes"]["Event"] == 400
 
 
+def test_a_small_append_is_not_refused_for_memory_the_process_holds_for_other_things(tmp_path, monkeypatch):
+    """The process's own memory counts in the append's check only up to the share the rel COPYs'
+    pool leaves it: a process holding 1.8 GB beside the pool (a notebook, a test run) still adds a
+    few edges under the 2 GB default (the full test suite's process was refused a 229-node append)."""
+    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
+    from eventkg.graphstore.ladybug.engine import pool_in_use
+
+    path = str(tmp_path / "s.lbug")
+    with open_store(path) as store:
+        store.write_batch(_events(300))  # 299 SYNCHRONOUS edges, i -> i + 1
+    monkeypatch.setattr(ladybug_bulk, "resident_bytes", lambda: pool_in_use(store.connection) + 1800 * 2**20)
+    monkeypatch.setenv("EVENTKG_MEMORY_MB", "2048")
+    with open_store(path) as store:
+        with store.bulk_load():
+            store.write_batch(_flows([(0, 2), (3, 5)], 1.0))
+        assert store.counts()["edges"]["SYNCHRONOUS"] == 301
+
+
 def test_a_rel_copy_is_sized_on_the_process_beside_the_pool_pages_it_reuses(tmp_path, monkeypatch):
     """The buffer pool's pages in use (the engine's ``bm_info``) count in the process's resident
     size, yet the next COPY in the same opening reuses them: each rel COPY's pool is planned on the
