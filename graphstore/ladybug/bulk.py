@@ -724,8 +724,10 @@ class BulkSession:
         digest, the answer kept for :meth:`_apply_late`).
 
         Raises a one-line :class:`StoreError` before anything is written when that is more than the
-        memory budget lets the engine have (``edge_pool_bytes``): the engine would fail mid-write
-        with its buffer pool full."""
+        memory budget lets the engine have (``edge_pool_bytes``), or than the budget leaves beside
+        what the COPY and its checkpoint take outside the pool (``append_margin_bytes``, kept for
+        :meth:`_before_copy`) and the process's own memory: the engine would fail mid-write with
+        its buffer pool full, or the process go over its budget."""
         need, margin, worst = 0, 0, ""
         conn = self._database.conn
         held_rows = self.spool.rows if self.spool else {}

@@ -87,6 +87,8 @@ class Database:
         first let go of (:func:`~eventkg.graphstore.ladybug.engine.release_failed_statement`)."""
         release_failed_statement()
         conn, db = self.conn, self.db
+        if conn is None:  # closed already (a failed opening)
+            return
         self.conn = self.db = None
         conn.close()
         db.close()
@@ -137,13 +139,10 @@ class Database:
         read-write opening closes). After a failed opening the next switch still opens the file."""
         if read_only == self.read_only and self.is_open:
             return
-        if self.is_open:
-            if not self.read_only:
-                self.fold_wal()
-            self._close_engine()
+        if self.is_open and not self.read_only:
+            self.fold_wal()
         self.read_only = read_only
-        self.open()
-        self.rows_since_open = 0
+        self.reopen()
 
     def set_buffer_pool(self, pool_bytes: int) -> None:
         """Checkpoint and reopen with ``pool_bytes`` of page cache, unless it is the size in use."""
