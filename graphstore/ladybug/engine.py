@@ -119,7 +119,7 @@ def update_node_groups() -> int:
 
 #: what a COPY appending to a stored rel table and its checkpoint take beside the pool, per node of the table's end
 #: labels, beyond a fresh COPY's ``EDGE_COPY_MARGIN``: the checkpoint rewrites the stored node groups the new edges
-#: join (~540-570 MiB in all at 10.55M events, measured: docs/performance.md, session 18)
+#: join (measured at ASER 10M/30M: docs/performance.md, session 18)
 APPEND_BESIDE_NODE_BYTES = 40
 
 
