@@ -305,7 +305,7 @@ def _adjacency(n: int, edges: list[tuple[np.ndarray, np.ndarray, int]], chunk: i
     _each(readings, parts, workers)
     del parts
     edges.clear()  # the ends are read: the caller's arrays go before the sort
-    key.sort()
+    _sort(key, workers, chunk)
     key = key[:int(np.searchsorted(key, drop))]
     key = key[:_dedupe_sorted(key, chunk)]
     indptr = np.zeros(n + 1, dtype=np.int64)
@@ -323,6 +323,18 @@ def _adjacency(n: int, edges: list[tuple[np.ndarray, np.ndarray, int]], chunk: i
         indptr[first + 1:first + 1 + len(counts)] += counts
     np.cumsum(indptr, out=indptr)
     return indptr, nbr, code
+
+
+def _sort(key: np.ndarray, workers: int, chunk: int = CHUNK) -> None:
+    """Sort ``key`` in place on ``workers`` threads: a partition in place around ``workers - 1``
+    ranks (no copy), then each part sorted on its own (numpy sorts outside the GIL). Arrays of
+    fewer than two chunks are sorted on this thread."""
+    if workers <= 1 or len(key) < 2 * chunk:
+        key.sort()
+        return
+    bounds = [len(key) * i // workers for i in range(workers + 1)]
+    key.partition(bounds[1:-1])
+    _each(lambda ab: key[ab[0]:ab[1]].sort(), list(zip(bounds[:-1], bounds[1:], strict=True)), workers)
 
 
 def _each(fn: Callable[[Any], Any], items: Iterable[Any], workers: int) -> list[Any]:

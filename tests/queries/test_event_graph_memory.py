@@ -12,12 +12,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from eventkg.graphstore import open_store
 from eventkg.graphstore.base import Batch
 from eventkg.graphstore.model import INVERSE, stable_id
 from eventkg.queries import columnar, csr_cache
-from eventkg.queries.csr import EVENT_REL_TYPES, EventCSR, _adjacency, _dedupe_sorted
+from eventkg.queries.csr import EVENT_REL_TYPES, EventCSR, _adjacency, _dedupe_sorted, _sort
 from eventkg.queries.event_graph import EventIndex
 from eventkg.queries.event_ids import EventIds, as_bytes, id_order
 from eventkg.queries.event_texts import FileTexts, PendingTexts, StoreTexts
@@ -55,6 +57,14 @@ def test_dedupe_in_chunks_keeps_each_value_once() -> None:
     key = np.sort(rng.integers(0, 50, 1000))
     w = _dedupe_sorted(key, chunk=7)
     assert key[:w].tolist() == sorted(set(key.tolist()))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-(2**62), 2**62), max_size=300), st.integers(1, 4), st.integers(1, 40))
+def test_sort_in_parts_on_threads_is_numpy_s_sort(values, workers, chunk) -> None:
+    key = np.array(values, dtype=np.int64)
+    _sort(key, workers, chunk)
+    assert key.tolist() == sorted(values)
 
 
 def test_adjacency_in_chunks_is_every_reading_once() -> None:
@@ -337,9 +347,9 @@ def test_exported_nodes_of_one_width_are_read_as_fixed_rows_and_match_the_paged_
                  b"1000000000,ab\r\n1000000001,cd\r\n", b"1000000000,abc\n1000000001,abcd\n"):
         bad.write_bytes(text)
         assert columnar.fixed_rows(bad) is None
-    bad.write_bytes(b"1000000007,abc\n1000000000,xyz\n")
-    keys, ids = columnar.fixed_rows(bad, chunk=1)
-    assert keys.tolist() == [7, 0] and ids.tolist() == [b"abc", b"xyz"]
+    bad.write_bytes(b"1000000007,abc\n1000000000,xyz\n1987654320,uvw\n")
+    keys, ids = columnar.fixed_rows(bad, chunk=2)
+    assert keys.tolist() == [7, 0, 987654320] and ids.tolist() == [b"abc", b"xyz", b"uvw"]
 
 
 def test_a_read_only_store_s_edges_are_read_back_a_type_at_a_time_beside_the_next_export(embedded, monkeypatch) -> None:
