@@ -39,6 +39,9 @@ _SINK = N_STATES  # a state index standing for DEAD in the numpy tables
 #: two forward steps from an event would gather more entries than this (a hub's neighbourhood):
 #: one step forward and the rest backward from the candidates, a few events each
 HUB_COST = 4096
+#: at the last backward step, a row at least this long and longer than the forward set is not
+#: read: the forward events are looked up in it instead (a hub met next to a candidate)
+PROBE_MIN = 1024
 _TRANS = np.array([[s if s != DEAD else _SINK for s in row] for row in AUTOMATON.trans]
                   + [[_SINK] * len(EVENT_RELATIONS)], dtype=np.int64)
 
@@ -75,11 +78,14 @@ def _run_from(state: int, codes: tuple[int, ...]) -> int:
 class MeetInTheMiddle:
     """Vets candidates against one loaded event at a time (:meth:`load`, :meth:`induced`, :meth:`unload`)."""
 
-    def __init__(self, csr: EventCSR, max_len: int = 4, hub_cost: int = HUB_COST) -> None:
+    def __init__(self, csr: EventCSR, max_len: int = 4, hub_cost: int = HUB_COST, probe_min: int = PROBE_MIN,
+                 probe_factor: int = 1) -> None:
         self.csr, self.max_len, self.hub_cost = csr, max_len, hub_cost
+        self.probe_min, self.probe_factor = probe_min, probe_factor
         self.ahead, self.behind = (max_len + 1) // 2, max_len // 2
         self._states = np.zeros(len(csr), dtype=np.uint32)  # forward state set per event
         self._touched: list[np.ndarray] = []
+        self._forward: np.ndarray | None = None  # the touched events, sorted, once asked for
         self.loaded: tuple[int, int] | None = None
 
     def load(self, e0: int, live_mask: int) -> None:
@@ -130,6 +136,7 @@ class MeetInTheMiddle:
         for nodes in self._touched:
             self._states[nodes] = 0
         self._touched = []
+        self._forward = None
         self.loaded = None
 
     def linked(self, candidates: np.ndarray, mask: int) -> np.ndarray:
@@ -142,6 +149,8 @@ class MeetInTheMiddle:
             if k > 1:  # a candidate found linked needs no more steps
                 go = ~hit[owner]
                 nodes, owner, suffix = nodes[go], owner[go], suffix[go]
+            if k == self.behind:  # the last step: long rows are probed, not read
+                nodes, owner, suffix = self._probe_long_rows(nodes, owner, suffix, mask, k, hit)
             pos, o = gather_rows(csr.indptr, nodes)
             if not len(pos):
                 break
@@ -154,6 +163,45 @@ class MeetInTheMiddle:
                 go = want != 0  # suffixes no state can complete are not extended
                 nodes, owner, suffix = nodes[go], owner[go], suffix[go]
         return hit
+
+    def _probe_long_rows(self, nodes: np.ndarray, owner: np.ndarray, suffix: np.ndarray, mask: int, k: int,
+                         hit: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The last backward step for events whose rows are long (at least ``probe_min`` entries and
+        more than ``probe_factor`` times the forward events): each forward event is looked up in
+        the row (sorted by neighbour), so a hub next to a candidate costs a binary search per
+        forward event instead of a read of its whole row. Sets ``hit``; gives back the other entries."""
+        ptr = self.csr.indptr
+        deg = ptr[nodes + 1] - ptr[nodes]
+        long = deg >= self.probe_min
+        if not long.any():  # most calls: the forward events are not even gathered
+            return nodes, owner, suffix
+        if self._forward is None:
+            touched = np.concatenate(self._touched) if self._touched else np.zeros(0, np.int64)
+            self._forward = np.unique(touched).astype(self.csr.nbr.dtype)  # the rows' type: no cast of a row
+        forward = self._forward
+        long &= deg > self.probe_factor * len(forward)
+        if not long.any():
+            return nodes, owner, suffix
+        accept, scale = _accepting(mask, k), len(EVENT_RELATIONS) ** (k - 1)
+        for y in np.unique(nodes[long]).tolist():
+            lo, hi = int(ptr[y]), int(ptr[y + 1])
+            row = self.csr.nbr[lo:hi]
+            first = np.searchsorted(row, forward, side="left")
+            count = np.searchsorted(row, forward, side="right") - first
+            met = np.flatnonzero(count)
+            if not len(met):
+                continue
+            # every entry of the row that leads to a forward event, and that event's states
+            starts, counts = first[met], count[met]
+            which = np.repeat(np.arange(len(met)), counts)
+            at = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts - starts, counts)
+            back = INV_CODE[self.csr.code[lo + at]].astype(np.int32) * scale  # read from the forward event to y
+            state = self._states[forward[met]][which]
+            here = np.flatnonzero(long & (nodes == y))
+            linked = ((accept[back[None, :] + suffix[here][:, None]] & state[None, :]) != 0).any(axis=1)
+            hit[owner[here[linked]]] = True
+        keep = ~long
+        return nodes[keep], owner[keep], suffix[keep]
 
     def induced(self, z: int, relations: tuple[int, ...]) -> int:
         """Bitmask of the relation codes in ``relations`` induced from the loaded event to ``z``."""

@@ -68,10 +68,12 @@ def test_aser_shaped_questions_are_provable_by_path_enumeration(aser_store, aser
             assert 20 < vague < 80
 
 
+@pytest.mark.parametrize("probe", [(0, 0), (8, 1), (10**9, 1)], ids=["probe-every-row", "probe-long-rows", "read-every-row"])
 @pytest.mark.parametrize("hub_cost", [0, 40, 10**9], ids=["one-step-ahead", "hubs-one-step", "two-steps-ahead"])
-def test_meet_in_the_middle_equals_the_four_step_search(hub_cost) -> None:
+def test_meet_in_the_middle_equals_the_four_step_search(hub_cost, probe) -> None:
     """Every (event, candidate, relation set) answer equals EventIndex.reach's, bounds 1 to 5, however
-    the walk is split between the loaded event and the candidates (hub_cost 0: always one step ahead)."""
+    the walk is split between the loaded event and the candidates (hub_cost 0: always one step ahead)
+    and whichever rows the last backward step looks the forward events up in instead of reading."""
     rng = random.Random(4)
     names = [f"e{i}" for i in range(250)]
     hub = names[0]
@@ -80,7 +82,7 @@ def test_meet_in_the_middle_equals_the_four_step_search(hub_cost) -> None:
     idx = EventIndex.build(edges, (), [(n, n, "schema") for n in names])
     everyone = np.arange(len(idx))
     for max_len in (1, 2, 3, 4, 5):
-        vet = MeetInTheMiddle(idx.csr, max_len, hub_cost)
+        vet = MeetInTheMiddle(idx.csr, max_len, hub_cost, probe_min=probe[0], probe_factor=probe[1])
         for e0 in range(0, len(idx), 9):
             for mask in (ALL_RELATIONS, 0b11, 0b1100, 0b110000, 0b1, 0b1000):
                 reach = idx.reach(e0, max_len, mask)
