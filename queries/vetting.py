@@ -16,6 +16,9 @@ but near a hub four steps cover much of the graph. Here the walk is split:
   automaton states from which that suffix ends in a wanted relation;
 
 and a walk exists exactly when some event reached both ways has a forward state in that set.
+At the last backward step an event whose row is long (a hub next to a candidate: hubs grow with
+the graph) is not read: each forward event is looked up in its row, sorted by neighbour, so the
+step costs a binary search per forward event instead of the hub's whole row.
 Every step is a numpy gather over CSR rows, so a hub costs one vector operation, not one Python
 iteration per neighbour (figures: ``docs/performance.md``). Walks (not only simple paths) count, as in
 :meth:`eventkg.queries.event_graph.EventIndex.reach`: the answer is the same set of relations,
