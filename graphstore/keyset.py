@@ -86,23 +86,36 @@ class BucketIndex:
 
 
 class KeySet:
-    """The fingerprints of every key in one table, sorted by the first hash."""
+    """The fingerprints of every key in one table, in a few runs sorted by the first hash.
+
+    Each run is more than twice the next: a batch added becomes the last run and is merged
+    into the runs before it that are not more than twice as big, so adding n keys in batches of
+    b moves each key about log2(n / b) times, where inserting every batch into one array moved
+    the whole set each time (quadratic in the table: many batches into a table of tens of
+    millions). A lookup searches each run (at most ~log2(n / b) of them, the small ones in cache)."""
 
     def __init__(self) -> None:
-        self.h1 = np.empty(0, np.uint64)
-        self.h2 = np.empty(0, np.uint64)
+        self._runs: list[tuple[np.ndarray, np.ndarray]] = []
 
     def __len__(self) -> int:
-        return len(self.h1)
+        return sum(len(h1) for h1, _ in self._runs)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(h1.nbytes + h2.nbytes for h1, h2 in self._runs)
 
     def lookup(self, h1: np.ndarray, h2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(present, unsure) boolean masks; a key in neither is certainly absent."""
-        if not len(self.h1):
-            none = np.zeros(len(h1), bool)
-            return none, none.copy()
-        pos = np.minimum(search(self.h1, h1), len(self.h1) - 1)
-        first = self.h1[pos] == h1
-        present = first & (self.h2[pos] == h2)
+        order = np.argsort(h1) if len(h1) >= 4096 and self._runs else None  # as search(): sorted needles, once
+        q1, q2 = (h1[order], h2[order]) if order is not None else (h1, h2)
+        present, first = np.zeros(len(h1), bool), np.zeros(len(h1), bool)
+        for r1, r2 in self._runs:
+            pos = np.minimum(np.searchsorted(r1, q1), len(r1) - 1)
+            here = r1[pos] == q1
+            present |= here & (r2[pos] == q2)
+            first |= here
+        if order is not None:
+            present[order], first[order] = present.copy(), first.copy()
         return present, first & ~present
 
     def add(self, h1: np.ndarray, h2: np.ndarray) -> None:
@@ -111,7 +124,8 @@ class KeySet:
             return
         order = np.argsort(h1, kind="stable")
         h1, h2 = h1[order], h2[order]
-        pos = search(self.h1, h1)
-        self.h1 = np.insert(self.h1, pos, h1)
-        self.h2 = np.insert(self.h2, pos, h2)
-
+        while self._runs and len(self._runs[-1][0]) <= 2 * len(h1):
+            r1, r2 = self._runs.pop()
+            pos = search(r1, h1)
+            h1, h2 = np.insert(r1, pos, h1), np.insert(r2, pos, h2)
+        self._runs.append((h1, h2))

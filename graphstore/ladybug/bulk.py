@@ -793,13 +793,15 @@ class BulkSession:
         ids = pa.chunked_array([c for col in ids for c in col.chunks], pa.string()) if ids else None
         schema = next((t.schema for t in (folded, again) if t is not None), None)
 
+        wanted = _id_set(ids) if ids is not None else None
+
         def parts() -> Iterator[pa.Table]:
             nonlocal again
             firsts = []
             for part in self.spool.slices(name, STAGE_READ_ROWS):
                 if ids is not None:
                     part = part.cast(schema) if part.schema != schema else part
-                    hit = pc.is_in(part.column("id"), value_set=ids)
+                    hit = _among(part.column("id"), ids, wanted)
                     firsts.append(part.filter(hit))
                     part = part.filter(pc.invert(hit))
                 yield part
@@ -906,6 +908,26 @@ def _first_key_hash(keys: tuple[str, ...], batch: pa.RecordBatch) -> np.ndarray:
     if keys == ("id",):
         return fingerprints(batch.column("id"))[0]
     return edge_fingerprints(batch.column("src"), batch.column("dst"))[0]
+
+
+def _id_set(ids: pa.ChunkedArray) -> KeySet:
+    """The fingerprints of ``ids``, asked by :func:`_among` for each staged slice."""
+    keys = KeySet()
+    keys.add(*fingerprints(ids))
+    return keys
+
+
+def _among(column: pa.ChunkedArray | pa.Array, ids: pa.ChunkedArray, keys: KeySet) -> pa.Array:
+    """Mask of the ids of ``column`` that are among ``ids`` (their fingerprints ``keys``). Built
+    once per table, not per slice: ``pc.is_in`` hashes its whole value set at each call, which
+    made staging a table quadratic in its repeated keys. Fingerprints that only share a first
+    hash are settled by comparing the ids themselves."""
+    present, unsure = keys.lookup(*fingerprints(column))
+    if unsure.any():
+        rows = np.flatnonzero(unsure)
+        exact = pc.is_in(pc.take(column, pa.array(rows)), value_set=ids).to_numpy(zero_copy_only=False)
+        present[rows[exact]] = True
+    return pa.array(present)
 
 
 def _repeat_masks(h1: np.ndarray, h2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -48,7 +48,7 @@ class KeySets:
 
     def nbytes(self) -> int:
         """Bytes the sets hold (their fingerprints)."""
-        return sum(k.h1.nbytes + k.h2.nbytes for k in self._sets.values() if k is not None)
+        return sum(k.nbytes for k in self._sets.values() if k is not None)
 
     def known(self, name: str) -> KeySet | None:
         """The set of ``name`` if one was built (None: not built, or too many keys)."""
