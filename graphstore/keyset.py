@@ -88,11 +88,14 @@ class BucketIndex:
 class KeySet:
     """The fingerprints of every key in one table, in a few runs sorted by the first hash.
 
-    Each run is more than twice the next: a batch added becomes the last run and is merged
-    into the runs before it that are not more than twice as big, so adding n keys in batches of
-    b moves each key about log2(n / b) times, where inserting every batch into one array moved
-    the whole set each time (quadratic in the table: many batches into a table of tens of
-    millions). A lookup searches each run (at most ~log2(n / b) of them, the small ones in cache)."""
+    Each run is more than ``GROWTH`` times the next: a batch added becomes the last run and is
+    merged into the runs before it that are not more than ``GROWTH`` times as big, so adding n keys
+    in batches of b moves each key a few times over log(n / b) merges, where inserting every batch
+    into one array moved the whole set each time (quadratic in the table: many batches into a table
+    of tens of millions). A lookup searches each run: a few, the small ones in cache (a higher
+    ``GROWTH`` keeps fewer runs for the lookups and merges the big run more often)."""
+
+    GROWTH = 8
 
     def __init__(self) -> None:
         self._runs: list[tuple[np.ndarray, np.ndarray]] = []
@@ -124,7 +127,7 @@ class KeySet:
             return
         order = np.argsort(h1, kind="stable")
         h1, h2 = h1[order], h2[order]
-        while self._runs and len(self._runs[-1][0]) <= 2 * len(h1):
+        while self._runs and len(self._runs[-1][0]) <= self.GROWTH * len(h1):
             r1, r2 = self._runs.pop()
             pos = search(r1, h1)
             h1, h2 = np.insert(r1, pos, h1), np.insert(r2, pos, h2)
