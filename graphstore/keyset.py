@@ -105,6 +105,7 @@ class KeySet:
 
     @property
     def nbytes(self) -> int:
+        """Bytes the runs hold (16 a key)."""
         return sum(h1.nbytes + h2.nbytes for h1, h2 in self._runs)
 
     def lookup(self, h1: np.ndarray, h2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -918,10 +918,10 @@ def _id_set(ids: pa.ChunkedArray) -> KeySet:
 
 
 def _among(column: pa.ChunkedArray | pa.Array, ids: pa.ChunkedArray, keys: KeySet) -> pa.Array:
-    """Mask of the ids of ``column`` that are among ``ids`` (their fingerprints ``keys``). Built
-    once per table, not per slice: ``pc.is_in`` hashes its whole value set at each call, which
-    made staging a table quadratic in its repeated keys. Fingerprints that only share a first
-    hash are settled by comparing the ids themselves."""
+    """Mask of the ids of ``column`` that are among ``ids``, looked up in their fingerprints
+    ``keys`` (:func:`_id_set`, built once per table): ``pc.is_in`` hashes its whole value set at
+    each call, which made staging a table slice by slice quadratic in its repeated keys.
+    Fingerprints that only share a first hash are settled by comparing the ids themselves."""
     present, unsure = keys.lookup(*fingerprints(column))
     if unsure.any():
         rows = np.flatnonzero(unsure)
