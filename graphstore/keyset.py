@@ -4,7 +4,7 @@ A bulk write must know which of its rows already exist; asking the engine costs 
 key (LadybugDB), more than writing the row. A :class:`KeySet` answers from memory at
 16 bytes per key: each key is reduced to a 128-bit fingerprint (two independent 64-bit
 hashes, :func:`eventkg.graphstore.hashing.string_hashes` under two seeds: numpy over the Arrow
-string buffers, no Python object per key) kept in a sorted array.
+string buffers, no Python object per key) kept in a few sorted arrays (:class:`KeySet`).
 
 * ``absent`` is exact: a key whose first hash is not in the set was never added.
 * ``present`` (both hashes match) is wrong only on a 128-bit collision (~n²/2¹²⁸).
