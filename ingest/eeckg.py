@@ -197,20 +197,24 @@ def _conceptnet_rows(path: Path, fh, keys: Keys) -> Iterator[Row | Reject]:
 
 def _table_rows(path: Path, fh, first: str, keys: Keys) -> Iterator[Row | Reject]:
     delimiter = "\t" if "\t" in first else ","
-    reader = csv.reader(fh, delimiter=delimiter)
+    # a tab-separated file has no quoting: a stray quote is text, not the start of a field that
+    # runs on over the lines after it
+    reader = csv.reader(fh, delimiter=delimiter, quoting=csv.QUOTE_NONE if delimiter == "\t" else csv.QUOTE_MINIMAL)
     header = [h.strip().lower() for h in next((r for r in reader if any(c.strip() for c in r)), [])]
     missing = [c for c in ("head", "relation", "tail") if c not in header]
     if missing:
         yield Reject(str(path), 1, f"header lacks {', '.join(missing)} (expected head,relation,tail[,weight])", first)
         return
     idx = {c: header.index(c) for c in header}
-    rows = 0
+    rows, end = 0, reader.line_num
     for cols in reader:
-        n = reader.line_num
+        n, end = end + 1, reader.line_num  # the row's first line (a quoted field may run on)
         if not any(c.strip() for c in cols):
             continue
         rows += 1
         try:
+            if end > n:
+                raise RowError(f"a quote opened on line {n} is not closed on it (lines {n}-{end} read as one row)")
             bad = not_utf8(delimiter.join(cols))
             if bad:
                 raise RowError(bad)

@@ -47,6 +47,13 @@ CASES = {
     "unknown relation": ("ev2", "S_CEC.jsonl", [GOOD_CEC, dict(GOOD_CEC, rel="Causess")], ":2: unknown relation 'Causess'"),
     "unknown EECKG relation": ("eeckg", "t.tsv", ["head\trelation\ttail", "learn\tCauses\tpass exam", "learn\tFoo\tx"],
                                ":3: unknown relation 'Foo'"),
+    # a tab-separated file has no quoting: a stray quote stays on its own line (it ran on to the end)
+    "stray quote in a TSV": ("eeckg", "t.tsv", ["head\trelation\ttail", "learn\tCauses\tpass exam",
+                                                "study\t\"Causes\tget good grades", "rest\tCauses\tfeel better"],
+                             ":3: unknown relation '\"Causes'"),
+    "unclosed quote in a CSV": ("eeckg", "t.csv", ["head,relation,tail", "learn,Causes,pass exam",
+                                                   'study,"Causes,get good grades', "rest,Causes,feel better"],
+                                ":3: a quote opened on line 3 is not closed on it (lines 3-4 read as one row)"),
     "AbsPyramid missing concept": ("abspyramid", "train.json", [{"event": "PersonX <eat> food", "concept": "consume", "label": 1, "type": "verb"},
                                                                  {"event": "PersonX <eat> food", "label": 1, "type": "verb"}],
                                    ":2: missing field 'concept'"),
