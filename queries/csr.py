@@ -55,9 +55,13 @@ def event_name(text: str) -> str:
 def gather_rows(indptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(entry positions, owner index)`` of every CSR entry of ``rows`` (vectorised slices)."""
     lo = indptr[rows]
-    counts = indptr[rows + 1] - lo
+    return gather_ranges(lo, indptr[rows + 1] - lo)
+
+
+def gather_ranges(lo: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(positions, owner index)`` of every position in the ranges ``lo[i] .. lo[i] + counts[i]``."""
     total = int(counts.sum())
-    owner = np.repeat(np.arange(len(rows)), counts)
+    owner = np.repeat(np.arange(len(lo)), counts)
     starts = np.cumsum(counts) - counts
     return np.arange(total) - np.repeat(starts - lo, counts), owner
 

@@ -33,7 +33,7 @@ from functools import lru_cache
 import numpy as np
 
 from eventkg.graphstore.model import EVENT_RELATIONS
-from eventkg.queries.csr import INV_CODE, EventCSR, gather_rows
+from eventkg.queries.csr import INV_CODE, EventCSR, gather_ranges, gather_rows
 from eventkg.queries.table1 import AUTOMATON, DEAD, live_states
 
 N_STATES = len(AUTOMATON.trans)
@@ -195,9 +195,7 @@ class MeetInTheMiddle:
             if not len(met):
                 continue
             # every entry of the row that leads to a forward event, and that event's states
-            starts, counts = first[met], count[met]
-            which = np.repeat(np.arange(len(met)), counts)
-            at = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts - starts, counts)
+            at, which = gather_ranges(first[met], count[met])
             back = INV_CODE[self.csr.code[lo + at]].astype(np.int32) * scale  # read from the forward event to y
             state = self._states[forward[met]][which]
             here = np.flatnonzero(long & (nodes == y))
