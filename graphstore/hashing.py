@@ -45,17 +45,27 @@ def as_binary(values) -> pa.Array:
     return values
 
 
-def string_hashes(values, seeds: tuple[np.uint64, ...]) -> tuple[np.ndarray, ...]:
-    """One uint64 hash per string of ``values`` (no nulls) under each seed (see the module docstring)."""
+def string_buffers(values) -> tuple[np.ndarray, np.ndarray]:
+    """The strings of ``values`` (see :func:`as_binary`) as Arrow holds them: ``n + 1`` offsets (int64)
+    into their bytes (uint8), no copy of the bytes."""
     arr = as_binary(values)
     width = np.int64 if pa.types.is_large_binary(arr.type) else np.int32
     n = len(arr)
-    out = tuple(np.empty(n, np.uint64) for _ in seeds)
     if n == 0:
-        return out
+        return np.zeros(1, np.int64), np.zeros(0, np.uint8)
     offsets = np.frombuffer(arr.buffers()[1], width, n + 1, arr.offset * np.dtype(width).itemsize).astype(np.int64)
     data_buf = arr.buffers()[2]
     data = np.frombuffer(data_buf, np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+    return offsets, data
+
+
+def string_hashes(values, seeds: tuple[np.uint64, ...]) -> tuple[np.ndarray, ...]:
+    """One uint64 hash per string of ``values`` (no nulls) under each seed (see the module docstring)."""
+    offsets, data = string_buffers(values)
+    n = len(offsets) - 1
+    out = tuple(np.empty(n, np.uint64) for _ in seeds)
+    if n == 0:
+        return out
     lengths = np.diff(offsets)
     same_length = bool((lengths == lengths[0]).all())
     words_of = _same_length_words if same_length else _any_length_words
@@ -100,10 +110,7 @@ def _any_length_words(data: np.ndarray, offsets: np.ndarray, lengths: np.ndarray
     counts = (lengths + 7) // 8
     wend = np.cumsum(counts)
     wstart = wend - counts
-    window = np.zeros(end - base + 8, np.uint8)  # 8 spare bytes: the last word's read
-    window[: end - base] = data[base:end]
-    # every byte offset as the start of a little-endian uint64 (an unaligned, overlapping view)
-    unaligned = np.ndarray((len(window) - 7,), np.dtype("<u8"), window, 0, (1,))
+    unaligned = unaligned_words(data, base, end)
     position = np.arange(int(wend[-1]), dtype=np.int64) - np.repeat(wstart, counts)
     first_byte = np.repeat(offsets[:-1] - base, counts) + 8 * position
     left = np.minimum(np.repeat(lengths, counts) - 8 * position, 8)
@@ -112,4 +119,17 @@ def _any_length_words(data: np.ndarray, offsets: np.ndarray, lengths: np.ndarray
         sums = np.concatenate([np.zeros(1, np.uint64), np.cumsum(mixed, dtype=np.uint64)])
         return sums[wend] - sums[wstart]
 
-    return unaligned[first_byte] & _KEEP_BYTES[left], position.astype(np.uint64), per_string
+    return low_bytes(unaligned[first_byte], left), position.astype(np.uint64), per_string
+
+
+def unaligned_words(data: np.ndarray, base: int, end: int) -> np.ndarray:
+    """Every byte offset of ``data[base:end]`` as the start of a little-endian uint64 (an unaligned,
+    overlapping view of a copy with 8 zero bytes past its end, for the last word's read)."""
+    window = np.zeros(end - base + 8, np.uint8)
+    window[: end - base] = data[base:end]
+    return np.ndarray((len(window) - 7,), np.dtype("<u8"), window, 0, (1,))
+
+
+def low_bytes(words: np.ndarray, count: np.ndarray | int) -> np.ndarray:
+    """The low ``count`` bytes (0-8, per word or one for all) of each little-endian word, the rest zero."""
+    return words & _KEEP_BYTES[count]

@@ -58,8 +58,9 @@ from eventkg.graphstore.ladybug.engine import (
     short_error,
     update_node_groups,
 )
+from eventkg.graphstore.ladybug.index_parts import index_ranges, split_by_range
 from eventkg.graphstore.ladybug.keysets import Fingerprints, KeySets
-from eventkg.graphstore.ladybug.spool import Staged, TableSpool, read_partitions, read_parts
+from eventkg.graphstore.ladybug.spool import Staged, TableSpool, parquet_parts, read_partitions, read_parts
 from eventkg.graphstore.ladybug.upsert import (
     SCAN_MAX_NODES,
     existing_edges,
@@ -840,13 +841,24 @@ class BulkSession:
         """COPY ``parts`` into ``name`` from staged Parquet files of at most the rows one COPY may
         take under the memory budget (:func:`~eventkg.graphstore.ladybug.engine.copy_rows`), each
         but the last followed by a checkpoint; says so first (``notify``) when the table takes more
-        than one."""
+        than one. A node table's COPYs each take the keys of one range of the engine's hash
+        indexes (:meth:`_copy_by_index_range`); a rel table's, its rows in the order held."""
         limit = copy_rows(name, self._database.pool_bytes if name in NODE_TYPES else edge_pool_bytes())
-        if rows > limit:
-            self._notify(f"note: {name}: {rows:,} rows need {-(-rows // limit)} COPYs of at most {limit:,} "
+        bounds = index_ranges(rows, limit) if name in NODE_TYPES else None
+        copies = len(bounds) - 1 if bounds is not None else -(-rows // limit)
+        if copies > 1:
+            self._notify(f"note: {name}: {rows:,} rows need {copies} COPYs of at most {limit:,} "
                          f"under EVENTKG_MEMORY_MB={settings.memory_mb()} (raise it for fewer)")
         schema = row_schema(("id",) if name in NODE_TYPES else ("src", "dst"),
                             (NODE_TYPES.get(name) or REL_TYPES[name]).properties)
+        if bounds is not None and copies > 1:
+            self._copy_by_index_range(name, parts, bounds, limit, schema)
+        else:
+            self._copy_in_slices(name, parts, limit, schema)
+
+    def _copy_in_slices(self, name: str, parts: Iterator[pa.Table], limit: int, schema: pa.Schema) -> None:
+        """COPY ``parts`` into ``name`` in staged files of at most ``limit`` rows, in order, each but
+        the last followed by a checkpoint."""
         stage: Staged | None = None
         base: TableDigest | None = None
         try:
@@ -868,6 +880,36 @@ class BulkSession:
                 self._copy_stage(name, stage, base)
         finally:
             if stage is not None:
+                stage.discard()
+
+    def _copy_by_index_range(self, name: str, parts: Iterator[pa.Table], bounds: np.ndarray, limit: int,
+                             schema: pa.Schema) -> None:
+        """COPY the node rows ``parts`` into ``name``, one staged file per range of the engine's hash
+        indexes between consecutive ``bounds`` (:mod:`~eventkg.graphstore.ladybug.index_parts`),
+        each but the last followed by a checkpoint, which then rewrites only that range of the
+        table's primary-key index. Every file is staged before the first COPY (the table staged
+        twice on disk for that moment). A range that drew more than ``limit`` rows after all goes in
+        slices of its own."""
+        digest = self._writer.digest_base(name) is not None
+        stages = [Staged(self.spool.folder / f"{name}.{i}.parquet", schema, digest=digest)
+                  for i in range(len(bounds) - 1)]
+        try:
+            for part in parts:
+                for stage, rows in zip(stages, split_by_range(part, bounds), strict=True):
+                    stage.add(rows)
+                part = rows = None
+            full = [stage for stage in stages if stage.rows]
+            for i, stage in enumerate(full):
+                if i:
+                    self._database.checkpoint_and_release()
+                if stage.rows > limit:
+                    stage.close()
+                    self._copy_in_slices(name, parquet_parts(stage.path), limit, schema)
+                else:
+                    self._copy_stage(name, stage, self._writer.digest_base(name))
+                stage.discard()
+        finally:
+            for stage in stages:
                 stage.discard()
 
     def _copy_stage(self, name: str, stage: Staged, base: TableDigest | None) -> None:

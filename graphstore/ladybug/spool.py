@@ -205,6 +205,16 @@ class Staged:
         self.path.unlink(missing_ok=True)
 
 
+def parquet_parts(path: Path) -> Iterator[pa.Table]:
+    """A staged Parquet file (:class:`Staged`) a row group at a time, in order."""
+    source = pq.ParquetFile(str(path))
+    try:
+        for group in range(source.num_row_groups):
+            yield source.read_row_group(group)
+    finally:
+        source.close()
+
+
 def read_partitions(path: Path, parts: int, key_hash: Callable[[pa.RecordBatch], np.ndarray]
                     ) -> Iterator[pa.Table]:
     """A held table's file split by key into ``parts`` tables (rows whose ``key_hash`` is ``i``

@@ -459,21 +459,37 @@ def test_changed_stored_nodes_are_rewritten_a_few_node_groups_per_transaction(tm
 
 def test_a_table_bigger_than_one_copy_may_take_goes_in_several_and_says_so_first(tmp_path, monkeypatch):
     """The memory budget bounds the rows of one COPY (``copy_rows``): past it a held table is
-    COPYed in parts, each checkpointed, after a ``note:`` naming the parts and the setting."""
+    COPYed in parts, each checkpointed, after a ``note:`` naming the parts and the setting. A node
+    table's parts each hold the keys of one range of the engine's hash indexes (the top 8 bits of
+    its own ``hash()`` of the key), so each checkpoint rewrites only that range of its index."""
+    import bisect
+
+    import ladybug
+    import pyarrow.parquet as pq
+
     from eventkg.graphstore.ladybug import bulk as ladybug_bulk
     from eventkg.graphstore.ladybug import writer
 
     monkeypatch.setattr(ladybug_bulk, "copy_rows", lambda name, pool: 40)
     copies, messages = [], []
     monkeypatch.setattr(writer, "copy_file", lambda conn, name, path, f=writer.copy_file: (
-        copies.append(name), f(conn, name, path))[-1])
+        copies.append((name, pq.read_table(path).column(0).to_pylist())), f(conn, name, path))[-1])
     with open_store(str(tmp_path / "s.lbug")) as store:
         store.on_bulk_write = messages.append
         with store.bulk_load():
             store.write_batch(_events(100))
         counts = store.counts()
         assert counts["nodes"]["Event"] == 100 and counts["edges"]["SYNCHRONOUS"] == 99
-    assert copies.count("Event") == 3 and copies.count("SYNCHRONOUS") == 3  # 40 + 40 + 20, 40 + 40 + 19
+    assert [len(rows) for name, rows in copies if name == "SYNCHRONOUS"] == [40, 40, 19]  # in the order held
+    events = [rows for name, rows in copies if name == "Event"]
+    assert len(events) >= 3 and all(len(rows) <= 40 for rows in events) and sum(map(len, events)) == 100
+    conn = ladybug.Connection(ladybug.Database(":memory:"))
+    top = [[int(conn.execute("RETURN hash($k)", {"k": k}).get_next()[0]) >> 56 for k in rows] for rows in events]
+    # the three ranges the note plans, 256 hash indexes cut in three; a range that drew more than 40
+    # keys goes in two COPYs, so each COPY's keys lie in one range, the ranges in order
+    ranges = [[bisect.bisect_right([85, 171], p) for p in positions] for positions in top]
+    assert all(len(set(r)) == 1 for r in ranges) and [r[0] for r in ranges] == sorted(r[0] for r in ranges)
+    assert {r[0] for r in ranges} == {0, 1, 2}
     notes = [m for m in messages if m.startswith("note: ")]
     assert notes[0].startswith("note: Event: 100 rows need 3 COPYs of at most 40") and "EVENTKG_MEMORY_MB" in notes[0]
     assert messages.index(notes[0]) < messages.index(next(m for m in messages if m.startswith("note: SYNCHRONOUS")))
