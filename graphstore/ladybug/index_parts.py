@@ -86,12 +86,12 @@ def index_ranges(rows: int, limit: int) -> np.ndarray:
 
 def split_by_range(table: pa.Table, bounds: np.ndarray) -> Iterator[pa.Table]:
     """The rows of ``table`` (a node table: an ``id`` column) whose keys fall in each range of hash
-    indexes between consecutive ``bounds``, in order, each range's rows in the order held."""
+    indexes between consecutive ``bounds``, in order, each range's rows in the order held. Each is
+    a table of its own (not a slice of one reordered copy), so holding one holds only its rows."""
     part = np.searchsorted(bounds[1:-1], index_positions(table.column("id")), side="right").astype(np.uint8)
     order = np.argsort(part, kind="stable")
     ends = np.cumsum(np.bincount(part, minlength=len(bounds) - 1))
-    ordered = table.take(pa.array(order))
     start = 0
     for end in ends:
-        yield ordered.slice(start, int(end) - start)
+        yield table.take(pa.array(order[start:end]))
         start = int(end)

@@ -34,6 +34,7 @@ import pyarrow.parquet as pq
 from eventkg.graphstore.digest import EMPTY, TableDigest, table_digest
 
 PREFIX = ".eventkg-spool-"
+DIGEST_BACKLOG = 2  # parts a Staged file may hold while their digests wait (the file's thread lags its writes)
 STAGE_ROW_GROUP = 131_072  # rows per Parquet row group of a staged table (the engine reads one at a time)
 
 
@@ -178,6 +179,8 @@ class Staged:
         self.rows += table.num_rows
         if self._pool is not None:
             self._digests.append(self._pool.submit(table_digest, table))
+            if len(self._digests) > DIGEST_BACKLOG:  # wait for the oldest: parts waiting for their digest are held
+                self._digests[-DIGEST_BACKLOG - 1].result()
 
     def close(self) -> TableDigest | None:
         """Finish the file (its writer's buffers freed); the digest of every row added (None when not

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eventkg.graphstore.keyset import KeySet, fingerprints
-from eventkg.graphstore.ladybug.bulk import _among, _id_set
+from eventkg.graphstore.ladybug.bulk import _among, _id_set, _repeat_masks
 
 IDS = st.text(alphabet="abcdefgh", min_size=1, max_size=4)
 
@@ -69,3 +69,22 @@ def test_many_keys_asked_at_once_over_several_runs():
                                         rng.integers(0, 2**63, 6000).astype(np.uint64)]))
     present, unsure = keys.lookup(q, ~q)
     assert present.tolist() == np.isin(q, stored).tolist() and not unsure.any()
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 3)), max_size=60))
+def test_repeat_masks_mark_each_repeated_keys_first_row_and_its_later_rows(keys):
+    """Against a dict of the rows seen: keys drawn from few values, so first hashes are shared with
+    and without the second, and a key is held once, twice or more."""
+    h1 = np.array([a for a, _ in keys], np.uint64)
+    h2 = np.array([b for _, b in keys], np.uint64)
+    first, later = _repeat_masks(h1, h2)
+    seen: dict[tuple[int, int], int] = {}
+    want_first, want_later = [False] * len(keys), [False] * len(keys)
+    for i, key in enumerate(keys):
+        if key in seen:
+            want_later[i] = True
+            want_first[seen[key]] = True
+        else:
+            seen[key] = i
+    assert first.tolist() == want_first and later.tolist() == want_later
