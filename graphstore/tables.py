@@ -20,6 +20,9 @@ from eventkg.graphstore.base import StoreError, merge_props
 from eventkg.graphstore.keyset import edge_fingerprints, fingerprints
 from eventkg.graphstore.model import DOUBLE, INT64, STRING, STRING_LIST
 
+# rows of repeated keys merged as Python dicts at a time: a dict per row, so merging every repeat of
+# a big table at once took memory in proportion to its repeats (docs/performance.md, session 20)
+MERGE_ROWS = 50_000
 ARROW_TYPES = {STRING: pa.string(), DOUBLE: pa.float64(), INT64: pa.int64(), STRING_LIST: pa.list_(pa.string())}
 
 
@@ -130,9 +133,10 @@ def dedupe(
 ) -> tuple[pa.Table, tuple[np.ndarray, np.ndarray]]:
     """One row per key, and the keys' fingerprints (reused by the caller's existence check).
 
-    Repeated keys merge as rows do (later non-null values win, sources unioned). Distinct
-    first fingerprints prove distinct keys; hashing with numpy and sorting is cheaper than
-    Arrow's count_distinct over joined src/dst strings.
+    Repeated keys merge as rows do (later non-null values win, sources unioned), ``MERGE_ROWS``
+    rows of them at a time (split by key), each part's merged rows after the rows of keys held
+    once. Distinct first fingerprints prove distinct keys; hashing with numpy and sorting is
+    cheaper than Arrow's count_distinct over joined src/dst strings.
     """
     h1, h2 = key_fingerprints(table)
     ordered = np.sort(h1)
@@ -144,13 +148,20 @@ def dedupe(
     if not len(repeated):  # a fingerprint clash, not a repeated key
         return table, (h1, h2)
     mask = pc.is_in(key, value_set=repeated)
-    merged: dict[Any, dict[str, Any]] = {}
+    held = table.filter(mask)
+    parts = -(-held.num_rows // MERGE_ROWS)
+    # a key's rows all in one part (by its first fingerprint), so the parts merge apart
+    part_of = h1[mask.to_numpy(zero_copy_only=False)] % np.uint64(parts) if parts > 1 else None
     getkey = itemgetter(*keys)
-    for row in decoded_rows(table.filter(mask)):
-        k = getkey(row)
-        merged[k] = row if k not in merged else merge_props(merged[k], row)
-    fixed = rows_table("", list(merged.values()), keys, props)
-    out = pa.concat_tables([table.filter(pc.invert(mask)), fixed.cast(table.schema)])
+    fixed = []
+    for part in range(parts):
+        merged: dict[Any, dict[str, Any]] = {}
+        for row in decoded_rows(held if part_of is None else held.filter(pa.array(part_of == part))):
+            k = getkey(row)
+            merged[k] = row if k not in merged else merge_props(merged[k], row)
+        fixed.append(rows_table("", list(merged.values()), keys, props).cast(table.schema))
+        merged = None
+    out = pa.concat_tables([table.filter(pc.invert(mask)), *fixed])
     return out, key_fingerprints(out)
 
 
