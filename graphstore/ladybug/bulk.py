@@ -974,22 +974,16 @@ def _among(column: pa.ChunkedArray | pa.Array, ids: pa.ChunkedArray, keys: KeySe
 
 def _repeat_masks(h1: np.ndarray, h2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Masks of the rows whose key fingerprint (h1, h2) a later row repeats (each such key's first
-    row), and of the rows repeating an earlier row's key.
-
-    Only the rows whose first hash is held more than once are ordered (by both hashes, stably, so a
-    key's rows stay in the order held). An unstable sort of the first hashes finds them; a stable
-    argsort of every row grew faster than the rows (its cache misses), and repeats are few."""
-    first, later = np.zeros(len(h1), bool), np.zeros(len(h1), bool)
-    ordered = np.sort(h1)
-    shared = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])
-    ordered = None
-    if not len(shared):
-        return first, later
-    rows = np.flatnonzero(shared[np.minimum(np.searchsorted(shared, h1), len(shared) - 1)] == h1)
-    order = rows[np.lexsort((h2[rows], h1[rows]))]
+    row), and of the rows repeating an earlier row's key."""
+    order = np.argsort(h1, kind="stable")  # rows of one key stay in the order held
     s1, s2 = h1[order], h2[order]
+    if ((s1[1:] == s1[:-1]) & (s2[1:] != s2[:-1])).any():  # keys sharing a first hash: order by both
+        order = np.lexsort((h2, h1))
+        s1, s2 = h1[order], h2[order]
     same = (s1[1:] == s1[:-1]) & (s2[1:] == s2[:-1])  # sorted row i + 1 repeats row i
+    later = np.zeros(len(order), bool)
     later[order[1:][same]] = True
+    first = np.zeros(len(order), bool)
     first[order[:-1][same & ~np.concatenate(([False], same[:-1]))]] = True
     return first, later
 
