@@ -781,10 +781,10 @@ class BulkSession:
         per transaction, each checkpointed, and a checkpoint of a big stored table is slow). Such a
         row whose key is not held after all (an earlier flush wrote it) waits to be upserted.
 
-        Why few: each checkpoint rewrites the table's primary-key index, so many small slices cost
-        time quadratic in the table; why not always one: the engine builds a COPY's primary-key
-        index in its buffer pool (:func:`~eventkg.graphstore.ladybug.engine.copy_rows`), so past
-        some size one COPY fails.
+        Why not always one: the engine builds a COPY's primary-key index in its buffer pool
+        (:func:`~eventkg.graphstore.ladybug.engine.copy_rows`), so past some size one COPY fails.
+        Why few, each of one range of that index's hash indexes (:meth:`_copy_by_index_range`):
+        each checkpoint rewrites the parts of the index its COPY reached.
         """
         folded = self._late.take(name) if self._will_fold(name) else None
         again = self._repeats.take(name) if self._repeats is not None else None
@@ -899,11 +899,12 @@ class BulkSession:
                     stage.add(rows)
                 part = rows = None
             full = [stage for stage in stages if stage.rows]
+            for stage in full:  # every writer's buffers freed before the first COPY sizes its pool
+                stage.close()
             for i, stage in enumerate(full):
                 if i:
                     self._database.checkpoint_and_release()
                 if stage.rows > limit:
-                    stage.close()
                     self._copy_in_slices(name, parquet_parts(stage.path), limit, schema)
                 else:
                     self._copy_stage(name, stage, self._writer.digest_base(name))

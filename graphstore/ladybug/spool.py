@@ -156,10 +156,10 @@ class Staged:
 
     Why a file: LadybugDB reads a Parquet file in row groups, so one COPY of a whole table needs
     no copy of it in this process (an Arrow table handed to COPY, even memory-mapped, is resident
-    here while the engine reads it). One COPY per table instead
-    of slices, each checkpointed: a checkpoint rewrites what the table holds, so slices cost time
-    quadratic in the table (see ``docs/performance.md``). The digest of each part is computed in a
-    thread while the next part is read and written (numpy and Parquet release the GIL).
+    here while the engine reads it). One COPY per table where the budget allows: each COPY's
+    checkpoint rewrites what it reached of the table (see ``docs/performance.md``). The digest of
+    each part is computed in a thread while the next part is read and written (numpy and Parquet
+    release the GIL); a part waits for it past ``DIGEST_BACKLOG``.
     """
 
     def __init__(self, path: Path, schema: pa.Schema, *, digest: bool) -> None:

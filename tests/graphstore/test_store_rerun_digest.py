@@ -130,6 +130,23 @@ def test_the_kept_digest_is_the_digest_of_what_the_store_holds(tmp_path):
     assert book.get("Event").rows == 140 and book.get("CAUSES") == EMPTY
 
 
+def test_the_kept_digest_holds_when_a_node_table_goes_in_several_copies(tmp_path, monkeypatch):
+    """A node table bigger than one COPY goes in one COPY per range of the engine's hash indexes;
+    each adds its rows' digest to the table's as it stands before that COPY, fresh or appended,
+    and a re-run of the same rows is still recognised as stored."""
+    from eventkg.graphstore.ladybug import bulk
+
+    monkeypatch.setattr(bulk, "copy_rows", lambda name, pool: 40)
+    path = tmp_path / "s.lbug"
+    _bulk(path, _events(120))
+    assert DigestBook.load(path).get("Event") == _stored_digest(path, "Event")
+    _bulk(path, _events(60, start=500))
+    book = DigestBook.load(path)
+    assert book.get("Event") == _stored_digest(path, "Event") and book.get("Event").rows == 180
+    skipped, _ = _bulk(path, _events(120), _events(60, start=500))  # the stored rows again
+    assert skipped["Event"] == 180 and DigestBook.load(path).tables == book.tables
+
+
 def test_a_rerun_of_the_stored_rows_skips_them_and_leaves_the_graph_and_digest_as_they_were(tmp_path):
     path = tmp_path / "s.lbug"
     _bulk(path, _events(100))
