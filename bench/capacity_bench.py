@@ -100,6 +100,8 @@ def engine_export(store: str, out: str) -> dict:
 
 def neo4j_import(csv_dir: str, home: str) -> dict:
     """``csv_dir`` into a new Neo4j database under ``home``, the server up, the schema made; the figures."""
+    import neo4j_modes
+
     from eventkg.graphstore.neo4j.server import launch as neo4j_server
     from eventkg.graphstore.neo4j.store import Neo4jStore
 
@@ -114,9 +116,7 @@ def neo4j_import(csv_dir: str, home: str) -> dict:
         counts = store.counts()
         out["edges"] = sum(counts["edges"].values())
         store.close()
-        for line in Path(f"/proc/{server.process.pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                out["server_peak_rss_mb"] = int(line.split()[1]) / 1024
+        out["server_peak_rss_mb"] = neo4j_modes._peak_rss_mb(server.process.pid)
     finally:
         server.stop()
     out["database_mb"] = du_mb(Path(home) / "data")
@@ -162,6 +162,8 @@ class HeapSampler:
 
 def bolt_ingest(kg: str) -> dict:
     """``ingest aser --map-events`` through Bolt into a server on Neo4j's default memory, its heap sampled."""
+    import neo4j_modes
+
     from eventkg.graphstore.neo4j.server import launch as neo4j_server
     from eventkg.graphstore.neo4j.store import Neo4jStore
     from eventkg.ingest import aser
@@ -176,9 +178,7 @@ def bolt_ingest(kg: str) -> dict:
         out["edges"] = sum(store.counts()["edges"].values())
         out["edge_rate"] = out["edges"] / out["ingest_s"]
         store.close()
-        for line in Path(f"/proc/{server.process.pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                out["server_peak_rss_mb"] = int(line.split()[1]) / 1024
+        out["server_peak_rss_mb"] = neo4j_modes._peak_rss_mb(server.process.pid)
     finally:
         server.stop()
     return out
