@@ -17,7 +17,7 @@ seconds, CPU seconds, peak RSS from ``wait4``, which counts the JVMs the step st
 * ``neo4j``: the folder into a new Neo4j database (``neo4j-admin database import full``), the
   server up and the store's schema created (the bulk path's last three steps); disk: the database;
   the server's own peak RSS (``VmHWM``) beside the step's;
-* ``bolt`` (only when named: ~40 min at 10M/30M on 2 cores): ``ingest aser --map-events`` through Bolt
+* ``bolt`` (only when named: ~30 min at 10M/30M on 2 cores): ``ingest aser`` (45M edges at 10M/30M) through Bolt
   into a server on Neo4j's default memory (512 MB heap), its heap sampled with ``jstat -gc``: the peak
   used, and what a full collection leaves every ``LIVE_EVERY_S`` (flat when the server keeps nothing
   per edge written; `LIVE_EVERY_S` in the environment sets that period).
@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 SIZES = "1000000,3000000,10000000"
 STEPS = ("scan", "ingest", "questions-cold", "questions-warm", "export", "export-floor", "neo4j", "bolt")
-DEFAULT_STEPS = STEPS[:-1]  # Bolt writes ~26K edges/s on 2 cores: ~40 min at 10M/30M, asked for by name
+DEFAULT_STEPS = STEPS[:-1]  # Bolt writes ~26K edges/s on 2 cores: ~30 min at 10M/30M, asked for by name
 JSTAT_MS = 5000  # how often the Bolt step samples the server's heap
 LIVE_EVERY_S = int(os.environ.get("LIVE_EVERY_S", 60))  # and how often it collects it in full to see what stays
 QUESTIONS = 50_000
@@ -161,7 +161,7 @@ class HeapSampler:
 
 
 def bolt_ingest(kg: str) -> dict:
-    """``ingest aser --map-events`` through Bolt into a server on Neo4j's default memory, its heap sampled."""
+    """``ingest aser`` through Bolt into a server on Neo4j's default memory, its heap sampled."""
     import neo4j_modes
 
     from eventkg.graphstore.neo4j.server import launch as neo4j_server
@@ -173,7 +173,7 @@ def bolt_ingest(kg: str) -> dict:
         store = Neo4jStore(server.url)
         sampler = HeapSampler(server.process.pid)
         t = time.perf_counter()
-        aser.load(store, kg, map_events=True)
+        aser.load(store, kg)
         out = {"ingest_s": time.perf_counter() - t, **sampler.stop()}
         out["edges"] = sum(store.counts()["edges"].values())
         out["edge_rate"] = out["edges"] / out["ingest_s"]
