@@ -38,6 +38,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,7 +63,7 @@ def du_mb(path: Path) -> float:
 def timed(cmd: list[str], **kw) -> dict:
     """Run ``cmd`` to its end: wall and CPU seconds and peak RSS (MB) of it and what it waited for."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, **kw)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, **kw)  # stderr: the caller's (progress lines)
     stdout = proc.stdout.read()
     _, status, ru = os.wait4(proc.pid, 0)
     if status:
@@ -133,8 +134,8 @@ class HeapSampler:
     """A running JVM's heap every ``JSTAT_MS`` (used, peak), and what survives a full collection every
     ``LIVE_EVERY_S`` (``jcmd GC.run``, then the old generation's used KB): the live set over time."""
 
-    def __init__(self, pid: int) -> None:
-        self.pid, self.used, self.live = pid, [], []
+    def __init__(self, pid: int, edges: Callable[[], int] | None = None) -> None:
+        self.pid, self.used, self.live, self.edges = pid, [], [], edges
         self.t0, self.done = time.perf_counter(), threading.Event()
         self.thread = threading.Thread(target=self._sample, daemon=True)
         self.thread.start()
@@ -149,6 +150,9 @@ class HeapSampler:
                 subprocess.run(["jcmd", str(self.pid), "GC.run"], capture_output=True)
                 self.live.append((time.perf_counter() - self.t0, _jstat_gc(self.pid)["OU"] / 1024))
                 last_live = time.perf_counter()
+                written = self.edges() if self.edges else None
+                print(f"# {self.live[-1][0]:.0f} s: {self.live[-1][1]:,.1f} MiB live after a full collection, heap "
+                      f"used peak {max(self.used):,.1f} MiB, {written} edges stored", file=sys.stderr, flush=True)
 
     def stop(self) -> dict:
         """The heap's peak used and capacity (MiB), and the live set (MiB) at each full collection."""
@@ -170,14 +174,15 @@ def bolt_ingest(kg: str) -> dict:
 
     server = neo4j_server.start(heap=None, pagecache=None, home=None)
     try:
-        store = Neo4jStore(server.url)
-        sampler = HeapSampler(server.process.pid)
+        store, counter = Neo4jStore(server.url), Neo4jStore(server.url)
+        sampler = HeapSampler(server.process.pid, lambda: sum(counter.counts()["edges"].values()))
         t = time.perf_counter()
         aser.load(store, kg)
         out = {"ingest_s": time.perf_counter() - t, **sampler.stop()}
         out["edges"] = sum(store.counts()["edges"].values())
         out["edge_rate"] = out["edges"] / out["ingest_s"]
         store.close()
+        counter.close()
         out["server_peak_rss_mb"] = neo4j_modes._peak_rss_mb(server.process.pid)
     finally:
         server.stop()
