@@ -247,6 +247,27 @@ def table_pages(conn: Any, name: str, returns: str, *, page: int) -> Iterator[pa
         ).get_as_arrow(0)
 
 
+def node_file_pages(conn: Any, label: str, returns: str, path: Path, *, page: int) -> Iterator[pa.Table]:
+    """``RETURN returns`` over every node of ``label`` (bound to ``n``), written once by the engine to the
+    Parquet file ``path`` (``COPY ... TO``, on its own threads) and read back ``page`` rows at a time;
+    the file is removed once read. Why not :func:`table_pages` for a node table: each of its page
+    queries reads the whole table's columns to filter the offsets, so reading a node table page by
+    page costs the square of the table; this reads each row once, holding one page."""
+    import pyarrow.parquet as pq
+
+    quoted = str(path).replace("\\", "\\\\").replace("'", "\\'")
+    try:
+        conn.execute(f"COPY (MATCH (n:{label}) RETURN {returns}) TO '{quoted}'")
+        if not path.exists():  # no node: nothing written
+            return
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=page):
+            yield pa.Table.from_batches([batch])
+    except RuntimeError as exc:
+        raise StoreError(f"reading {label}: {short_error(exc)}") from exc
+    finally:
+        path.unlink(missing_ok=True)
+
+
 #: how the engine's error for a rel COPY end whose key is not in its node table begins (the key follows, then ".")
 MISSING_KEY_ERROR = "Copy exception: Unable to find primary key value "
 

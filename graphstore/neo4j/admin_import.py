@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from eventkg.graphstore.base import StoreError
-from eventkg.graphstore.ladybug.engine import max_offset, table_pages
+from eventkg.graphstore.ladybug.engine import max_offset, node_file_pages, table_pages
 from eventkg.graphstore.model import DOUBLE, INT64, NODE_TYPES, REL_TYPES, STRING_LIST
 
 MANIFEST = "import.json"
@@ -36,7 +37,8 @@ ARRAY_DELIMITER = "\x1f"
 ADMIN_ARRAY_DELIMITER = "U+001F"
 ID_TYPE = "actual"  # the :ID numbers are Neo4j node record ids (see the module docstring)
 LANES = 2  # files written side by side (see _write_all)
-PAGE = 200_000  # node offsets read per query (a page of relationships: their source nodes')
+PAGE = 200_000  # rows per page of a node file; node offsets per query for a relationship file (their sources')
+SPOOL = ".node-pages"  # in the import folder while it is written: each node table as the engine wrote it
 NODE_NUMBER = "node-number"  # the column kind of an integer node id (``:ID``, ``:START_ID``, ``:END_ID``)
 _HEADER_TYPE = {DOUBLE: "double", INT64: "long", STRING_LIST: "string[]"}
 _ARROW_TYPE = {DOUBLE: pa.float64(), INT64: pa.int64(), NODE_NUMBER: pa.int64()}
@@ -110,11 +112,12 @@ def _sources_list(col: pa.Array) -> pa.Array:
     return pc.if_else(empty, pa.scalar([], pa.list_(pa.string())), lists)
 
 
-def _node_pages(conn, label: str, base: int) -> Iterator[pa.Table]:
-    """Pages of a label's nodes, each with its node number (offset + ``base``) first."""
+def _node_pages(conn, label: str, base: int, spool: Path) -> Iterator[pa.Table]:
+    """Pages of a label's nodes, each with its node number (offset + ``base``) first, from one file the
+    engine writes in ``spool`` (a node table read by offset pages would cost the square of its size)."""
     cols = ["id", "sources", *NODE_TYPES[label].properties]
     ret = ", ".join([f"offset(id(n)) + {base} AS nid", *(f"n.`{c}` AS `{c}`" for c in cols)])
-    return table_pages(conn, label, ret, page=PAGE)
+    return node_file_pages(conn, label, ret, spool / f"{label}.parquet", page=PAGE)
 
 
 def _rel_pages(conn, rtype: str, bases: dict[str, int]) -> Iterator[pa.Table]:
@@ -192,7 +195,8 @@ def _write_file(
 
 
 def _jobs(conn, out: Path, checker: _Checker, progress: ProgressFn | None) -> list[tuple[str, str, int, Callable]]:
-    """One job per non-empty label and type: (label or type, file name, rows, write(conn) -> rows)."""
+    """One job per non-empty label and type: (label or type, file name, rows, write(conn) -> rows);
+    node files are read through ``out / SPOOL``, which the caller makes and removes."""
     jobs = []
     bases = _node_bases(conn)
     for label, kind in NODE_TYPES.items():
@@ -202,8 +206,9 @@ def _jobs(conn, out: Path, checker: _Checker, progress: ProgressFn | None) -> li
             kinds = [NODE_NUMBER, "id", STRING_LIST, *kind.properties.values()]
 
             def write(c, label=label, name=name, kinds=kinds, total=total) -> int:
-                return _write_file(out / name, node_header(label), kinds, _node_pages(c, label, bases[label]),
-                                   checker, _node_namer(label), total, progress)
+                return _write_file(out / name, node_header(label), kinds,
+                                   _node_pages(c, label, bases[label], out / SPOOL), checker, _node_namer(label),
+                                   total, progress)
 
             jobs.append((label, name, total, write))
     for rtype, rel in REL_TYPES.items():
@@ -282,9 +287,12 @@ def export_neo4j_import(store: Any, out: str | Path, *, progress: ProgressFn | N
         raise StoreError(f"cannot write the import folder {out}: {exc.strerror or exc}") from None
     checker = _Checker()
     try:
+        (out / SPOOL).mkdir(exist_ok=True)
         counts, nodes, rels = _write_all(store, conn, out, checker, progress)
     except OSError as exc:
         raise StoreError(f"cannot write the import folder {out}: {exc.strerror or exc}") from None
+    finally:
+        shutil.rmtree(out / SPOOL, ignore_errors=True)
     manifest = build_manifest(nodes, rels, multiline=checker.multiline, counts=counts)
     (out / "import.sh").write_text(
         "#!/bin/sh\n# Build a new Neo4j database from these files (stop the server first; the database must be "

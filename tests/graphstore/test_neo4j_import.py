@@ -14,6 +14,7 @@ import pytest
 
 from eventkg.graphstore import Batch, StoreError, open_store
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
+from eventkg.graphstore.neo4j import admin_import
 from eventkg.graphstore.neo4j.admin_import import _lanes, admin_arguments, export_neo4j_import, node_header, rel_header
 from eventkg.graphstore.neo4j.schema import creation_order, schema_statements
 from eventkg.graphstore.neo4j.server import huge_pages
@@ -145,6 +146,7 @@ def test_a_value_holding_the_array_delimiter_is_refused_naming_the_row(tmp_path)
         with pytest.raises(StoreError, match="nodes-Question.csv: Question 'bad-q': choices"):
             export_neo4j_import(emb, tmp_path / "csv")
     assert not (tmp_path / "csv" / "import.json").exists()  # an unfinished export cannot be imported
+    assert not (tmp_path / "csv" / admin_import.SPOOL).exists()  # nor does it leave the engine's node files
 
 
 def test_export_reads_only_an_embedded_store(neo4j_server, tmp_path):
@@ -160,6 +162,40 @@ def test_an_edge_holding_the_array_delimiter_is_refused_naming_its_source(tmp_pa
         with pytest.raises(StoreError, match=r"rels-CAUSES.csv: CAUSES edge from 'e1': sources\S* holds U\+001F"):
             export_neo4j_import(emb, tmp_path / "csv")
     assert not (tmp_path / "csv" / "import.json").exists()
+
+
+class _Recorded:
+    """A real embedded store whose connection notes every statement it runs (one lane: no ``open_connection``)."""
+
+    def __init__(self, store) -> None:
+        self.url, self._conn, self.statements = store.url, store.connection, []
+
+    @property
+    def connection(self):
+        return self
+
+    def execute(self, statement: str, *args):
+        self.statements.append(statement)
+        return self._conn.execute(statement, *args)
+
+
+def test_a_node_table_is_read_once_by_the_engine_then_in_pages(tmp_path, monkeypatch):
+    """Pages of node offsets, one query each, read the whole node table per page (the square of its
+    size at 10M events); the export has the engine write each node table once and pages that file."""
+    monkeypatch.setattr(admin_import, "PAGE", 3)
+    out = tmp_path / "it's here"  # the engine's file path goes into a Cypher string
+    with open_store(str(tmp_path / "e.lbug")) as emb:
+        emb.upsert_nodes("Event", [{"id": f"e{i}", "text": f"t{i}", "sources": ["t"]} for i in range(8)])
+        emb.upsert_edges("CAUSES", [{"src": f"e{i}", "dst": f"e{i + 1}", "sources": ["t"]} for i in range(7)])
+        recorded = _Recorded(emb)
+        export_neo4j_import(recorded, out)
+    reads = [s for s in recorded.statements if "(n:Event)" in s and "RETURN count" not in s and "max(" not in s]
+    assert len(reads) == 1 and reads[0].startswith("COPY (MATCH (n:Event)"), reads
+    rows = [line.split(",") for line in (out / "nodes-Event.csv").read_text().splitlines()[1:]]
+    assert sorted(r[1].strip('"') for r in rows) == [f"e{i}" for i in range(8)]  # each node once
+    assert len({r[0] for r in rows}) == 8
+    assert len((out / "rels-CAUSES.csv").read_text().splitlines()) == 8  # the header and 7 edges
+    assert not (out / admin_import.SPOOL).exists()
 
 
 def test_node_offsets_left_free_by_a_delete_import_as_holes(tmp_path):
