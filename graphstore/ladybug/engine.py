@@ -255,9 +255,8 @@ def node_file_pages(conn: Any, label: str, returns: str, path: Path, *, page: in
     page costs the square of the table; this reads each row once, holding one page."""
     import pyarrow.parquet as pq
 
-    quoted = str(path).replace("\\", "\\\\").replace("'", "\\'")
     try:
-        conn.execute(f"COPY (MATCH (n:{label}) RETURN {returns}) TO '{quoted}'")
+        conn.execute(f"COPY (MATCH (n:{label}) RETURN {returns}) TO {path_literal(path)}")
         if not path.exists():  # no node: nothing written
             return
         for batch in pq.ParquetFile(path).iter_batches(batch_size=page):
@@ -303,11 +302,16 @@ def copy_arrow(conn: Any, table: str, arrow: pa.Table) -> None:
         raise StoreError(f"writing {table}: {short_error(exc)}") from exc
 
 
+def path_literal(path: Path) -> str:
+    """``path`` as a quoted Cypher string (backslashes and quotes escaped) for ``COPY ... FROM/TO``."""
+    escaped = str(path).replace("\\", "\\\\").replace("'", "\\'")
+    return f"'{escaped}'"
+
+
 def copy_file(conn: Any, table: str, path: Path) -> None:
     """``COPY table FROM`` a Parquet file the engine reads itself, a row group at a time."""
-    quoted = str(path).replace("\\", "\\\\").replace("'", "\\'")
     try:
-        conn.execute(f"COPY {table} FROM '{quoted}'")
+        conn.execute(f"COPY {table} FROM {path_literal(path)}")
     except RuntimeError as exc:
         raise StoreError(f"writing {table}: {short_error(exc)}") from exc
 
