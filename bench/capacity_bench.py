@@ -72,8 +72,12 @@ def timed(cmd: list[str], **kw) -> dict:
             "peak_rss_mb": ru.ru_maxrss / 1024, "stdout": stdout.decode()}
 
 
-def child_json(stdout: str) -> dict:
-    return json.loads(stdout.strip().splitlines()[-1])
+def child_step(step: str, *args: str) -> dict:
+    """One of this script's own steps (``child``) in a process of its own: ``timed``'s figures and the
+    JSON line it printed last."""
+    got = timed([sys.executable, __file__, "--child", step, *args], cwd="/")
+    got.update(json.loads(got.pop("stdout").strip().splitlines()[-1]))
+    return got
 
 
 def engine_export(store: str, out: str) -> dict:
@@ -203,7 +207,6 @@ def run_size(work: Path, n_ev: int, n_rel: int, steps: list[str], seed: int) -> 
     store = work / f"capacity_{n_ev}_{n_rel}.lbug"
     csv_dir, home, floor_dir = (work / f"capacity_{n_ev}_{name}" for name in ("csv", "neo4j", "floor"))
     got: dict[str, dict] = {}
-    me = [sys.executable, __file__, "--child"]
     for step in steps:
         if step == "scan":
             got[step] = ingest_bench.measure("scan", kg, store, None)
@@ -221,18 +224,16 @@ def run_size(work: Path, n_ev: int, n_rel: int, steps: list[str], seed: int) -> 
             got[step]["disk_mb"] = du_mb(csv_dir)
         elif step == "export-floor":
             shutil.rmtree(floor_dir, ignore_errors=True)
-            got[step] = timed([*me, step, str(store), str(floor_dir)], cwd="/")
-            got[step].update(child_json(got[step].pop("stdout")), disk_mb=du_mb(floor_dir))
+            got[step] = child_step(step, str(store), str(floor_dir))
+            got[step]["disk_mb"] = du_mb(floor_dir)
             shutil.rmtree(floor_dir, ignore_errors=True)
         elif step == "neo4j":
             shutil.rmtree(home, ignore_errors=True)
-            got[step] = timed([*me, step, str(csv_dir), str(home)], cwd="/")
-            got[step].update(child_json(got[step].pop("stdout")))
+            got[step] = child_step(step, str(csv_dir), str(home))
             got[step]["disk_mb"] = got[step]["database_mb"]
             shutil.rmtree(home, ignore_errors=True)
         elif step == "bolt":
-            got[step] = timed([*me, step, str(kg)], cwd="/")
-            got[step].update(child_json(got[step].pop("stdout")))
+            got[step] = child_step(step, str(kg))
         got.get(step, {}).pop("stdout", None)
         print(f"# {n_ev:,}/{n_rel:,} {step}: " + json.dumps({k: v for k, v in got.get(step, {}).items()
                                                            if not isinstance(v, dict | list)}), flush=True)
