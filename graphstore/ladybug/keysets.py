@@ -13,11 +13,17 @@ dropped); this is exact because only this process may write the file. A raw writ
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
 import numpy as np
+import pyarrow as pa
 
 from eventkg.graphstore.keyset import KeySet
 from eventkg.graphstore.ladybug.database import Database
-from eventkg.graphstore.ladybug.engine import count_rows, table_pages
+from eventkg.graphstore.ladybug.engine import count_rows, node_file_pages, table_pages
+from eventkg.graphstore.ladybug.spool import private_folder
 from eventkg.graphstore.model import NODE_TYPES
 from eventkg.graphstore.tables import key_fingerprints
 
@@ -27,7 +33,7 @@ Fingerprints = tuple[np.ndarray, np.ndarray]
 # followed by a checkpoint and a reopening: the scan leaves the table's pages and its result in
 # the engine (figures: docs/performance.md)
 SCAN_RELEASE_KEYS = 100_000
-KEY_SCAN_ROWS = 200_000  # node offsets read per query when a key set is built by a scan (see KeySets.scan)
+KEY_SCAN_ROWS = 200_000  # keys (node rows, or a rel table's source node offsets) hashed at a time by KeySets.scan
 
 
 class KeySets:
@@ -74,17 +80,23 @@ class KeySets:
         return keys
 
     def scan(self, name: str, keys: KeySet) -> None:
-        """Add the keys of a table to ``keys``, read ``KEY_SCAN_ROWS`` node offsets (of a rel
-        table's source nodes) at a time.
+        """Add the keys of a table to ``keys``, ``KEY_SCAN_ROWS`` at a time.
 
-        Why in ranges: one query returning every key holds the engine's result, its Arrow copy
-        and the hashing's temporaries at once; by ranges the transient is bounded, in the same
-        time (figures: ``docs/performance.md``).
+        Why in parts: one query returning every key holds the engine's result, its Arrow copy and
+        the hashing's temporaries at once. A node table's ids are written once by the engine to a
+        Parquet file beside the store and read back in parts: pages of node offsets, one query
+        each, read the whole table per page (the square of its size). A rel table is read by
+        pages of its source nodes' offsets, which grow linearly (figures: ``docs/performance.md``).
         """
-        returns = "n.id AS id" if name in NODE_TYPES else "a.id AS src, b.id AS dst"
-        for page in table_pages(self._database.conn, name, returns, page=KEY_SCAN_ROWS):
-            keys.add(*key_fingerprints(page))
-            page = None
+        conn = self._database.conn
+        if name not in NODE_TYPES:
+            _add_pages(keys, table_pages(conn, name, "a.id AS src, b.id AS dst", page=KEY_SCAN_ROWS))
+            return
+        folder = private_folder(Path(self._database.url))
+        try:
+            _add_pages(keys, node_file_pages(conn, name, "n.id AS id", folder / f"{name}.parquet", page=KEY_SCAN_ROWS))
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
 
     def add(self, name: str, h1: np.ndarray, h2: np.ndarray) -> None:
         """Keys written to ``name`` (committed): added to its set, or the set given up past ``keyset_max``."""
@@ -103,3 +115,10 @@ class KeySets:
     def clear(self) -> None:
         """Forget every set (after a write the sets cannot follow, or one that failed)."""
         self._sets.clear()
+
+
+def _add_pages(keys: KeySet, pages: Iterator[pa.Table]) -> None:
+    """The keys of each page added to ``keys``, one page held at a time."""
+    for page in pages:
+        keys.add(*key_fingerprints(page))
+        page = None

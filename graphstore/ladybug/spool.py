@@ -43,7 +43,7 @@ class TableSpool:
 
     def __init__(self, beside: Path) -> None:
         remove_stale(beside.parent)
-        self.folder = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=beside.parent))
+        self.folder = private_folder(beside)
         self._writers: dict[str, tuple[pa.NativeFile, pa.ipc.RecordBatchFileWriter]] = {}
         self.rows: dict[str, int] = {}
 
@@ -250,6 +250,12 @@ def _emptied(items: list) -> list:
     out = items[:]
     items.clear()
     return out
+
+
+def private_folder(beside: Path) -> Path:
+    """A new folder of this process beside the file ``beside`` (:func:`remove_stale` deletes it once
+    the process is gone, should it be killed before it removes the folder itself)."""
+    return Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=beside.parent))
 
 
 def remove_stale(folder: Path) -> None:

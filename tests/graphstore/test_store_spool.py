@@ -352,6 +352,40 @@ def test_key_sets_read_in_offset_ranges_hold_exactly_the_stored_keys(tmp_path, m
         assert not edges.lookup(*ends(gone))[0].any()
 
 
+def test_a_node_key_set_is_built_from_one_read_of_its_table(tmp_path, monkeypatch):
+    """Pages of node offsets, one query each, read the whole node table per page (the square of its
+    size at 10M events); the key scan has the engine write a node table's ids once, beside the
+    store, and hashes that file in parts, then removes it."""
+    from types import SimpleNamespace
+
+    from eventkg.graphstore.keyset import fingerprints
+    from eventkg.graphstore.ladybug import keysets
+
+    monkeypatch.setattr(keysets, "KEY_SCAN_ROWS", 7)
+    folder = tmp_path / "it's here"  # the file's path goes into a Cypher string
+    folder.mkdir()
+    path = folder / "s.lbug"
+    statements: list[str] = []
+    with open_store(str(path)) as store:
+        store.write_batch(_events(50))
+        store.query("MATCH (n:Event) WHERE n.text = 'e20' DETACH DELETE n", write=True)
+        conn = store.connection
+
+        class Recorded:
+            def execute(self, statement: str, *args):
+                statements.append(statement)
+                return conn.execute(statement, *args)
+
+        sets = keysets.KeySets(SimpleNamespace(conn=Recorded(), url=str(path), failed=False), 10**6)
+        keys = sets.get("Event")
+    reads = [s for s in statements if "(n:Event)" in s and "count(" not in s]
+    assert len(reads) == 1 and reads[0].startswith("COPY (MATCH (n:Event)"), reads
+    kept = [event_id(f"e{i}") for i in range(50) if i != 20]
+    assert len(keys) == 49 and keys.lookup(*fingerprints(kept))[0].all()
+    assert not keys.lookup(*fingerprints([event_id("e20")]))[0].any()
+    assert not [p.name for p in folder.iterdir() if p.name.startswith(PREFIX)]
+
+
 def test_key_fingerprints_held_beside_a_table_come_back_in_row_order_or_not_at_all(tmp_path):
     import numpy as np
     import pyarrow as pa
