@@ -46,9 +46,6 @@ EDGE_PAGE = 1_000_000  # source node offsets per paged edge read (16 bytes a row
 #: whole column for every page (its offset filter is not pushed into the scan), so a page is as
 #: big as the pool allows: 2M rows at the default 1 GB pool, 8 times fewer scans than PAGE
 NODE_ROW_BYTES = 512
-#: the same for a read of the texts (text_page): half the rows of a node page, as a page's result
-#: (its strings and their Arrow copy) weighs more than what fewer pages save
-TEXT_ROW_BYTES = 1024
 
 #: bytes of an exported file read back at a time (exported): the batch held while it is used
 EXPORT_BLOCK = 16 << 20
@@ -153,13 +150,6 @@ def node_page() -> int:
     from eventkg.graphstore.ladybug.engine import buffer_pool_bytes
 
     return max(PAGE, buffer_pool_bytes() // NODE_ROW_BYTES)
-
-
-def text_page() -> int:
-    """Node offsets per paged read of the texts of an embedded store (``TEXT_ROW_BYTES`` a row)."""
-    from eventkg.graphstore.ladybug.engine import buffer_pool_bytes
-
-    return max(PAGE, buffer_pool_bytes() // TEXT_ROW_BYTES)
 
 
 @dataclass
@@ -419,11 +409,6 @@ def _cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
     return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
 
 
-def can_export(folder: Path) -> bool:
-    """Whether :func:`exported` can write into ``folder`` (its path goes into a Cypher string)."""
-    return not any(c in str(folder) for c in "'\\")
-
-
 class Export:
     """The rows of an embedded store's ``cypher``, written by the engine to the CSV file ``path``
     at once (``COPY ... TO``: one scan on the engine's threads, outside the GIL, its result never
@@ -435,13 +420,13 @@ class Export:
         conn = _ladybug_conn(store)
         if conn is None:
             raise StoreError("Export reads an embedded (LadybugDB) store")
-        if not can_export(path.parent):
-            raise StoreError(f"cannot export to {path}: a quote or backslash in the path")
+        from eventkg.graphstore.ladybug.engine import path_literal
+
         self.path, self.columns = path, columns
         try:
             if threads:  # the connection's engine threads from now on (an opening of its own)
                 conn.execute(f"CALL threads={int(threads)}")
-            conn.execute(f"COPY ({cypher}) TO '{path}' (header=false)")
+            conn.execute(f"COPY ({cypher}) TO {path_literal(path)} (header=false)")
         except RuntimeError as exc:
             path.unlink(missing_ok=True)
             raise StoreError(f"export failed: {str(exc).strip().splitlines()[0]}") from exc
@@ -496,21 +481,6 @@ def offset_pages(store: GraphStore, cypher: str, var: str, page: int = PAGE) -> 
     where = f"WHERE offset(ID({var})) >= $lo AND offset(ID({var})) < $hi"
     for lo in range(0, (top + 1) if top is not None else 0, page):
         yield _ladybug_arrow(conn, cypher.format(where=where), {"lo": lo, "hi": lo + page})
-
-
-def event_text_pages(store: GraphStore, page: int | None = None) -> Iterator[tuple[np.ndarray, pa.Array]]:
-    """``(node offsets, texts)`` of every Event node of an embedded store, ``page`` (default
-    :func:`text_page`) node offsets at a time (the engine's result and its Arrow copy never hold
-    the whole column; the offsets are the keys of :func:`event_graph_arrays`)."""
-    conn = _ladybug_conn(store)
-    if conn is None:
-        raise StoreError("event_text_pages reads an embedded (LadybugDB) store")
-    page = page or text_page()
-    top = _ladybug_arrow(conn, "MATCH (e:Event) RETURN max(offset(ID(e))) AS m").column(0)[0].as_py()
-    for lo in range(0, (top + 1) if top is not None else 0, page):
-        t = _ladybug_arrow(conn, "MATCH (e:Event) WHERE offset(ID(e)) >= $lo AND offset(ID(e)) < $hi "
-                                 "RETURN offset(ID(e)) AS k, e.text AS text", {"lo": lo, "hi": lo + page}, page)
-        yield _np(t.column(0)), t.column(1).combine_chunks()
 
 
 def texts_by_id(store: GraphStore, ids: Sequence[str]) -> dict[str, str | None]:

@@ -135,7 +135,7 @@ def _read_columns(store: Any, types: list[str], counts: dict[str, int] | None, t
 
     with reader(store) as r:
         top = columnar.max_event_offset(r)
-        via = tmp if columnar.can_export(tmp) and columnar.offset_kind(top) is np.int32 else None
+        via = tmp if columnar.offset_kind(top) is np.int32 else None
         if side is not None:
             cols_pending = side.submit(_read_edges, store, types, top, counts, via)
         if via is None:
@@ -228,9 +228,6 @@ def _read_texts(store: Any, folder: Path, top: int | None) -> tuple[np.ndarray, 
     from eventkg.queries.event_texts import write_text_file
 
     n = (top + 1) if top is not None else 0
-    if not columnar.can_export(folder):
-        with reader(store) as r:
-            return write_text_file(folder / TEXTS, columnar.event_text_pages(r), n)
     with reader(store) as r:
         # an opening of its own is read beside the questions: one engine thread, one parsing
         export = columnar.export_texts(r, folder, threads=1 if r is not store else None)
