@@ -86,7 +86,9 @@ class KeySets:
         the hashing's temporaries at once. A node table's ids are written once by the engine to a
         Parquet file beside the store and read back in parts: pages of node offsets, one query
         each, read the whole table per page (the square of its size). A rel table is read by
-        pages of its source nodes' offsets, which grow linearly (figures: ``docs/performance.md``).
+        pages of its source nodes' offsets: the engine's one ``COPY ... TO`` of its ends' ids was
+        not much faster, and its join of the ids grows faster than the rows either way (figures:
+        ``docs/performance.md``).
         """
         conn = self._database.conn
         if name not in NODE_TYPES:
