@@ -28,8 +28,13 @@ def fingerprints(values) -> tuple[np.ndarray, np.ndarray]:
 
 def edge_fingerprints(src, dst) -> tuple[np.ndarray, np.ndarray]:
     """Fingerprints of (src, dst) pairs, from the fingerprints of each side."""
-    s1, s2 = fingerprints(src)
-    d1, d2 = fingerprints(dst)
+    return pair_fingerprints(fingerprints(src), fingerprints(dst))
+
+
+def pair_fingerprints(src: tuple[np.ndarray, np.ndarray],
+                      dst: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Fingerprints of (src, dst) pairs given the :func:`fingerprints` of each side's ids."""
+    (s1, s2), (d1, d2) = src, dst
     return mix(mix(s1 ^ _SEEDS[1]) ^ d1), mix(mix(s2 + _SEEDS[0]) ^ d2)
 
 

@@ -16,15 +16,16 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from eventkg.graphstore.keyset import KeySet
+from eventkg.graphstore.keyset import KeySet, fingerprints, pair_fingerprints
 from eventkg.graphstore.ladybug.database import Database
-from eventkg.graphstore.ladybug.engine import count_rows, node_file_pages, table_pages
+from eventkg.graphstore.ladybug.engine import count_rows, max_offset, node_file_pages, table_pages
 from eventkg.graphstore.ladybug.spool import private_folder
-from eventkg.graphstore.model import NODE_TYPES
+from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 from eventkg.graphstore.tables import key_fingerprints
 
 Fingerprints = tuple[np.ndarray, np.ndarray]
@@ -34,6 +35,10 @@ Fingerprints = tuple[np.ndarray, np.ndarray]
 # the engine (figures: docs/performance.md)
 SCAN_RELEASE_KEYS = 100_000
 KEY_SCAN_ROWS = 200_000  # keys (node rows, or a rel table's source node offsets) hashed at a time by KeySets.scan
+#: a rel table with at least this many edges per node of its end labels is scanned by its ends' node
+#: offsets, each end label's fingerprints read once by offset; a smaller one by its ends' ids, which
+#: the engine joins edge by edge (figures: docs/performance.md)
+OFFSET_SCAN_EDGES_PER_NODE = 1.0
 
 
 class KeySets:
@@ -71,7 +76,7 @@ class KeySets:
         if self.held() + total <= self.keyset_max:
             keys = KeySet()
             if total:
-                self.scan(name, keys)
+                self.scan(name, keys, total)
             if total >= SCAN_RELEASE_KEYS and not self._database.failed:
                 # the scan left the table's pages and its result in the engine: hand them back
                 # before the next scan or write
@@ -79,24 +84,29 @@ class KeySets:
         self._sets[name] = keys
         return keys
 
-    def scan(self, name: str, keys: KeySet) -> None:
-        """Add the keys of a table to ``keys``, ``KEY_SCAN_ROWS`` at a time.
+    def scan(self, name: str, keys: KeySet, rows: int | None = None) -> None:
+        """Add the keys of a table (``rows`` of them, where known) to ``keys``, ``KEY_SCAN_ROWS`` at a time.
 
         Why in parts: one query returning every key holds the engine's result, its Arrow copy and
-        the hashing's temporaries at once. A node table's ids are written once by the engine to a
-        Parquet file beside the store and read back in parts: pages of node offsets, one query
-        each, read the whole table per page (the square of its size). A rel table is read by
-        pages of its source nodes' offsets: the engine's one ``COPY ... TO`` of its ends' ids was
-        not much faster, and its join of the ids grows faster than the rows either way (figures:
-        ``docs/performance.md``).
+        the hashing's temporaries at once. Why through files: pages of node offsets, one query
+        each, read the whole node table per page (the square of its size), so a node table's ids
+        are written once by the engine to a Parquet file beside the store and read back in parts.
+        A rel table is read by pages of its source nodes' offsets: a big one
+        (``OFFSET_SCAN_EDGES_PER_NODE``) returns its ends' offsets, looked up in its end labels'
+        fingerprints read once by offset (:func:`_prints_by_offset`); a small one returns its ends'
+        ids, which the engine joins edge by edge (slower per edge, and more so as the table
+        grows, but no pass over the node tables; figures: ``docs/performance.md``).
         """
         conn = self._database.conn
-        if name not in NODE_TYPES:
-            _add_pages(keys, table_pages(conn, name, "a.id AS src, b.id AS dst", page=KEY_SCAN_ROWS))
-            return
         folder = private_folder(Path(self._database.url))
         try:
-            _add_pages(keys, node_file_pages(conn, name, "n.id AS id", folder / f"{name}.parquet", page=KEY_SCAN_ROWS))
+            if name in NODE_TYPES:
+                _add_pages(keys, node_file_pages(conn, name, "n.id AS id", folder / f"{name}.parquet",
+                                                 page=KEY_SCAN_ROWS))
+            elif _by_offsets(conn, name, count_rows(conn, name) if rows is None else rows):
+                _add_offset_pages(conn, name, keys, folder)
+            else:
+                _add_pages(keys, table_pages(conn, name, "a.id AS src, b.id AS dst", page=KEY_SCAN_ROWS))
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
@@ -124,3 +134,36 @@ def _add_pages(keys: KeySet, pages: Iterator[pa.Table]) -> None:
     for page in pages:
         keys.add(*key_fingerprints(page))
         page = None
+
+
+def _by_offsets(conn: Any, name: str, rows: int) -> bool:
+    """Whether rel table ``name`` (``rows`` edges) is scanned by its ends' offsets (see ``KeySets.scan``)."""
+    rel = REL_TYPES[name]
+    nodes = sum(count_rows(conn, label) for label in {rel.source, rel.target})
+    return rows >= OFFSET_SCAN_EDGES_PER_NODE * nodes
+
+
+def _add_offset_pages(conn: Any, name: str, keys: KeySet, folder: Path) -> None:
+    """The keys of rel table ``name`` added to ``keys``: its ends' node offsets, a page of source
+    offsets at a time, composed from each end label's fingerprints by offset."""
+    rel = REL_TYPES[name]
+    prints = {label: _prints_by_offset(conn, label, folder) for label in {rel.source, rel.target}}
+    (s1, s2), (d1, d2) = prints[rel.source], prints[rel.target]
+    for page in table_pages(conn, name, "offset(id(a)) AS s, offset(id(b)) AS d", page=KEY_SCAN_ROWS):
+        src, dst = page.column("s").to_numpy(), page.column("d").to_numpy()
+        keys.add(*pair_fingerprints((s1[src], s2[src]), (d1[dst], d2[dst])))
+        page = src = dst = None
+
+
+def _prints_by_offset(conn: Any, label: str, folder: Path) -> Fingerprints:
+    """The :func:`~eventkg.graphstore.keyset.fingerprints` of every ``label`` node's id, indexed by
+    its node offset (16 bytes an offset; a deleted node's offset holds zeros, and no edge names it),
+    from one engine read of the table."""
+    top = max_offset(conn, label)
+    h1, h2 = np.zeros(top + 1, np.uint64), np.zeros(top + 1, np.uint64)
+    for page in node_file_pages(conn, label, "offset(id(n)) AS k, n.id AS id", folder / f"{label}.parquet",
+                                page=KEY_SCAN_ROWS):
+        at = page.column("k").to_numpy()
+        h1[at], h2[at] = fingerprints(page.column("id"))
+        page = at = None
+    return h1, h2

@@ -386,6 +386,44 @@ def test_a_node_key_set_is_built_from_one_read_of_its_table(tmp_path, monkeypatc
     assert not [p.name for p in folder.iterdir() if p.name.startswith(PREFIX)]
 
 
+@pytest.mark.parametrize("by_offsets", [True, False])
+def test_a_rel_key_set_by_end_offsets_or_by_end_ids_holds_exactly_the_stored_keys(tmp_path, monkeypatch, by_offsets):
+    """A big rel table's set is composed from its ends' node offsets and each end label's
+    fingerprints by offset; a small one's from its ends' ids. Both hold exactly the stored edges,
+    across the holes deleted nodes leave in either end label."""
+    from eventkg.graphstore.keyset import edge_fingerprints
+    from eventkg.graphstore.ladybug import keysets
+
+    monkeypatch.setattr(keysets, "KEY_SCAN_ROWS", 7)
+    monkeypatch.setattr(keysets, "OFFSET_SCAN_EDGES_PER_NODE", 0.0 if by_offsets else float("inf"))
+    path = str(tmp_path / "s.lbug")
+    b = _events(40)
+    for c in range(12):
+        b.add_node("Concept", {"id": f"c{c}", "name": f"concept {c}", "sources": ["t"]})
+    abstracts = [(event_id(f"e{i}"), f"c{(i * 5) % 12}") for i in range(0, 40, 2)]
+    for src, dst in abstracts:
+        b.add_edge("ABSTRACTS_TO", {"src": src, "dst": dst, "sources": ["t"]})
+    with open_store(path) as store:
+        store.write_batch(b)
+        store.query("MATCH (n:Event) WHERE n.text IN ['e0', 'e7', 'e21'] DETACH DELETE n", write=True)
+        store.query("MATCH (n:Concept) WHERE n.id IN ['c3', 'c10'] DETACH DELETE n", write=True)
+    gone_events, gone_concepts = {event_id(f"e{i}") for i in (0, 7, 21)}, {"c3", "c10"}
+    with open_store(path) as store:
+        calls: list[str] = []
+        real = keysets._add_offset_pages
+        monkeypatch.setattr(keysets, "_add_offset_pages", lambda *a: (calls.append(a[1]), real(*a)))
+        got = {name: store._keys.get(name) for name in ("SYNCHRONOUS", "ABSTRACTS_TO")}
+    assert calls == (["SYNCHRONOUS", "ABSTRACTS_TO"] if by_offsets else [])
+    pairs = [(event_id(f"e{i}"), event_id(f"e{i + 1}")) for i in range(39)]
+    for name, all_pairs, ends in (("SYNCHRONOUS", pairs, (gone_events, gone_events)),
+                                  ("ABSTRACTS_TO", abstracts, (gone_events, gone_concepts))):
+        kept = [p for p in all_pairs if p[0] not in ends[0] and p[1] not in ends[1]]
+        gone = [p for p in all_pairs if p not in kept]
+        assert len(got[name]) == len(kept) and gone, name
+        assert got[name].lookup(*edge_fingerprints([a for a, _ in kept], [b for _, b in kept]))[0].all(), name
+        assert not got[name].lookup(*edge_fingerprints([a for a, _ in gone], [b for _, b in gone]))[0].any(), name
+
+
 def test_key_fingerprints_held_beside_a_table_come_back_in_row_order_or_not_at_all(tmp_path):
     import numpy as np
     import pyarrow as pa
