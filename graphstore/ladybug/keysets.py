@@ -37,7 +37,8 @@ SCAN_RELEASE_KEYS = 100_000
 KEY_SCAN_ROWS = 200_000  # keys (node rows, or a rel table's source node offsets) hashed at a time by KeySets.scan
 #: a rel table with at least this many edges per node of its end labels is scanned by its ends' node
 #: offsets, each end label's fingerprints read once by offset; a smaller one by its ends' ids, which
-#: the engine joins edge by edge (figures: docs/performance.md)
+#: the engine joins edge by edge (figures: docs/performance.md). At 1.0 the end labels' arrays (16 B
+#: a node) are at most the table's own key set, so ``keyset_max`` bounds both.
 OFFSET_SCAN_EDGES_PER_NODE = 1.0
 
 
