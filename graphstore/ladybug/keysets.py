@@ -38,7 +38,8 @@ KEY_SCAN_ROWS = 200_000  # keys (node rows, or a rel table's source node offsets
 #: a rel table with at least this many edges per node of its end labels is scanned by its ends' node
 #: offsets, each end label's fingerprints read once by offset; a smaller one by its ends' ids, which
 #: the engine joins edge by edge (figures: docs/performance.md). At 1.0 the end labels' arrays (16 B
-#: a node) are at most the table's own key set, so ``keyset_max`` bounds both.
+#: a node offset, holes left by deletes included) are about the size of the table's own key set or
+#: smaller, so ``keyset_max`` bounds both.
 OFFSET_SCAN_EDGES_PER_NODE = 1.0
 
 
