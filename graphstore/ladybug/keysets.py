@@ -86,8 +86,8 @@ class KeySets:
         self._sets[name] = keys
         return keys
 
-    def scan(self, name: str, keys: KeySet, rows: int | None = None) -> None:
-        """Add the keys of a table (``rows`` of them, where known) to ``keys``, ``KEY_SCAN_ROWS`` at a time.
+    def scan(self, name: str, keys: KeySet, rows: int) -> None:
+        """Add the ``rows`` keys of a table to ``keys``, ``KEY_SCAN_ROWS`` at a time.
 
         Why in parts: one query returning every key holds the engine's result, its Arrow copy and
         the hashing's temporaries at once. Why through files: pages of node offsets, one query
@@ -100,15 +100,16 @@ class KeySets:
         grows, but no pass over the node tables; figures: ``docs/performance.md``).
         """
         conn = self._database.conn
-        folder = private_folder(Path(self._database.url))
+        if name not in NODE_TYPES and not _by_offsets(conn, name, rows):
+            _add_pages(keys, table_pages(conn, name, "a.id AS src, b.id AS dst", page=KEY_SCAN_ROWS))
+            return
+        folder = private_folder(Path(self._database.url))  # only the scans through files need one
         try:
             if name in NODE_TYPES:
                 _add_pages(keys, node_file_pages(conn, name, "n.id AS id", folder / f"{name}.parquet",
                                                  page=KEY_SCAN_ROWS))
-            elif _by_offsets(conn, name, count_rows(conn, name) if rows is None else rows):
-                _add_offset_pages(conn, name, keys, folder)
             else:
-                _add_pages(keys, table_pages(conn, name, "a.id AS src, b.id AS dst", page=KEY_SCAN_ROWS))
+                _add_offset_pages(conn, name, keys, folder)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
