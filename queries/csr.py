@@ -124,9 +124,6 @@ class EventCSR:
         """The event as EV² spells it (``remember_information``)."""
         return event_name(self.text(p))
 
-    def level_name(self, p: int) -> str:
-        return LEVEL_NAMES[self.level[p]]
-
     def instances(self, t: int) -> list[int]:
         """Instances of type ``t`` that have a text, in position order."""
         return self.inst[self.inst_indptr[t]:self.inst_indptr[t + 1]].tolist()

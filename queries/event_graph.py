@@ -126,12 +126,6 @@ class EventIndex:
         """instance -> schema type (HAS_TYPE)."""
         return {i: t for i, t in enumerate(self.csr.type_of.tolist()) if t >= 0}
 
-    @cached_property
-    def instances_of(self) -> dict[int, list[int]]:
-        """schema type -> instances with text (the ones to show)."""
-        ptr = self.csr.inst_indptr
-        return {t: self.csr.instances(t) for t in (ptr[1:] > ptr[:-1]).nonzero()[0].tolist()}
-
     # -- reading -------------------------------------------------------------------------
     def __len__(self) -> int:
         return len(self.csr)
@@ -206,11 +200,6 @@ class EventIndex:
             self._reach_cache.clear()
         self._reach_cache[key] = out
         return out
-
-    def induced_between(self, a: int, b: int, max_len: int = 4) -> set[str]:
-        """Relations induced from ``a`` to ``b`` by some walk of at most ``max_len`` edges."""
-        mask = self.reach(a, max_len).get(b, 0)
-        return {r for r in EVENT_RELATIONS if mask >> CODE[r] & 1}
 
 
 def as_index(source: EventIndex | EventCSR | nx.Graph | GraphStore) -> EventIndex:

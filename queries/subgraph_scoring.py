@@ -52,9 +52,6 @@ class SchemaScore:
     n_gold_triples: int
     n_pred_triples: int
 
-    def as_dict(self) -> dict[str, float | int]:
-        return dict(self.__dict__)
-
 
 def parse_prediction(output: str | Mapping[str, Any]) -> dict[str, Any]:
     """A model's output (JSON text, Python-literal text, or a dict) -> ``{event_type, event_relation}``."""

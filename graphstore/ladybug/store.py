@@ -206,10 +206,6 @@ class LadybugStore(GraphStore):
             os.fsync(fh.fileno())
         os.replace(tmp, path)
 
-    def _marks_path(self) -> Path:
-        """The list of unfinished ingests, beside the database file."""
-        return Path(self.url + ".ingests")
-
     # -- reading (held rows are written first) ----------------------------------------------
     def query(
         self, cypher: str, params: Mapping[str, Any] | None = None, *, write: bool = False
