@@ -14,6 +14,7 @@ writes what a bulk session holds before calling them.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
 import networkx as nx
@@ -184,7 +185,8 @@ def _adjacent(
 
 
 def plain_row(row: Mapping[str, Any]) -> dict[str, Any]:
-    """Engine values -> JSON-friendly values (nodes and rels become property dicts)."""
+    """Engine values -> JSON-friendly values (nodes and rels become property dicts; the engine's
+    ``Decimal``, which ``sum()`` of integers and INT128 give, an ``int`` or a ``float`` as Neo4j's are)."""
     return {k: _plain(v) for k, v in row.items()}
 
 
@@ -197,4 +199,6 @@ def _plain(value: Any) -> Any:
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_plain(v) for v in value]
+    if isinstance(value, Decimal):
+        return int(value) if value.is_finite() and value.as_tuple().exponent >= 0 else float(value)
     return value

@@ -39,7 +39,8 @@ def store_url(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> s
         store.clear()
         b = Batch()
         for t in ("study", "pass exam"):
-            b.add_node("Event", {"id": event_id(t), "text": t, "level": "schema", "sources": ["cli"]})
+            b.add_node("Event", {"id": event_id(t), "text": t, "level": "schema", "sources": ["cli"],
+                                 "frequency": 1.5 if t == "study" else 3.0})
         b.add_edge("CAUSES", {"src": event_id("study"), "dst": event_id("pass exam"), "sources": ["cli"]})
         store.write_batch(b)
     return url
@@ -81,6 +82,21 @@ def test_cypher_params(store_url):
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == [{"text": "study"}]
+
+
+def test_cypher_json_gives_numbers_as_json_numbers(store_url):
+    """Aggregates come back as JSON numbers on both backends (LadybugDB's ``sum()`` of integers is
+    an INT128 the engine hands over as a ``Decimal``, which used to print as the string "2")."""
+    proc = eventkg(
+        "--store", store_url, "cypher", "--json",
+        "MATCH (a:Event) RETURN sum(1) AS n, count(*) AS c, sum(a.frequency) AS f, "
+        "sum(CASE WHEN a.text = 'study' THEN 1 ELSE 0 END) AS one",
+    )
+    assert proc.returncode == 0, proc.stderr
+    row = json.loads(proc.stdout)[0]
+    assert (row["n"], row["c"], row["one"]) == (2, 2, 1)
+    assert all(type(row[k]) is int for k in ("n", "c", "one")), row
+    assert row["f"] == pytest.approx(4.5) and type(row["f"]) is float
 
 
 @pytest.mark.parametrize("query", ["CREATE (n)", "CREATE (n:Event {id: 'x', text: 'x'})", "MATCH (n:Event) DELETE n"])

@@ -130,6 +130,15 @@ def test_query_rows_keyed_by_return_names(store):
     assert rows == [{"t": "study"}]
 
 
+def test_query_gives_aggregates_as_python_numbers(store):
+    """``sum()`` of integers is an ``int`` on every backend (LadybugDB hands its INT128 over as a
+    ``Decimal``, which JSON output printed as a string), ``sum()`` of floats a ``float``."""
+    small_world(store)
+    rows = store.query("MATCH ()-[r:CAUSES]->() RETURN sum(1) AS n, count(*) AS c, sum(r.weight) AS w")
+    assert rows == [{"n": 2, "c": 2, "w": 2.0}]  # the second CAUSES edge has no weight
+    assert [type(rows[0][k]) for k in ("n", "c", "w")] == [int, int, float]
+
+
 def test_read_only_passthrough_refuses_writes(store):
     small_world(store)
     before = store.counts()
