@@ -85,7 +85,6 @@ from eventkg.ingest.sqlite_arrow import (
 
 SOURCE = "aser"
 LEVEL = "schema"
-BATCH_SIZE = 200_000  # table rows per store write: faster than the pipeline's DEFAULT_BATCH_SIZE on LadybugDB (docs/performance.md)
 CHUNK = 200_000  # most source rows read from SQLite per chunk (fewer when --batch-size is smaller)
 CONCEPT_CHUNK = 10_000  # concept rows fetched at a time (row path: concept files are small)
 LOCK_WAIT = 1.0  # seconds to wait for a writer's lock on KG.db before saying it is locked

@@ -34,9 +34,9 @@ from eventkg.ingest.errors import (
     PartialIngestError,
     RowError,
 )
+from eventkg.ingest.registry import DEFAULT_BATCH_SIZE
 
 ON_ERROR = ("fail", "skip")
-DEFAULT_BATCH_SIZE = 50_000
 BOM = b"\xef\xbb\xbf"
 
 NodeRows = list[tuple[str, dict[str, Any]]]

@@ -16,8 +16,10 @@ from typing import Any
 
 from eventkg.errors import EventKGError
 
-#: what every loader's ``load(store, path, *, ...)`` accepts
+#: what every loader accepts, whatever its source
 COMMON_OPTIONS = ("on_error", "rejects", "limit", "batch_size", "progress")
+#: table rows per store write, unless a loader's entry declares its own (:attr:`LoaderInfo.batch_size`)
+DEFAULT_BATCH_SIZE = 50_000
 
 
 class LoaderError(EventKGError):
@@ -52,7 +54,11 @@ def option_flag(keyword: str) -> str:
 
 @dataclass(frozen=True)
 class LoaderInfo:
-    """One source: where its ``load`` lives, what it reads, an example, its own options."""
+    """One source: the module that parses it, what it reads, an example, its own options and defaults.
+
+    ``batch_size`` is the default number of table rows per store write for this source (the
+    ``--batch-size`` a user leaves unset).
+    """
 
     name: str
     module: str
@@ -62,6 +68,7 @@ class LoaderInfo:
     size: str
     example: str = ""
     options: tuple[LoaderOption, ...] = field(default=())
+    batch_size: int = DEFAULT_BATCH_SIZE
 
     def load_module(self) -> ModuleType:
         return importlib.import_module(self.module)
@@ -69,7 +76,7 @@ class LoaderInfo:
     def to_dict(self) -> dict[str, Any]:
         """The JSON form ``eventkg ingest --list --json`` prints."""
         return {"name": self.name, "module": self.module, "title": self.title, "formats": self.formats,
-                "citation": self.citation, "size": self.size, "example": self.example,
+                "citation": self.citation, "size": self.size, "example": self.example, "batch_size": self.batch_size,
                 "options": [{"name": o.flag, "type": o.type.__name__, "help": o.help} for o in self.options]}
 
 
@@ -104,6 +111,8 @@ LOADERS: dict[str, LoaderInfo] = {
                 LoaderOption("map_events", bool, "Also add CAUSES/BEFORE from Result/Reason/Precedence/Succession."),
                 LoaderOption("concepts", Path, "An ASER concept.db to add Concept nodes + ABSTRACTS_TO."),
             ),
+            # bigger writes are faster on LadybugDB for ASER's many small rows (docs/performance.md)
+            batch_size=200_000,
         ),
         LoaderInfo(
             "abspyramid", "eventkg.ingest.abspyramid", "AbsPyramid abstraction benchmark",
@@ -158,18 +167,18 @@ def load(store, source: str, path, **options):
     """Ingest ``path`` into ``store`` with the loader registered as ``source``; its :class:`IngestReport`.
 
     The registry runs the pipeline (:func:`eventkg.ingest.pipeline.ingest`) on the loader's
-    ``parse``, so a loader module is its parse and row functions (and its ``BATCH_SIZE`` when it
-    differs from the pipeline's). ``options`` are the common ones (``on_error``, ``rejects``,
+    ``parse``, so a loader module is its parse and row functions; its defaults are its entry's
+    (:attr:`LoaderInfo.batch_size`). ``options`` are the common ones (``on_error``, ``rejects``,
     ``limit``, ``batch_size``, ``progress``) and the source's own (:attr:`LoaderInfo.options`);
     any other is a :class:`LoaderError` naming the sources that take it.
 
     >>> load(store, "ev2", "ingest/samples/ev2", on_error="skip")  # doctest: +SKIP
     """
-    from eventkg.ingest.pipeline import DEFAULT_BATCH_SIZE, ingest
+    from eventkg.ingest.pipeline import ingest
 
     info = get_loader(source)
     check_options(info, options)
     module = info.load_module()
     if options.get("batch_size") is None:
-        options["batch_size"] = getattr(module, "BATCH_SIZE", DEFAULT_BATCH_SIZE)
+        options["batch_size"] = info.batch_size
     return ingest(store, info.name, module.parse, path, **options)
