@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from eventkg.graphstore.model import STORED_TO_FORWARD, normalise_text
 from eventkg.tasks import prompts
 from eventkg.tasks.base import Item, Record, sample
-from eventkg.tasks.ev2 import ABSTAIN, _EV2Task, load_question_rows
+from eventkg.tasks.ev2 import ABSTAIN, _EV2Task, load_question_rows, release_row
 from eventkg.tasks.metrics import CLUSTER_MAPS, alignment_item, alignment_released, cluster_lookup
 from eventkg.tasks.models.base import Completion, Request
 from eventkg.tasks.parsing import released_json
@@ -87,12 +87,17 @@ def type_clusters(store: GraphStore, names: Sequence[str], seed: int = 0) -> dic
     return {n: int(c) for n, c in zip(names, assign[:, 0], strict=True)}
 
 
+def _gold(r: dict[str, Any]) -> dict[str, Any]:
+    """The release's label: the row's whole event_type and event_relation, as written."""
+    return {"event_type": dict(r.get("event_type") or {}), "event_relation": [list(t) for t in r.get("event_relation") or []]}
+
+
 class AlignmentTask(_EV2Task):
     """Generate event types (from 20 candidates) and schema triplets for instance questions."""
 
     name = "ev2-alignment"
     kind = "json"
-    styles = ("plain",)
+    styles = ("plain", "release")
     description = "EV² schema alignment"
 
     def __init__(self, style: str = "plain", level: str | None = None, seed: int = 0,
@@ -101,10 +106,16 @@ class AlignmentTask(_EV2Task):
         self.seed = seed
         self.max_tokens = 512
         self.clustering = clustering
+        if self.ev2_release is not None:  # the release's own clustering.json, its names as written
+            self.clustering = clustering or self.ev2_release.clustering_path
         self.cluster_names: dict[str, int] = {}
 
     def build(self, store: GraphStore, split: str | None = None, n: int | None = None, seed: int = 0) -> list[Item]:
         rows = [dict(r, _task=task) for task in ("CEC", "CRR") for r in load_question_rows(store, task, "instance", split, self.origin)]
+        if self.ev2_release is not None:  # the release asks every instance question (CEC_rq3 / CRR_rq3)
+            self.cluster_names = clustering_names(store, self.clustering)
+            items = [Item(id=r["_node"], gold=_gold(r), meta=self._alignment_meta(r), doc=r) for r in rows]
+            return sample(items, n, seed)
         rows = [r for r in rows if r.get("event_type") and r.get("instances")]
         pool_names = {_name(e["text"]) for e in store.iter_nodes("Event") if e.get("level") == "schema"}
         pool_names |= {_name(t) for r in rows for t in r["event_type"].values()}
@@ -121,13 +132,24 @@ class AlignmentTask(_EV2Task):
             cands = sorted(gold_names)
             cands += rng.sample(negatives, min(len(negatives), max(0, N_CANDIDATES - len(cands))))
             rng.shuffle(cands)
-            # the release's label: the row's whole event_type and event_relation, as written
-            gold = {"event_type": dict(r["event_type"]), "event_relation": [list(t) for t in r.get("event_relation") or []]}
-            meta = {"qid": r["_qid"], "task": r["_task"], "level": "instance", "split": r["_split"], "origin": r["_origin"]}
-            items.append(Item(id=r["_node"], gold=gold, meta=meta, doc=dict(r, candidates=cands)))
+            items.append(Item(id=r["_node"], gold=_gold(r), meta=self._alignment_meta(r), doc=dict(r, candidates=cands)))
         return sample(items, n, seed)
 
+    @staticmethod
+    def _alignment_meta(r: dict[str, Any]) -> dict[str, Any]:
+        return {"qid": r["_qid"], "task": r["_task"], "level": "instance", "split": r["_split"], "origin": r["_origin"]}
+
+    def release_draw(self, item: Item) -> str:
+        """The seed of one item's candidate draw under the release style: ``--seed`` and the question.
+
+        The release draws the 20 candidates with the unseeded ``random`` module, so the paper's
+        own draws cannot be recovered; here each question's draw is pinned by ``--seed``."""
+        return f"{self.seed}:{item.meta['task']}:{item.id}"
+
     def render(self, item: Item) -> str:
+        if self.ev2_release is not None:
+            method = f"{item.meta['task']}_rq3"
+            return self.ev2_release.prompt(method, release_row(item.doc), draw=self.release_draw(item))
         d = item.doc
         choices = ""
         if d.get("choices"):

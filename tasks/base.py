@@ -15,6 +15,7 @@ from eventkg.tasks.errors import TaskError
 
 if TYPE_CHECKING:  # pragma: no cover
     from eventkg.graphstore.base import GraphStore
+    from eventkg.tasks.models.base import Request
 
 
 @dataclass
@@ -27,6 +28,30 @@ class Item:
     aliases: list[list[str]] | None = None  # extra spellings per choice, for text matching
     meta: dict[str, Any] = field(default_factory=dict)  # level, rel, family, split...
     doc: dict[str, Any] = field(default_factory=dict)  # the raw fields the prompt needs
+
+
+#: what ``--max-tokens`` / ``--temperature`` take to send nothing (the server's default)
+NOT_SENT = ("none", "default")
+
+
+def _unset(value: Any) -> Any:
+    return None if isinstance(value, str) and value.lower() in NOT_SENT else value
+
+
+@dataclass
+class Generation:
+    """How replies are asked for: token limit and temperature (``None``: not sent), system message."""
+
+    max_tokens: int | None
+    temperature: float | None
+    system: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The settings as metrics.json and the report record them."""
+        unsent = "not sent (server default)"
+        return {"max_tokens": unsent if self.max_tokens is None else self.max_tokens,
+                "temperature": unsent if self.temperature is None else self.temperature,
+                "system": self.system if self.system is not None else "none"}
 
 
 @dataclass
@@ -61,7 +86,11 @@ class Task(ABC):
     description: str = ""
     kind: str = "choice"  # choice | yesno | generate | json | clomo
     styles: tuple[str, ...] = ("plain",)
-    max_tokens: int = 64
+    #: generation defaults of the style (``--max-tokens``, ``--temperature``, ``--system`` override them);
+    #: ``None`` sends nothing, so the server's own default holds
+    max_tokens: int | None = 512
+    temperature: float | None = 0.0
+    system: str | None = None
 
     def __init__(self, style: str = "plain", level: str | None = None, **options: Any) -> None:
         if style not in self.styles:
@@ -69,6 +98,23 @@ class Task(ABC):
         self.style = style
         self.level = level
         self.options = options
+
+    def generation(self) -> Generation:
+        """The generation settings of this run: the style's defaults, then the user's options."""
+        o = self.options
+        return Generation(
+            max_tokens=_unset(o["max_tokens"]) if "max_tokens" in o else self.max_tokens,
+            temperature=_unset(o["temperature"]) if "temperature" in o else self.temperature,
+            system=o["system"] if "system" in o else self.system,
+        )
+
+    def request(self, prompt: str, item: Item, **fields: Any) -> Request:
+        """A model request for ``prompt`` under this run's generation settings."""
+        from eventkg.tasks.models.base import Request
+
+        g = self.generation()
+        values: dict[str, Any] = {"max_tokens": g.max_tokens, "temperature": g.temperature, "system": g.system, **fields}
+        return Request(prompt=prompt, item=item, task=self, **values)
 
     @abstractmethod
     def build(self, store: GraphStore, split: str | None = None, n: int | None = None, seed: int = 0) -> list[Item]:

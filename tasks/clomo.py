@@ -28,6 +28,7 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eventkg.graphstore.model import CLOMO_RELATIONS, normalise_text
@@ -36,6 +37,7 @@ from eventkg.tasks.base import Item, Record, Task, sample
 from eventkg.tasks.errors import TaskError
 from eventkg.tasks.models.base import Completion, Model, Request
 from eventkg.tasks.parsing import released_first_line, released_yes_no
+from eventkg.tasks.release import ClomoRelease
 from eventkg.tasks.ses import JUDGEMENTS, ses_paper, ses_released, ses_summary
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -63,6 +65,8 @@ JUDGE_DEFINITION = {
 JUDGE_RELATION = {"NECESSARY_ASSUMPTION": "provides a necessary assumption to",
                   "SUFFICIENT_ASSUMPTION": "provides a sufficient assumption to",
                   "STRENGTHENS": "strengthens", "WEAKENS": "weakens"}
+#: the release styles and the prompt file (``data/<setup>_<split>.json``) each reads
+RELEASE_SETUPS = {"release": "zero", "release-few": "few", "release-cot": "cot"}
 OFFLINE_JUDGES = frozenset({"random", "majority", "kg-oracle", "embed-sim"})
 
 
@@ -133,21 +137,33 @@ class ClomoTask(Task):
 
     name = "clomo"
     kind = "clomo"
-    styles = ("zero", "few", "cot")
+    styles = ("zero", "few", "cot", "release", "release-few", "release-cot")
     description = "CLoMo"
 
-    def __init__(self, style: str = "zero", level: str | None = None, judge: Any = None, seed: int = 0, **options: Any) -> None:
+    def __init__(self, style: str = "zero", level: str | None = None, judge: Any = None, seed: int = 0,
+                 release: str | Path | None = None, **options: Any) -> None:
         super().__init__(style=style, level=level, **options)
         self.judge: Model | None = None
         self.seed = seed
-        self.max_tokens = 1024 if style == "cot" else 400
+        self.max_tokens = 1024 if style == "cot" else 512
         self._examples: list[Item] = []
+        self.clomo_release = ClomoRelease(release) if style in RELEASE_SETUPS else None
+        self._release_rows: dict[str, dict[str, Any]] = {}
+        if self.clomo_release is not None:  # LLMer_inference.py's API call: temperature 0.7, no token limit
+            self.max_tokens, self.temperature = None, 0.7
 
     def set_judge(self, judge: Model | None) -> None:
         self.judge = judge
 
     def build(self, store: GraphStore, split: str | None = None, n: int | None = None, seed: int = 0) -> list[Item]:
         items = load_items(store)
+        if self.clomo_release is not None:  # the release's prompt file of the setup and split
+            self._release_rows = self.clomo_release.rows(RELEASE_SETUPS[self.style], split)
+            items = [it for it in items if it.id in self._release_rows]
+            if not items:
+                raise TaskError(f"clomo --style {self.style}: no stored argument has an id_string of the release's "
+                                f"{RELEASE_SETUPS[self.style]}_{split or 'test'}.json (ingest CLoMo first)")
+            return sample(items, n, seed)
         if split:
             items = [it for it in items if in_split(it, split)]
         if self.style == "few" and not self._examples:
@@ -169,6 +185,8 @@ class ClomoTask(Task):
         return prompts.section("Worked examples", "\n\n".join(blocks))
 
     def render(self, item: Item) -> str:
+        if self.clomo_release is not None:  # the release's user message: the row's ``input``
+            return self._release_rows[item.id]["input"]
         d = item.doc
         return prompts.render(
             "clomo_task", relation=PHRASE[d["relation"]], examples=self._examples_for(item), argument=d["argument"],
@@ -193,11 +211,15 @@ class ClomoTask(Task):
     # -- running: generation, then the three judge questions ----------------------------
     def run_chunk(self, model: Model, items: list[Item]) -> list[Record]:
         gen_prompts = [self.render(it) for it in items]
-        gen = model.generate([Request(prompt=p, item=it, task=self, max_tokens=self.max_tokens) for p, it in zip(gen_prompts, items, strict=True)])
+        gen = model.generate([self._generation_request(p, it) for p, it in zip(gen_prompts, items, strict=True)])
         parsed = [self.parse(it, c.text) for it, c in zip(items, gen, strict=True)]
         judge = self.judge or model
         reqs, index = [], []
         for k, (it, ap) in enumerate(zip(items, parsed, strict=True)):
+            if self.clomo_release is not None:
+                reqs.extend(self._release_judge_requests(it, gen[k].text, ap))
+                index.extend((k, name) for name in JUDGEMENTS)
+                continue
             system = self.judge_system(it)
             for name, arg, prem in (("c_p1_a", it.doc["argument"], it.doc["premise1"]),
                                     ("c_p2_ap", ap, it.doc["premise2"]),
@@ -222,6 +244,31 @@ class ClomoTask(Task):
                                   correct=bool(released), meta=it.meta, cached=c.cached, extra=extra))
         return records
 
+    def _generation_request(self, prompt: str, item: Item) -> Request:
+        if self.clomo_release is not None:  # system = the row's instruction, as LLMer_inference.py sends it
+            return self.request(prompt, item, system=self._release_rows[item.id]["instruction"])
+        return self.request(prompt, item)
+
+    def _release_judge_requests(self, item: Item, reply: str, candidate: str) -> list[Request]:
+        """The three SES queries as the release's ``SES/ses.py`` writes them, with its temperature."""
+        row = self._release_rows[item.id]
+        queries = self.clomo_release.judge_queries(row["input_info"], reply, row["qtype"])
+        temperature = self.clomo_release.judge_args.get("temperature")
+        out = []
+        for name in JUDGEMENTS:
+            (system, user) = (m["content"] for m in queries[name])
+            view = Item(id=item.id, gold=item.gold, meta=item.meta, doc=dict(item.doc, candidate=candidate))
+            out.append(Request(prompt=user, system=system, item=view, task=self, purpose=name, max_tokens=None,
+                               temperature=temperature))
+        return out
+
+    def judge_generation(self) -> dict[str, Any]:
+        """The SES judge's settings as metrics.json records them."""
+        if self.clomo_release is not None:
+            return {"source": "the release's SES/ses.py", "max_tokens": "not sent (server default)",
+                    "temperature": 1.0, "system": "SES/eval_prompts.py template_ses per relation"}
+        return {"source": "eventkg", "max_tokens": 1024, "temperature": 0.0, "system": "clomo_judge.txt per relation"}
+
     def score(self, records: Sequence[Record]) -> dict[str, Any]:
         rows = [{"relation": r.meta["relation"], **r.extra.get("judgements", {})} for r in records]
         out = ses_summary(rows)
@@ -230,6 +277,7 @@ class ClomoTask(Task):
         out.update(n=len(records), empty_predictions=sum(not r.parsed for r in records),
                    unparseable=sum(not r.parsed for r in records),
                    judge=self.judge.describe() if self.judge else "the evaluated model",
+                   judge_generation=self.judge_generation(),
                    judge_kind=("offline baseline: not a language model judging logic, so these are not the paper's SES"
                                if offline else "language model" if self.judge else "the evaluated model"))
         out.update(reference_metrics(records))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eventkg.graphstore.model import EVENT_LEVELS, FAMILIES, INVERSE, VAGUE, check_event_level, family_of
@@ -22,6 +23,8 @@ from eventkg.tasks.base import Item, Record, Task, letters, sample
 from eventkg.tasks.errors import TaskError
 from eventkg.tasks.metrics import direction_of, grouped_accuracy, mean
 from eventkg.tasks.parsing import released_choice
+from eventkg.tasks.release import RELEASE_STYLES, EV2Release
+from eventkg.tasks.templates import UserTemplate
 
 if TYPE_CHECKING:  # pragma: no cover
     from eventkg.graphstore.base import GraphStore
@@ -54,6 +57,11 @@ def _show(name: str) -> str:
 
 def triple_sentence(head: str, rel: str, tail: str) -> str:
     return f'"{head}" {_PHRASE.get(rel, rel)} "{tail}".'
+
+
+def release_row(doc: dict[str, Any]) -> dict[str, Any]:
+    """The release's row of a question as ingested (its payload), without eventkg's own keys."""
+    return {k: v for k, v in doc.items() if not k.startswith("_") and k != "candidates"}
 
 
 def load_question_rows(
@@ -93,13 +101,27 @@ class _EV2Task(Task):
     """Shared by CEC and CRR: loading, prompt sections, parsing, Table-4 scoring, oracle."""
 
     ev2_task = ""
-    styles = ("plain", "direct", "cot")
+    styles = ("plain", "direct", "cot", "release", "release-direct", "template")
 
-    def __init__(self, style: str = "plain", level: str | None = None, origin: str | None = None, **options: Any) -> None:
+    def __init__(self, style: str | None = None, level: str | None = None, origin: str | None = None,
+                 template: str | Path | None = None, release: str | Path | None = None, **options: Any) -> None:
         check_event_level(level, TaskError)
+        style = style or ("template" if template else "plain")
+        if template and style != "template":
+            raise TaskError(f"--template replaces the prompt of a style; drop --style {style} to use it")
+        if style == "release-direct":  # the release's _DIRECT prompts exist at instance level only (Table 6)
+            if level == "schema":
+                raise TaskError("--style release-direct: the release builds direct prompts at instance level only (I_*_DIRECT)")
+            level = "instance"
         super().__init__(style=style, level=level, **options)
         self.origin = origin
-        self.max_tokens = 1024 if style == "cot" else 64
+        self.user_template = UserTemplate(template) if style == "template" else None
+        if style == "template" and self.user_template is None:
+            raise TaskError("--style template needs --template FILE")
+        self.ev2_release = EV2Release(release) if style in RELEASE_STYLES else None
+        self.max_tokens = 1024 if style == "cot" else 512
+        if self.ev2_release is not None:  # the release's API call: 512 tokens, temperature not sent
+            self.temperature = None
         self._oracle_store: GraphStore | None = None
         self._oracle: EV2Oracle | None = None
 
@@ -160,7 +182,16 @@ class _EV2Task(Task):
         cands = [item.doc.get("e1")] if self.ev2_task == "CRR" else list(item.choices or [])
         return {types[c] for c in cands if c in types}
 
+    def release_method(self, item: Item) -> str:
+        """The ``EV2Dataset`` method that builds this item's prompt in the release (``S_CEC``, ``I_CRR_DIRECT``...)."""
+        level = "S" if item.meta["level"] == "schema" else "I"
+        return f"{level}_{self.ev2_task}" + ("_DIRECT" if self.style == "release-direct" else "")
+
     def render(self, item: Item) -> str:
+        if self.ev2_release is not None:
+            return self.ev2_release.prompt(self.release_method(item), release_row(item.doc))
+        if self.user_template is not None:
+            return self.user_template.render(self.template_fields(item))
         choices = "\n".join(f"{letters(len(item.choices))[i]}. {label}" for i, label in enumerate(self._labels(item)))
         name = "ev2_cot" if self.style == "cot" else "ev2_plain"
         return prompts.render(
@@ -173,11 +204,30 @@ class _EV2Task(Task):
             choices=choices,
         )
 
+    def template_fields(self, item: Item) -> dict[str, str]:
+        """The values of a ``--template`` file's placeholders (:data:`TEMPLATE_FIELDS`) for one item."""
+        inst = item.doc.get("instances") or {}
+        labels = self._labels(item)
+        n = len(labels)
+        return {
+            "instruction": self._instruction(item),
+            "instances": "\n".join(f"{k}:\n{v}" for k, v in inst.items()),
+            "context": item.doc.get("context") or "",
+            "question": item.doc.get("question") or "",
+            "choices": "\n".join(f"{letters(n)[i]}. {label}" for i, label in enumerate(labels)),
+            "letters": ", ".join(letters(n)),
+            "event_types": "\n".join(f"{k}: {v}" for k, v in (item.doc.get("event_type") or {}).items()),
+            "e0": str(item.doc.get("e0") or ""),
+            "e1": str(item.doc.get("e1") or "") if self.ev2_task == "CRR" else "",
+        }
+
     def _labels(self, item: Item) -> list[str]:
         return list(item.choices or [])
 
     def parse(self, item: Item, response: str) -> Any:
-        if response.strip() == ABSTAIN:  # a baseline's abstention is never read as a choice
+        # a baseline's abstention is not read as a choice, except under the release's reading,
+        # which reads every reply (``I cannot tell.`` is A there)
+        if self.ev2_release is None and response.strip() == ABSTAIN:
             return None
         # EV²'s released metrics_rq12 cascade: it never abstains on a model's reply
         i = released_choice(response, self.ev2_task, item.doc.get("question") or "", item.choices or [])

@@ -27,13 +27,13 @@ TASKS: dict[str, TaskSpec] = {
     for s in [
         TaskSpec("ev2-cec", "eventkg.tasks.ev2:CECTask", "EV² (seed 001)",
                  "Contextual Event Classification, 4-way, schema + instance level (Question nodes)",
-                 ("plain", "direct", "cot")),
+                 ("plain", "direct", "cot", "release", "release-direct", "template")),
         TaskSpec("ev2-crr", "eventkg.tasks.ev2:CRRTask", "EV² (seed 001)",
                  "Contextual Relation Reasoning, 3-way (relation / inverse / Vague), schema + instance",
-                 ("plain", "direct", "cot")),
+                 ("plain", "direct", "cot", "release", "release-direct", "template")),
         TaskSpec("ev2-alignment", "eventkg.tasks.alignment:AlignmentTask", "EV² (seed 001, 5.3)",
                  "name each instance's event type (20 candidates) and the schema triplets used",
-                 ("plain",)),
+                 ("plain", "release")),
         TaskSpec("abspyramid-det", "eventkg.tasks.abspyramid:DetectionTask", "AbsPyramid (seed 004)",
                  "is the concept a valid abstraction of the instance? Acc, Macro-F1, AUC",
                  ("plain", "cot")),
@@ -42,7 +42,7 @@ TASKS: dict[str, TaskSpec] = {
                  ("plain",)),
         TaskSpec("clomo", "eventkg.tasks.clomo:ClomoTask", "CLoMo (seed 002)",
                  "counterfactual logical modification; SES by the paper's formula and the authors' rule",
-                 ("zero", "few", "cot")),
+                 ("zero", "few", "cot", "release", "release-few", "release-cot")),
     ]
 }
 

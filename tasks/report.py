@@ -56,6 +56,37 @@ def bar_chart(title: str, runs: list[tuple[str, dict[str, float]]], path: Path) 
     plt.close(fig)
 
 
+def _short(text: Any, limit: int = 80) -> str:
+    text = str(text)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def paper_section(runs: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    """Markdown tables of the paper's figures with each release-style run as a last row."""
+    from eventkg.tasks.paper_figures import run_row
+
+    lines: list[str] = []
+    drawn: dict[str, list[str]] = {}
+    for name, m in runs:
+        info = m.get("_run", {})
+        tables, cols = run_row(str(info.get("task")), str(info.get("style")), m)
+        for table in tables:
+            fmt = ".2f" if table.scale == 100 else ".3f"
+            if table.cite not in drawn:
+                rows = [f"| {model} | " + " | ".join("" if v is None else format(v, fmt) for v in values) + " |"
+                        for model, values in table.rows.items()]
+                drawn[table.cite] = [f"## The paper's figures beside this run: {table.cite}", "",
+                                     "| model | " + " | ".join(table.columns) + " |",
+                                     "|---" * (len(table.columns) + 1) + "|", *rows]
+                if table.note:
+                    drawn[table.cite][1:1] = [f"Note: {table.note}.", ""]
+            cells = [f"**{format(cols[c], fmt)}**" if c in cols else "" for c in table.columns]
+            drawn[table.cite].append(f"| **this run: {name}** ({info.get('n')} items) | " + " | ".join(cells) + " |")
+    for block in drawn.values():
+        lines += [*block, ""]
+    return lines
+
+
 def write_report(out: str | Path, task_name: str | None = None) -> Path:
     """Write ``out/report.md`` (+ ``out/plots/*.png``) from the run folders under ``out``."""
     out = Path(out)
@@ -72,6 +103,16 @@ def write_report(out: str | Path, task_name: str | None = None) -> Path:
     run0 = runs[0][1].get("_run", {})
     lines.append(f"Store: `{run0.get('store')}` · split: {run0.get('split') or 'all'} · items: {run0.get('n')} · "
                  f"style: {run0.get('style')}")
+    lines.append("")
+    for name, m in runs:
+        gen = m.get("_run", {}).get("generation")
+        if gen:
+            lines.append(f"Generation ({name}): max_tokens {gen.get('max_tokens')} · temperature {gen.get('temperature')} · "
+                         f"system message: {_short(gen.get('system'))}")
+        judge = m.get("judge_generation")
+        if judge:
+            lines.append(f"SES judge ({name}): {judge.get('source')} · max_tokens {judge.get('max_tokens')} · "
+                         f"temperature {judge.get('temperature')}")
     lines.append("")
     lines.append("| model | " + " | ".join(["n", "unparseable", "cached"]) + " |")
     lines.append("|---|---|---|---|")
@@ -95,6 +136,7 @@ def write_report(out: str | Path, task_name: str | None = None) -> Path:
         png = plots / (re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_") + ".png")
         bar_chart(f"{task_name}: {title}", rows, png)
         lines += ["", f"![{title}](plots/{png.name})", ""]
+    lines += paper_section(runs)
     rules = next((m["rules"] for _, m in runs if isinstance(m.get("rules"), dict)), None)
     if rules:
         lines += ["## Scoring rules", "", "Defaults follow the paper's released scorer; other readings are labelled.", ""]

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from eventkg.tasks.base import Item, Record, Task
 from eventkg.tasks.errors import TaskError
 from eventkg.tasks.models import load_model
-from eventkg.tasks.models.base import Model, Request
+from eventkg.tasks.models.base import Model
 from eventkg.tasks.registry import get_task
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -89,7 +89,7 @@ def evaluate(
     metrics = task.score(records)
     metrics["_run"] = {
         "task": task.name, "style": task.style, "level": task.level, "split": split, "n": len(items), "seed": seed,
-        "model": model.describe(), "store": getattr(store, "url", None), "seconds": round(time.time() - started, 3),
+        "model": model.describe(), "generation": task.generation().to_json(), "store": getattr(store, "url", None), "seconds": round(time.time() - started, 3),
         "cached_responses": sum(1 for r in records if r.cached),
         "prior_from": "held-out items" if train else "none held out (baselines that need a prior abstain)",
     }
@@ -101,7 +101,7 @@ def evaluate(
 
 def _answer(task: Task, model: Model, items: list[Item]) -> list[Record]:
     prompts = [task.render(it) for it in items]
-    reqs = [Request(prompt=p, item=it, task=task, max_tokens=task.max_tokens) for p, it in zip(prompts, items, strict=True)]
+    reqs = [task.request(p, it) for p, it in zip(prompts, items, strict=True)]
     completions = model.generate(reqs)
     records = []
     for it, p, c in zip(items, prompts, completions, strict=True):

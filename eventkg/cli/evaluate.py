@@ -37,7 +37,12 @@ ModelOpt = Annotated[list[str] | None, typer.Option("--model", "-m", help="Model
 NOpt = Annotated[int | None, typer.Option("--n", help="Evaluate a seeded sample of N items.")]
 SplitOpt = Annotated[str | None, typer.Option("--split", help="Only items of this split (train/valid/test...).")]
 OutOpt = Annotated[Path | None, typer.Option("--out", help="Output folder (default ./eventkg-eval/TASK).")]
-StyleOpt = Annotated[str | None, typer.Option("--style", help="Prompt style: plain/direct/cot (EV²), zero/few/cot (CLoMo).")]
+StyleOpt = Annotated[str | None, typer.Option("--style", help="Prompt style: plain/direct/cot/release/release-direct (EV²), zero/few/cot/release/release-few/release-cot (CLoMo); release styles need --release.")]
+ReleaseOpt = Annotated[Path | None, typer.Option("--release", help="A checkout of the paper's release (EV²: TZWwww/EV2, CLoMo: Eleanor-H/CLOMO) whose own code builds the prompts of a release style.")]
+TemplateOpt = Annotated[Path | None, typer.Option("--template", help="EV² CEC/CRR: your own prompt file with $placeholders (docs/reproduce.md lists them), e.g. the paper's CoT figure.")]
+MaxTokensOpt = Annotated[str | None, typer.Option("--max-tokens", help="Reply token limit (default: the style's; 'none' sends no limit).")]
+TemperatureOpt = Annotated[str | None, typer.Option("--temperature", help="Sampling temperature (default: the style's; 'none' sends none, the server's default).")]
+SystemOpt = Annotated[str | None, typer.Option("--system", help="A system message sent with every prompt (default: the style's, usually none).")]
 LevelOpt = Annotated[str | None, typer.Option("--level", help="EV²: schema or instance (default both).")]
 OriginOpt = Annotated[str | None, typer.Option("--origin", help="EV²: imported or generated questions (default both).")]
 JudgeOpt = Annotated[str | None, typer.Option("--judge", help="CLoMo: model spec of the SES judge (default: the model).")]
@@ -56,7 +61,9 @@ def eval_command(
     out: OutOpt = None, style: StyleOpt = None, level: LevelOpt = None, origin: OriginOpt = None,
     judge: JudgeOpt = None, seed: SeedOpt = 0, concurrency: ConcurrencyOpt = 4, timeout: TimeoutOpt = 60.0,
     cache_dir: CacheDirOpt = None, no_cache: NoCacheOpt = False, list_: ListOpt = False,
-    clear_cache: ClearCacheOpt = False, as_json: JsonOpt = False,
+    clear_cache: ClearCacheOpt = False, as_json: JsonOpt = False, release: ReleaseOpt = None,
+    template: TemplateOpt = None, max_tokens: MaxTokensOpt = None, temperature: TemperatureOpt = None,
+    system: SystemOpt = None,
 ) -> None:
     """Evaluate models on a benchmark built from the store; writes predictions, metrics and report.md.
 
@@ -79,7 +86,9 @@ def eval_command(
 
     http = {"timeout": timeout, "concurrency": concurrency, "use_cache": not no_cache,
             "cache": ResponseCache(cache_dir) if cache_dir else None}
-    options = {"style": style, "level": level, "origin": origin}
+    options = {"style": style, "level": level, "origin": origin, "release": release, "template": template,
+               "max_tokens": _number("--max-tokens", max_tokens, int), "temperature": _number("--temperature", temperature, float),
+               "system": system}
     with state(ctx).open(read_only=True, complete=True) as store, Bars() as bars:  # one bar per model
         done = evaluate_models(store, task, model, out_dir=out, n=n, split=split, seed=seed, task_options=options,
                                judge=judge, http=http,
@@ -89,6 +98,19 @@ def eval_command(
         return
     console.print(metrics_table(f"{task} ({done.out_dir})", done.summary()))
     console.print(f"report: {done.report}")
+
+
+def _number(flag: str, value: str | None, kind: type) -> int | float | str | None:
+    """A numeric option, or ``"none"`` (send nothing); a one-line error otherwise."""
+    if value is None or value.lower() in ("none", "default"):
+        return value and "none"
+    try:
+        number = kind(value)
+    except ValueError:
+        raise UsageError(f"{flag} {value!r}: expected a {'whole number' if kind is int else 'number'} or 'none'") from None
+    if number < 0:
+        raise UsageError(f"{flag} {value!r}: must not be negative")
+    return number
 
 
 def metrics_table(title: str, summary: dict[str, dict]) -> Table:

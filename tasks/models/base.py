@@ -24,7 +24,8 @@ class Request:
     item: Item | None = None
     task: Task | None = None
     system: str | None = None
-    max_tokens: int = 512
+    max_tokens: int | None = 512  # None: not sent
+    temperature: float | None = 0.0  # None: not sent (the server's default)
     purpose: str = "answer"  # "answer" or a judge question name (CLoMo SES)
 
 

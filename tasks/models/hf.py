@@ -58,7 +58,7 @@ class HFModel(Model):
             chunk = requests[i : i + self.batch_size]
             enc = self._tok([self._text(r) for r in chunk], return_tensors="pt", padding=True).to(self._device)
             with torch.no_grad():
-                gen = self._model.generate(**enc, max_new_tokens=max(r.max_tokens for r in chunk), do_sample=False,
+                gen = self._model.generate(**enc, max_new_tokens=max(r.max_tokens or 512 for r in chunk), do_sample=False,
                                            pad_token_id=self._tok.pad_token_id)
             for row in gen[:, enc["input_ids"].shape[1]:]:
                 out.append(Completion(self._tok.decode(row, skip_special_tokens=True)))

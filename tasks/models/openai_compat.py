@@ -57,7 +57,7 @@ class OpenAICompatModel(Model):
         base_url: str = DEFAULT_BASE_URL,
         *,
         api_key: str | None = None,
-        temperature: float = 0.0,
+        temperature: float | None = None,
         timeout: float = 60.0,
         max_retries: int = 4,
         backoff: float = 1.0,
@@ -85,13 +85,20 @@ class OpenAICompatModel(Model):
         self._failed: ModelUnreachable | None = None  # the error that ends the current generate()
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "base_url": self.base_url, "temperature": self.temperature}
+        return {"name": self.name, "base_url": self.base_url,
+                "temperature": self.temperature if self.temperature is not None else "as the run's generation settings"}
 
     def _body(self, req: Request) -> dict[str, Any]:
         messages = ([{"role": "system", "content": req.system}] if req.system else []) + [
             {"role": "user", "content": req.prompt}
         ]
-        return {"model": self.model, "messages": messages, "temperature": self.temperature, "max_tokens": req.max_tokens}
+        body: dict[str, Any] = {"model": self.model, "messages": messages}
+        temperature = self.temperature if self.temperature is not None else req.temperature
+        if temperature is not None:  # None: the server's default, as the releases send it
+            body["temperature"] = temperature
+        if req.max_tokens is not None:
+            body["max_tokens"] = req.max_tokens
+        return body
 
     def generate(self, requests: Sequence[Request]) -> list[Completion]:
         if not requests:
