@@ -27,8 +27,8 @@ if [ "${1:-}" = "--dev" ]; then
   # Neo4j 5 Community + Browser jars from Maven Central, resolved once (the tests start a real server),
   # and the JVMs' class-data archives of both class paths, recorded once (~30 s each; see docs/neo4j.md).
   if command -v java >/dev/null && command -v mvn >/dev/null; then
-    .venv/bin/python -m eventkg.graphstore.neo4j.server.launch --prepare
-    .venv/bin/python -m eventkg.graphstore.neo4j.server.launch --prepare --browser
+    .venv/bin/eventkg neo4j prepare
+    .venv/bin/eventkg neo4j prepare --browser
   else
     echo "note: java 17 and maven are needed for the Neo4j half of the tests" >&2
   fi

@@ -43,6 +43,7 @@ COMMAND_MODULES = (
     "eventkg.cli.export",
     "eventkg.cli.demo",
     "eventkg.cli.browser",
+    "eventkg.cli.neo4j",
 )
 
 

@@ -128,7 +128,7 @@ def export_neo4j_import_command(
 
     The fastest way to put a big graph into a new Neo4j database: ingest into the embedded store (the default --store), export, import offline, start Neo4j. Same ids, labels, relationship types and properties as writing through Bolt (sources as string arrays). Constraints and indexes are created when eventkg first opens the database.
 
-    Example:  eventkg export neo4j-import ./n4csv && python -m eventkg.graphstore.neo4j.server.launch --import ./n4csv --home ./n4
+    Example:  eventkg export neo4j-import ./n4csv && eventkg neo4j start --import ./n4csv --home ./n4
     (or, with a Neo4j installation: stop it, then ./n4csv/import.sh neo4j)
     """
     from eventkg.graphstore.neo4j.admin_import import export_neo4j_import
@@ -137,7 +137,7 @@ def export_neo4j_import_command(
         counts = export_neo4j_import(store, out, progress=bars.update)  # a StoreError is cli.main's one line
     for name, count in counts.items():
         console.print(f"{name}: {count:,}")
-    console.print(f"wrote {out}; import with: python -m eventkg.graphstore.neo4j.server.launch --import {out} --home NEW_FOLDER")
+    console.print(f"wrote {out}; import with: eventkg neo4j start --import {out} --home NEW_FOLDER")
     console.print(f"  or, into a stopped Neo4j installation: {out / 'import.sh'} [database]")
 
 

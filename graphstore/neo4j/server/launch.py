@@ -7,11 +7,8 @@ free ports, a random password, optionally a bulk import, the JVM, then wait unti
 :class:`Neo4jServer` (its URLs, logs and :meth:`~Neo4jServer.stop`) and :func:`run_import`, which runs
 ``neo4j-admin database import full`` on the files of ``eventkg export neo4j-import``
 (:mod:`eventkg.graphstore.neo4j.admin_import`) with the same jars. Invariant: a throw-away home is
-deleted on stop and after a failed start, and a failed start never leaks the JVM.
-
-    python -m eventkg.graphstore.neo4j.server.launch --prepare        # resolve the jars, record the JVM archives
-    python -m eventkg.graphstore.neo4j.server.launch --port 7687 --browser   # run one in the foreground
-    python -m eventkg.graphstore.neo4j.server.launch --import ./neo4j-csv --home ./n4   # bulk import, then serve
+deleted on stop and after a failed start, and a failed start never leaks the JVM. Users run it as
+``eventkg neo4j prepare`` / ``start`` / ``stop`` (:mod:`eventkg.cli.neo4j`).
 
 Memory: ``heap``/``pagecache`` default to :data:`HEAP`/:data:`PAGECACHE` (tests, dev); ``None``
 (``--heap default --pagecache default``) is Neo4j's own: ``jvm.NEO4J_DEFAULT_HEAP`` and a page cache
@@ -20,11 +17,9 @@ Neo4j sizes itself; the transaction memory limit stays Neo4j's default, a share 
 
 from __future__ import annotations
 
-import argparse
 import os
 import secrets
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -38,14 +33,13 @@ import neo4j
 from neo4j.exceptions import AuthError, ServiceUnavailable
 
 from eventkg import settings as env
-from eventkg.errors import EventKGError
 from eventkg.graphstore.neo4j import admin_import
 from eventkg.graphstore.neo4j.server import cds, jvm
 from eventkg.graphstore.neo4j.server.home import make_home, set_initial_password, write_conf
 from eventkg.graphstore.neo4j.server.jars import Neo4jServerError, cache_dir, resolve
 from eventkg.graphstore.neo4j.store import Neo4jStore
 
-__all__ = ["HEAP", "PAGECACHE", "Neo4jServer", "check_archive", "free_port", "main", "prepare", "record_archives",
+__all__ = ["HEAP", "PAGECACHE", "Neo4jServer", "check_archive", "free_port", "prepare", "record_archives",
            "run_import", "start"]
 
 HEAP = "1g"  # the server's heap unless the caller says (None: Neo4j's default)
@@ -364,65 +358,3 @@ def _wait_for_bolt(server: Neo4jServer, timeout: float) -> None:
             last = e
         time.sleep(0.1)  # a probe is cheap; a coarser poll only adds to every start
     raise Neo4jServerError(f"Neo4j Bolt did not answer within {timeout:.0f}s ({last}):\n{server.log_tail()}")
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Start a server in the foreground until Ctrl-C (or only resolve the jars)."""
-    ap = argparse.ArgumentParser(prog="python -m eventkg.graphstore.neo4j.server.launch", description=main.__doc__)
-    ap.add_argument("--prepare", action="store_true", help="only resolve/download the jars and record the JVMs' class-data archives, then exit")
-    ap.add_argument("--port", type=int, default=7687, help="Bolt port (default 7687; 0 = any free port)")
-    ap.add_argument("--http-port", type=int, default=None, help="HTTP port (default 7474 with --browser)")
-    ap.add_argument("--browser", action="store_true", help="serve Neo4j Browser on the HTTP port")
-    ap.add_argument("--home", type=Path, default=None, help="keep data in this folder (default: temp, deleted)")
-    ap.add_argument("--no-auth", action="store_true", help="disable authentication")
-    ap.add_argument("--version", default=None, help="org.neo4j:neo4j version (default $EVENTKG_NEO4J_VERSION, else 5.26.0)")
-    ap.add_argument("--heap", default=HEAP, help=f"JVM heap, e.g. 2g ('default': Neo4j's default, {jvm.NEO4J_DEFAULT_HEAP}; default {HEAP})")
-    ap.add_argument("--pagecache", default=PAGECACHE, help=f"page cache size ('default': Neo4j sizes it; default {PAGECACHE})")
-    ap.add_argument(
-        "--import", dest="import_dir", type=Path, default=None, metavar="DIR",
-        help="first bulk-import the CSV folder written by 'eventkg export neo4j-import DIR' (needs an empty --home)",
-    )
-    args = ap.parse_args(argv)
-    try:
-        args.version = args.version or env.neo4j_version()
-        if args.prepare:
-            cp = prepare(args.version, with_browser=args.browser, archives=False)
-            print(f"Neo4j {args.version}: {len(cp)} jars resolved (cached in {cache_dir()})")
-            for role, path in record_archives(cp, retry=True).items():
-                print(f"  {role} JVM class-data archive: {path or 'none (see its .failed note; JVMs start the usual way)'}")
-            return 0
-        http_port = args.http_port or (7474 if args.browser else None)
-        server = start(
-            port=args.port or None,
-            http_port=http_port,
-            auth=not args.no_auth,
-            password=env.neo4j_credentials()[1],  # else a random one, printed below
-            with_browser=args.browser,
-            home=args.home,
-            version=args.version,
-            heap=None if args.heap == "default" else args.heap,
-            pagecache=None if args.pagecache == "default" else args.pagecache,
-            import_dir=args.import_dir,
-        )
-    except EventKGError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    print(f"Neo4j {args.version} running; Bolt {server.bare_url}")
-    if server.user:
-        print(f"  user {server.user}, password {server.password}")
-        print(f"  export NEO4J_USER={server.user} NEO4J_PASSWORD='{server.password}'")
-    if server.browser_url:
-        print(f"  Browser: {server.browser_url}")
-    print(f"  home {server.home}; Ctrl-C stops it")
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    try:
-        server.process.wait()
-    except (KeyboardInterrupt, SystemExit):
-        pass
-    finally:
-        server.stop()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
