@@ -1,13 +1,13 @@
 """The capacity model's figures: every cost of ``docs/scale.md`` at several sizes in one run, each beside its floor.
 
-    flock /tmp/eventkg-bench.lock .venv/bin/python bench/capacity_bench.py --workdir /data/bench
-    .venv/bin/python bench/capacity_bench.py --sizes 100000,300000 --workdir /tmp/cap   # a quick look
+    .venv/bin/python -m bench.capacity_bench --workdir DIR
+    .venv/bin/python -m bench.capacity_bench --sizes 100000,300000 --workdir DIR   # a quick look
 
 For each size (default 1M/3M, 3M/9M and 10M/30M, ``eventkg.ingest.aser_shape`` files, seed 11, made
 in ``--workdir`` when missing) every step runs in a process of its own, measured on its own (wall
 seconds, CPU seconds, peak RSS from ``wait4``, which counts the JVMs the step starts and waits for):
 
-* ``scan``: a plain ``sqlite3`` scan of the ``KG.db`` (``bench/ingest_bench.py``), the ingest's floor;
+* ``scan``: a plain ``sqlite3`` scan of the ``KG.db`` (as ``bench.ingest_bench`` runs it), the ingest's floor;
 * ``ingest``: ``ingest aser --map-events`` into a fresh embedded store; disk: the store;
 * ``questions-cold`` / ``questions-warm``: 50,000 schema CEC questions from the CLI, first reading the
   event graph out of the engine, then from what that run kept beside the store;
@@ -41,9 +41,17 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+from bench.common import (
+    ROOT,
+    default_workdir,
+    fresh,
+    generated_kg,
+    measure_child,
+    parse_sizes,
+    peak_rss_of,
+    questions_cli_runs,
+    timed,
+)
 
 SIZES = "1000000,3000000,10000000"
 STEPS = ("scan", "ingest", "questions-cold", "questions-warm", "export", "export-floor", "neo4j", "bolt")
@@ -60,22 +68,10 @@ def du_mb(path: Path) -> float:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 1e6
 
 
-def timed(cmd: list[str], **kw) -> dict:
-    """Run ``cmd`` to its end: wall and CPU seconds and peak RSS (MB) of it and what it waited for."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, **kw)  # stderr: the caller's (progress lines)
-    stdout = proc.stdout.read()
-    _, status, ru = os.wait4(proc.pid, 0)
-    if status:
-        raise SystemExit(f"{' '.join(cmd)} failed (exit {os.waitstatus_to_exitcode(status)})")
-    return {"seconds": time.perf_counter() - t0, "cpu_s": ru.ru_utime + ru.ru_stime,
-            "peak_rss_mb": ru.ru_maxrss / 1024, "stdout": stdout.decode()}
-
-
 def child_step(step: str, *args: str) -> dict:
     """One of this script's own steps (``child``) in a process of its own: ``timed``'s figures and the
     JSON line it printed last."""
-    got = timed([sys.executable, __file__, "--child", step, *args], cwd="/")
+    got = timed([sys.executable, "-m", "bench.capacity_bench", "--child", step, *args], cwd=ROOT)
     got.update(json.loads(got.pop("stdout").strip().splitlines()[-1]))
     return got
 
@@ -105,8 +101,6 @@ def engine_export(store: str, out: str) -> dict:
 
 def neo4j_import(csv_dir: str, home: str) -> dict:
     """``csv_dir`` into a new Neo4j database under ``home``, the server up, the schema made; the figures."""
-    import neo4j_modes
-
     from eventkg.graphstore.neo4j.server import launch as neo4j_server
     from eventkg.graphstore.neo4j.store import Neo4jStore
 
@@ -121,7 +115,7 @@ def neo4j_import(csv_dir: str, home: str) -> dict:
         counts = store.counts()
         out["edges"] = sum(counts["edges"].values())
         store.close()
-        out["server_peak_rss_mb"] = neo4j_modes._peak_rss_mb(server.process.pid)
+        out["server_peak_rss_mb"] = peak_rss_of(server.process.pid)
     finally:
         server.stop()
     out["database_mb"] = du_mb(Path(home) / "data")
@@ -170,8 +164,6 @@ class HeapSampler:
 
 def bolt_ingest(kg: str) -> dict:
     """``ingest aser`` through Bolt into a server on Neo4j's default memory, its heap sampled."""
-    import neo4j_modes
-
     from eventkg.graphstore.neo4j.server import launch as neo4j_server
     from eventkg.graphstore.neo4j.store import Neo4jStore
     from eventkg.ingest import aser
@@ -187,7 +179,7 @@ def bolt_ingest(kg: str) -> dict:
         out["edge_rate"] = out["edges"] / out["ingest_s"]
         store.close()
         counter.close()
-        out["server_peak_rss_mb"] = neo4j_modes._peak_rss_mb(server.process.pid)
+        out["server_peak_rss_mb"] = peak_rss_of(server.process.pid)
     finally:
         server.stop()
     return out
@@ -200,21 +192,18 @@ def child(step: str, args: list[str]) -> None:
 
 def run_size(work: Path, n_ev: int, n_rel: int, steps: list[str], seed: int) -> dict[str, dict]:
     """Every step at one size; the figures by step."""
-    import ingest_bench
-    import query_bench_questions
-
-    kg = ingest_bench.generated_kg(work, n_ev, n_rel, seed)
+    kg = generated_kg(work, n_ev, n_rel, seed)
     store = work / f"capacity_{n_ev}_{n_rel}.lbug"
     csv_dir, home, floor_dir = (work / f"capacity_{n_ev}_{name}" for name in ("csv", "neo4j", "floor"))
     got: dict[str, dict] = {}
     for step in steps:
         if step == "scan":
-            got[step] = ingest_bench.measure("scan", kg, store, None)
+            got[step] = measure_child("bench.ingest_bench", ["scan", str(kg), str(store)])
         elif step == "ingest":
-            got[step] = ingest_bench.measure("ingest-map", kg, ingest_bench.fresh(store), None)
+            got[step] = measure_child("bench.ingest_bench", ["ingest-map", str(kg), str(fresh(store))])
             got[step]["disk_mb"] = du_mb(store)
         elif step == "questions-cold":
-            cold, warm = query_bench_questions.cli_runs(store, QUESTIONS, 1)[0]
+            cold, warm = questions_cli_runs(store, QUESTIONS, 1)[0]
             got[step] = {**cold, "seconds": cold["wall_s"]}
             got["questions-warm"] = {**warm, "seconds": warm["wall_s"]}
         elif step == "export":
@@ -285,13 +274,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default=SIZES, help="eventualities (relations = 3x) or EVxREL, comma-separated")
     ap.add_argument("--steps", default=",".join(DEFAULT_STEPS), help=f"comma-separated subset of {', '.join(STEPS)}")
-    ap.add_argument("--workdir", default="/tmp/eventkg-capacity", help="where the files go (a KG.db there is reused)")
+    ap.add_argument("--workdir", default=str(default_workdir("eventkg-capacity")),
+                    help="where the files go (a KG.db there is reused)")
     ap.add_argument("--seed", type=int, default=11, help="generator seed")
     ap.add_argument("--json", default=None, help="also write every figure here")
     args = ap.parse_args()
-    import ingest_bench
-
-    sizes = ingest_bench.parse_sizes(args.sizes, 1.0)
+    sizes = parse_sizes(args.sizes)
     steps = [s for s in args.steps.split(",") if s]
     unknown = sorted(set(steps) - set(STEPS))
     if unknown:

@@ -24,7 +24,7 @@ throughput of a model depends only on its architecture and the token counts, whi
 the real tokenizer's, so the rates equal the real model's (used where the 87 MB weights
 cannot travel to the machine with the GPU). Never run in CI.
 
-Run:  python bench/embed_device_bench.py --texts 1000000 --json out.json
+Run:  python -m bench.embed_device_bench --texts 1000000 --json out.json
 """
 
 from __future__ import annotations

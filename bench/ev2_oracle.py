@@ -1,6 +1,6 @@
 """kg-oracle on EV² question files, beside random and majority, plus the gold-switch check.
 
-    .venv/bin/python bench/ev2_oracle.py PATH/TO/EV2/data [--workdir DIR]
+    .venv/bin/python -m bench.ev2_oracle PATH/TO/EV2/data [--workdir DIR]
 
 Ingests the files three times into fresh embedded stores: as given, with every instance
 question's gold moved to a wrong choice (CEC: ``e1`` <- the first negative; CRR: ``rel`` <-
@@ -15,17 +15,14 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from eventkg.graphstore import open_store  # noqa: E402
-from eventkg.ingest.ev2 import load  # noqa: E402
-from eventkg.tasks.models import load_model  # noqa: E402
-from eventkg.tasks.registry import get_task  # noqa: E402
-from eventkg.tasks.runner import evaluate  # noqa: E402
+from eventkg.graphstore import open_store
+from eventkg.ingest.ev2 import load
+from eventkg.tasks.models import load_model
+from eventkg.tasks.registry import get_task
+from eventkg.tasks.runner import evaluate
 
 CELLS = [(t, lv) for t in ("ev2-cec", "ev2-crr") for lv in ("schema", "instance")]
 

@@ -1,7 +1,7 @@
 """Export speed and peak memory: streamed RDF and GraphML beside their baselines, in one run.
 
-    flock /tmp/eventkg-bench.lock python bench/export_bench.py                # 20,000 events
-    flock /tmp/eventkg-bench.lock python bench/export_bench.py --events 100000 --relations 200000
+    .venv/bin/python -m bench.export_bench                # 20,000 events
+    .venv/bin/python -m bench.export_bench --events 100000 --relations 200000
 
 A synthetic ASER ``KG.db`` (``ingest/synthetic.py``) is ingested into a fresh embedded store;
 each mode then runs in its own process, so its peak RSS (``ru_maxrss``) is its own:
@@ -28,6 +28,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bench.common import ROOT
 
 MODES = ("read", "rdf-whole-nt", "nt", "ttl", "graphml")
 
@@ -91,8 +93,8 @@ def main() -> None:
         print(f"store: {nodes:,} nodes, {edges:,} edges (synthetic ASER, {args.events:,} eventualities)")
         results = {}
         for mode in MODES:
-            proc = subprocess.run([sys.executable, __file__, "--mode", mode, "--store", url, "--out", tmp],
-                                  capture_output=True, text=True, check=True)
+            proc = subprocess.run([sys.executable, "-m", "bench.export_bench", "--mode", mode, "--store", url,
+                                   "--out", tmp], capture_output=True, text=True, check=True, cwd=ROOT)
             results[mode] = json.loads(proc.stdout.strip().splitlines()[-1])
     read, whole = results["read"], results["rdf-whole-nt"]
     print(f"{'mode':<14}{'seconds':>9}{'items/s':>12}{'peak MB':>9}{'x read time':>13}{'x whole-graph MB':>18}")

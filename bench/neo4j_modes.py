@@ -1,7 +1,7 @@
 """ASER ``KG.db`` into Neo4j, two ways, each measured in one call of :func:`child`.
 
-    .venv/bin/python bench/neo4j_modes.py --kg KG.db --mode neo4j-bolt
-    .venv/bin/python bench/neo4j_modes.py --kg KG.db --mode neo4j-bulk --workdir /tmp/n4
+    .venv/bin/python -m bench.neo4j_modes --kg KG.db --mode neo4j-bolt
+    .venv/bin/python -m bench.neo4j_modes --kg KG.db --mode neo4j-bulk --workdir DIR
 
 * ``neo4j-bolt``: a Neo4j server with Neo4j's default memory settings (512 MB heap, page
   cache as Neo4j sizes it, default transaction memory limit) from
@@ -24,29 +24,7 @@
   ``neo4j-admin database import full`` (``import_s``, as ``neo4j_server.start(import_dir=...)``
   runs it, the initial password written first), the server up (``up_s``), and the
   store's constraints/indexes created on first open (``schema_s``); ``seconds`` is the sum
-  of those four, the end-to-end figure of issue 11.
-
-Measured (2 cores, ASER shape 1M/3M = 4.5M edges, 2026-11-23, two runs of the string-id path
-of main and this one back to back): bulk 53.5 s / 44.3 s before, 32.9 s / 33.6 s after
-(export 4.1 + import 19.9 + up 4.9 + schema 4.7; ~135K edges/s); the importer, CPU-bound on
-both cores, is the largest step. With the JVMs' class-data archives and the password written
-without a JVM (``graphstore/neo4j/server/cds.py``; same file, same sitting, ``$EVENTKG_NEO4J_CDS=0``
-and on alternating, a slower machine than before: the sqlite3 scan took 13.2 s, not 10.3):
-off 39.2 / 38.5 s (33.7 / 33.6 s without the schema step; up 6.9 / 6.0 s), on 38.3 / 36.1 s
-(32.2 / 30.7 s; up 5.2 / 3.9 s): best 146.6K edges/s without the schema step.
-
-Bolt (2 cores shared with other engineers' work, load 4-8, so wall times swing; main's code
-fe767b7 and this one back to back on the same file, two runs): at 100K/300K before 39.4 s /
-47.2 s (7.6K / 6.4K rows/s, 11.4K / 9.5K edges/s; server CPU 55.7 s / 47.4 s), after 23.4 s /
-36.5 s (12.8K / 8.2K rows/s, 19.2K / 12.3K edges/s; server CPU 34.1 s / 34.9 s); raw driver
-in the same runs 22.0K-22.4K / 15.7K-22.0K edges/s, ends by node id 25.2K/s. At 1M/3M after:
-247 s, 12.1K rows/s, 18.2K edges/s (server CPU 261 s, client 60 s), counts identical to the
-embedded ingest of the same file (965,000 events, 4,499,813 edges), raw driver 21.3K/s. New
-edges find their ends by internal node id and go a node pair at a time
-(``graphstore/neo4j/pairs.py``); the server runs the parallel collector. 50K/s is out of
-reach here: the fastest raw single-type statement (ends by id, warm JVM) did 25K edges/s,
-the pair statement 26-36 µs of server CPU per edge, and the first 96K nodes cost ~115 µs
-each while the JVM warms up.
+  of those four: the bulk path end to end.
 
 ``rows`` is the file's Relations rows; ``rate`` = rows / seconds. ``cpu`` counts this
 process and its children (the importer and the server JVMs). ``server_peak_rss_mb`` is
@@ -66,8 +44,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench.common import peak_rss_of
 
 MODES = ("neo4j-bolt", "neo4j-bulk")
 RAW_EDGES = 200_000  # edges the raw-driver baseline writes
@@ -84,13 +61,6 @@ def _proc_cpu(pid: int) -> float:
     """CPU seconds of a running process (user + system), from /proc."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _peak_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def relation_rows(kg_path: str) -> int:
@@ -182,7 +152,7 @@ def _bolt(kg_path: str, workdir: Path, out: dict) -> None:
         out["raw_list_rate"] = raw_create_rate(server, as_lists=True)
         out["raw_list_2workers_rate"] = raw_create_rate(server, as_lists=True, workers=2)
         out["raw_id_rate"] = raw_create_rate(server, as_lists=True, by_id=True)
-        out["server_peak_rss_mb"] = _peak_rss_mb(server.process.pid)
+        out["server_peak_rss_mb"] = peak_rss_of(server.process.pid)
     finally:
         server.stop()
 
@@ -238,7 +208,7 @@ def _bulk(kg_path: str, workdir: Path, out: dict) -> None:
         out["cpu"] = _cpu_self_and_children() - cpu + _proc_cpu(server.process.pid)
         out["counts"] = _counts(store)
         store.close()
-        out["server_peak_rss_mb"] = _peak_rss_mb(server.process.pid)
+        out["server_peak_rss_mb"] = peak_rss_of(server.process.pid)
     finally:
         server.stop()
         shutil.rmtree(home, ignore_errors=True)
@@ -278,6 +248,9 @@ def breakdown(r: dict) -> str:
 
 
 def main() -> None:
+    if len(sys.argv) == 5 and sys.argv[1] == "--child":  # MODE KG WORKDIR, as bench.ingest_bench runs it
+        print(json.dumps(child(*sys.argv[2:])), flush=True)
+        return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kg", required=True, help="an ASER KG.db (e.g. from eventkg.ingest.synthetic.make_aser_kg)")
     ap.add_argument("--mode", choices=MODES, action="append", help="neo4j-bolt and/or neo4j-bulk (default: both)")

@@ -1,7 +1,7 @@
 """Benchmark: CEC and CRR question generation on the 1M-event / 3M-relation ASER-shaped store.
 
 The store is ASER-shaped (``eventkg.ingest.aser_shape``: skewed degrees, hubs up to ~12K) and
-ingested with ``--map-events`` into an embedded store, both cached under ``/tmp/eventkg-bench/``
+ingested with ``--map-events`` into an embedded store, both cached under ``eventkg-bench/`` in the temporary folder
 so that reruns start at once. Prints, for the present code:
 
 * load: the event graph read in columns into CSR arrays (``EventCSR.from_store``), wall time
@@ -25,11 +25,10 @@ CLI's ``questions cec --level schema --negatives random`` run twice per store, e
 process, first with the event graph kept beside the store dropped (cold: read from the engine)
 and then with it (warm): wall and CPU seconds, peak RSS and the load average around each, the
 earlier checkout (``PYTHONPATH=DIR``) first where given, and each store's times over the first
-store's (issue 22 point 5; every output of a store must be equal).
+store's (target: cold and warm within 2x of the smallest store's; every output of a store must be equal).
 
-Run (under the bench lock; the first run writes and ingests the file, ~2 minutes):
-    flock /tmp/eventkg-bench.lock .venv/bin/python bench/query_bench_questions.py \\
-        --baseline-python /tmp/eventkg-bench/baseline/.venv/bin/python
+Run (the first run writes and ingests the file, ~2 minutes):
+    .venv/bin/python -m bench.query_bench_questions --baseline-python OLD/.venv/bin/python
 """
 
 from __future__ import annotations
@@ -43,6 +42,7 @@ import sys
 import time
 from pathlib import Path
 
+from bench.common import default_workdir, questions_cli_runs
 from eventkg.graphstore import open_store
 from eventkg.graphstore.model import FAMILIES, VAGUE, family_of
 from eventkg.queries.csr import EventCSR
@@ -51,7 +51,7 @@ from eventkg.queries.questions.make import make_questions
 from eventkg.queries.questions.rows import GeneratedQuestion
 from eventkg.queries.table1 import CODE
 
-FOLDER = Path("/tmp/eventkg-bench")
+FOLDER = default_workdir("eventkg-bench")
 EVENTS, RELATIONS = 1_000_000, 3_000_000
 
 _BASELINE = """
@@ -157,39 +157,9 @@ def bench(store: Path, n: int, seed: int, check: int, baseline_python: str | Non
     return got
 
 
-def cli_runs(store: Path, n: int, seed: int, pythonpath: str | None = None) -> tuple[list[dict], bytes]:
-    """The CLI's ``questions cec --level schema --negatives random`` on ``store``, each run its own
-    process: first with the kept event graph dropped (cold: read from the engine and kept), then
-    with it (warm: memory-mapped). Wall and CPU seconds and peak RSS of that process (``os.wait4``),
-    the 1-minute load average before and after (timings on a busy machine are not comparable).
-    ``pythonpath``: run another checkout of eventkg (``PYTHONPATH``, e.g. a folder holding an
-    ``eventkg`` link to a ``git worktree`` of an earlier commit). Also gives the cold run's output."""
-    import os
-    import shutil
-
-    shutil.rmtree(f"{store}.faiss/event_graph", ignore_errors=True)  # csr_cache.folder_of, any version
-    env = {**os.environ, **({"PYTHONPATH": pythonpath} if pythonpath else {})}
-    runs, outs = [], []
-    for mode in ("cold", "warm"):
-        out = store.with_name(f"{store.name}.questions-{mode}.jsonl")
-        cmd = [sys.executable, "-m", "eventkg", "--store", str(store), "questions", "cec", "--level", "schema",
-               "-n", str(n), "--seed", str(seed), "--negatives", "random", "--out", str(out)]
-        load0, t0 = os.getloadavg()[0], time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/", env=env)
-        _, status, ru = os.wait4(proc.pid, 0)
-        if status:
-            raise SystemExit(f"{' '.join(cmd)} failed ({status})")
-        runs.append({"mode": mode, "wall_s": time.perf_counter() - t0, "cpu_s": ru.ru_utime + ru.ru_stime,
-                     "peak_rss_mb": ru.ru_maxrss / 1024, "load": (load0, os.getloadavg()[0])})
-        outs.append(out.read_bytes())
-        out.unlink()
-    runs[1]["same_as_cold"] = outs[0] == outs[1]
-    return runs, outs[0]
-
-
 def report_cli(stores: list[Path], n: int, seed: int, baseline_path: str | None) -> None:
-    """:func:`cli_runs` on every store, the previous code first where given, and the ratio of each
-    store's times to the first store's, per code and run (issue 22 point 5: cold and warm <= 2x)."""
+    """:func:`bench.common.questions_cli_runs` on every store, the previous code first where given, and the ratio of each
+    store's times to the first store's, per code and run (target: cold and warm <= 2x)."""
     codes = [("previous", baseline_path), ("present", None)] if baseline_path else [("present", None)]
     got: dict[tuple[str, str], list[dict]] = {}
     print(f"\n| store | code | run ({n:,} schema CEC, random negatives) | wall s | CPU s | peak RSS MB | 1-min load | output |")
@@ -197,7 +167,7 @@ def report_cli(stores: list[Path], n: int, seed: int, baseline_path: str | None)
     for store in stores:
         first = None
         for code, path in codes:
-            runs, out = cli_runs(store, n, seed, path)
+            runs, out = questions_cli_runs(store, n, seed, path)
             first = out if first is None else first
             got[(store.name, code)] = runs
             for r in runs:

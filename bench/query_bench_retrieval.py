@@ -2,7 +2,7 @@
 
 Run (heavy: ~2 GB, minutes; on a shared machine under the bench lock)::
 
-    flock /tmp/eventkg-bench.lock .venv/bin/python bench/query_bench_retrieval.py [--json out.json]
+    .venv/bin/python -m bench.query_bench_retrieval [--workdir DIR] [--json out.json]
 
 Every figure sits beside a baseline measured in the same run:
 
@@ -29,7 +29,7 @@ Every figure sits beside a baseline measured in the same run:
    for the end-to-end p95. Baseline: the previous neighbourhood read (``store.neighbourhood``
    with the per-hop limit 50, uncapped per node) on the same queries.
 
-The generated files live in ``--workdir`` (default ``/work/tmp/query-scale``) and are
+The generated files live in ``--workdir`` (default: ``eventkg-query-scale`` in the temporary folder) and are
 reused; ``--fresh`` regenerates them.
 """
 
@@ -48,6 +48,7 @@ from pathlib import Path
 import faiss
 import numpy as np
 
+from bench.common import default_workdir
 from eventkg.graphstore import open_store
 from eventkg.graphstore.base import Batch, GraphStore
 from eventkg.queries import adjacency, columnar
@@ -293,7 +294,7 @@ def bench_retrieve(path: Path, runs: int, hubs: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--workdir", type=Path, default=Path("/work/tmp/query-scale"))
+    ap.add_argument("--workdir", type=Path, default=default_workdir("eventkg-query-scale"))
     ap.add_argument("--events", type=int, default=1_000_000)
     ap.add_argument("--relations", type=int, default=3_000_000)
     ap.add_argument("--hubs", type=int, default=20)

@@ -1,10 +1,10 @@
 """The engine's rel COPYs against its buffer pool: LadybugDB alone, table by table, at several pool sizes.
 
-    .venv/bin/python bench/rel_pool_bench.py --kg /data/bench/KG_aser_shape_10000000_30000000_s11.db \\
-        --tables /data/bench/tables_10M --pools 1536,1280
+    .venv/bin/python -m bench.rel_pool_bench --kg $WORKDIR/KG_aser_shape_10000000_30000000_s11.db \\
+        --tables $WORKDIR/tables_10M --pools 1536,1280
 
 The rows the ingest writes (typed and deduplicated by key, one Parquet file per table: the
-``engine-tables`` step of ``bench/ingest_bench.py``, run once into ``--tables`` unless the folder
+engine floor's tables of ``bench.ingest_bench``, written once into ``--tables`` unless the folder
 holds them already) are COPYed into an empty database: Event first, then each rel table, each
 COPY timed and followed by a CHECKPOINT, the database kept open. One child process per pool.
 It prints each table's COPY time at each pool, then the rel COPYs' totals (time, CPU-s, peak RSS)
@@ -13,7 +13,7 @@ and their ratio to the largest pool's.
 Why: a rel COPY looks both ends of every edge up in the node table's primary-key index, and once
 that index outgrows the buffer pool the COPYs slow down; the ingest's rel COPYs get the pool the
 memory budget leaves beside the process. This shows where that step is for a graph of a given
-size (figures: ``docs/performance.md``, session 16).
+size (figures: ``docs/performance.md``, "The engine alone").
 """
 
 from __future__ import annotations
@@ -28,10 +28,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench.ingest_bench import copy_each_table  # noqa: E402
+from bench.common import ROOT, copy_each_table, write_engine_tables
 
 
 def copy_tables(folder: Path, store: Path, pool_mib: int) -> None:
@@ -43,19 +40,18 @@ def copy_tables(folder: Path, store: Path, pool_mib: int) -> None:
 
 
 def ensure_tables(kg: Path, folder: Path) -> None:
-    """Write the ingest's rows as Parquet files into ``folder`` once (``ingest_bench``'s step)."""
+    """Write the ingest's rows as Parquet files into ``folder`` once (as the engine floor does)."""
     if (folder / "Event.parquet").exists():
         return
     print(f"# writing the tables of {kg} into {folder} (once)", flush=True)
-    subprocess.run([sys.executable, str(ROOT / "bench" / "ingest_bench.py"), "--child", "engine-tables",
-                    str(kg), str(folder)], cwd=ROOT, check=True)
+    write_engine_tables(kg, folder)
 
 
 def run_pool(folder: Path, pool_mib: int) -> tuple[list[dict], float]:
     """One pool's run in a child process of its own: its per-table lines and peak RSS (MB)."""
     work = Path(tempfile.mkdtemp(prefix="rel-pool-"))
     try:
-        out = subprocess.run([sys.executable, __file__, "--child", str(pool_mib), str(folder), str(work / "s.lbug")],
+        out = subprocess.run([sys.executable, "-m", "bench.rel_pool_bench", "--child", str(pool_mib), str(folder), str(work / "s.lbug")],
                              cwd=ROOT, check=True, capture_output=True, text=True).stdout
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -82,7 +78,7 @@ def report(runs: dict[int, tuple[list[dict], float]]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kg", type=Path, help="an ASER-shaped KG.db (bench/ingest_bench.py writes them)")
+    parser.add_argument("--kg", type=Path, help="an ASER-shaped KG.db (bench.ingest_bench writes them)")
     parser.add_argument("--tables", type=Path, required="--child" not in sys.argv,
                         help="folder of the tables' Parquet files (written from --kg when empty)")
     parser.add_argument("--pools", default="1536,1280", help="buffer pools to compare, MiB, comma-separated")

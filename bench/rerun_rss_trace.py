@@ -1,8 +1,8 @@
 """Where a re-run's memory goes: an ASER ingest into a store, with VmRSS / VmHWM printed at each phase.
 
-    .venv/bin/python bench/ingest_bench.py --child crash-first KG.db /tmp/s.lbug   # a killed first run
-    .venv/bin/python bench/rerun_rss_trace.py KG.db /tmp/s.lbug                   # the re-run, traced
-    .venv/bin/python bench/rerun_rss_trace.py KG2.db /tmp/copy.lbug --map-events  # a second file onto a store
+    .venv/bin/python -m bench.ingest_bench --child crash-first KG.db DIR/s.lbug   # a killed first run
+    .venv/bin/python -m bench.rerun_rss_trace KG.db DIR/s.lbug                   # the re-run, traced
+    .venv/bin/python -m bench.rerun_rss_trace KG2.db DIR/copy.lbug --map-events  # a second file onto a store
 
 Phases: each key set built by scanning a stored table, each table whose waiting rows were
 checked by digest (skipped or not), each bulk write message of the store, the end of the load
@@ -17,10 +17,6 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 
 PEAK_STEP_MB = 25
 
@@ -87,6 +83,9 @@ def main(kg: str, store_path: str, map_events: bool = False) -> None:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] in (["-h"], ["--help"]):
+        print(__doc__)
+        raise SystemExit(0)
     if len(sys.argv) not in (3, 4) or sys.argv[3:] not in ([], ["--map-events"]):
         raise SystemExit(__doc__)
     main(sys.argv[1], sys.argv[2], map_events=sys.argv[3:] == ["--map-events"])

@@ -1,8 +1,8 @@
 """Saved exploration queries at scale: rows and milliseconds of each on the busiest eventuality of an ASER-shaped store.
 
-    .venv/bin/python bench/saved_query_bench.py                  # the 1M/3M file, a LadybugDB store beside /tmp
-    .venv/bin/python bench/saved_query_bench.py --store /tmp/kg.lbug --repeat 5
-    .venv/bin/python bench/saved_query_bench.py --baseline e08080d~1   # also the queries as they were
+    .venv/bin/python -m bench.saved_query_bench --kg KG.db       # a LadybugDB store of it in the temp folder
+    .venv/bin/python -m bench.saved_query_bench --kg KG.db --store DIR/kg.lbug --repeat 5
+    .venv/bin/python -m bench.saved_query_bench --kg KG.db --baseline REV   # also the queries at git revision REV
 
 The store is a ``--map-events`` ingest of an ``eventkg.ingest.aser_shape`` file (made once,
 then reused: ``--store`` is kept). The busiest eventuality is the one with the most ASER
@@ -13,11 +13,11 @@ Each query runs once cold (right after the store is opened) and ``--repeat`` tim
 ``--baseline REV`` runs the queries of ``graphstore/saved.cypher`` at that git revision too
 (without limits: what Browser and ``eventkg saved`` returned before), in the same run.
 ``--neo4j`` then loads the same store into a local Neo4j server by the bulk path (``export
-neo4j-import`` + ``neo4j-admin database import``, as ``bench/neo4j_modes.py`` does) and times the
+neo4j-import`` + ``neo4j-admin database import``, as ``bench.neo4j_modes`` does) and times the
 same queries there (the baseline's ``paths-between`` is not run on Neo4j: no query timeout).
 
-Target (issue 22, point 8): every saved query within 1 s at 10M/30M on both backends, each
-returning at most its default ``limit`` rows and saying when it cut.
+What it checks: every saved query within 1 s at 10M/30M on both backends, each returning at most
+its default ``limit`` rows and saying when it cut.
 """
 
 from __future__ import annotations
@@ -30,15 +30,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench.common import ROOT, default_workdir
+from eventkg.graphstore import open_store
+from eventkg.graphstore.base import GraphStore
+from eventkg.graphstore.model import ASER_RELATIONS, upper_snake
+from eventkg.graphstore.saved_cypher import backend_of, get_saved_query, parse_queries, run_saved_query
 
-from eventkg.graphstore import open_store  # noqa: E402
-from eventkg.graphstore.base import GraphStore  # noqa: E402
-from eventkg.graphstore.model import ASER_RELATIONS, upper_snake  # noqa: E402
-from eventkg.graphstore.saved_cypher import backend_of, get_saved_query, parse_queries, run_saved_query  # noqa: E402
-
-KG = Path("/data/bench/KG_aser_shape_1000000_3000000_s11.db")
 ASER_TYPES = "|".join(upper_snake(a) for a in ASER_RELATIONS)
 
 
@@ -104,14 +101,15 @@ def baseline_queries(rev: str) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--kg", type=Path, default=KG)
-    ap.add_argument("--store", type=Path, default=None, help="LadybugDB store (default: /tmp/eventkg-saved-bench/<kg>.lbug)")
+    ap.add_argument("--kg", type=Path, required=True,
+                    help="an ASER-shaped KG.db (bench.ingest_bench --workdir DIR writes KG_aser_shape_*.db there)")
+    ap.add_argument("--store", type=Path, default=None, help="LadybugDB store (default: <temp folder>/eventkg-saved-bench/<kg>.lbug)")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--timeout", type=float, default=30.0, help="seconds before a query is stopped")
     ap.add_argument("--baseline", default=None, help="git revision whose saved.cypher to run beside")
     ap.add_argument("--neo4j", action="store_true", help="also on Neo4j, bulk-imported from the same store")
     args = ap.parse_args(argv)
-    store_path = args.store or Path("/tmp/eventkg-saved-bench") / f"{args.kg.stem}.lbug"
+    store_path = args.store or default_workdir("eventkg-saved-bench") / f"{args.kg.stem}.lbug"
     store_path.parent.mkdir(parents=True, exist_ok=True)
     took = ensure_store(args.kg, store_path)
     print(f"store {store_path} ({'reused' if took is None else f'ingested in {took:.1f} s'})")

@@ -1,12 +1,12 @@
 """A second ASER file into a store that holds a graph already: wall time, CPU and peak RSS.
 
-    .venv/bin/python bench/second_source_bench.py --workdir /tmp/eventkg-bench
-    .venv/bin/python bench/second_source_bench.py --base 1000000 --second 330000 --engine-nodes 300000,1000000
-    .venv/bin/python bench/second_source_bench.py --base-store /data/bench/store_10000000_30000000.lbug \
-        --second 1000000 --seed 11 --workdir /data/bench --modes fresh,onto,engine-floor --engine-nodes ''
+    .venv/bin/python -m bench.second_source_bench --workdir DIR
+    .venv/bin/python -m bench.second_source_bench --base 1000000 --second 330000 --engine-nodes 300000,1000000
+    EVENTKG_MEMORY_MB=3072 .venv/bin/python -m bench.second_source_bench --base 10000000 \
+        --second 1000000 --seed 11 --workdir DIR --modes fresh,onto,engine-floor --engine-nodes ''
 
 A user adds ASER files (or parts of one) to one store, so most held rel tables append to stored
-ones. Both files come from ``eventkg.ingest.aser_shape`` (as in ``bench/ingest_bench.py``, whose
+ones. Both files come from ``eventkg.ingest.aser_shape`` (as in ``bench.ingest_bench``, whose
 cached files are reused from the same ``--workdir``); the base store, ingested with
 ``--map-events``, is made once and copied for each mode. Each mode runs in a child process of its
 own (peak RSS from ``wait4``):
@@ -37,14 +37,10 @@ import json
 import os
 import resource
 import shutil
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench.ingest_bench import child_result, cpu_seconds, fresh, generated_kg, run_child  # noqa: E402
+from bench.common import child_result, cpu_seconds, default_workdir, fresh, generated_kg, run_child
 
 UPDATED_EVENTS = 25_000  # about what ASER 330K/1M changes of the 1M/3M graph's events (repeated texts)
 MODES = ("fresh", "onto", "onto-before", "onto-no-digests", "onto-no-digests-before", "engine-floor")
@@ -209,7 +205,7 @@ def _rss_mb() -> float:
 
 
 def measure(args: list[str]) -> dict:
-    code, _, stdout, peak = run_child(__file__, args)
+    code, _, stdout, peak = run_child("bench.second_source_bench", args)
     if code != 0:
         raise SystemExit(f"{args[:2]} failed with exit code {code}")
     return child_result(stdout, peak)
@@ -253,7 +249,7 @@ def main() -> None:
     parser.add_argument("--base-store", help="an existing store of the base file (its digests beside it) instead of --base")
     parser.add_argument("--modes", default=",".join(MODES), help=f"any of {', '.join(MODES)}")
     parser.add_argument("--engine-nodes", default="300000,1000000", help="node counts for engine-append ('' skips it)")
-    parser.add_argument("--workdir", default="/tmp/eventkg-bench", help="files kept and reused here")
+    parser.add_argument("--workdir", default=str(default_workdir("eventkg-bench")), help="files kept and reused here")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     parser.add_argument("--engine-child", type=int, help=argparse.SUPPRESS)

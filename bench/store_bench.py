@@ -1,7 +1,7 @@
 """Upsert throughput of eventkg's stores beside the raw engines, on the same rows, in one run.
 
-    python bench/store_bench.py                 # 1,000,000 CAUSES edges, both backends
-    python bench/store_bench.py --edges 100000 --backends ladybug
+    .venv/bin/python -m bench.store_bench                 # 1,000,000 CAUSES edges, both backends
+    .venv/bin/python -m bench.store_bench --edges 100000 --backends ladybug
 
 Raw baselines:
 * LadybugDB: one ``COPY CAUSES FROM <arrow table>`` of the rows into a fresh database with

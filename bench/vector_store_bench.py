@@ -13,7 +13,7 @@ Each step runs in its own process (peak RSS is that process's ``ru_maxrss``):
    seconds, peak RSS beside the file's size, recall@10 against exact search on held-out
    queries, single-query latency. No encoder: it measures the index, not the model.
 
-Run:  python bench/vector_store_bench.py --aser 30000 --large 1000000 --json out.json
+Run:  .venv/bin/python -m bench.vector_store_bench --aser 30000 --large 1000000 --json out.json
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench.common import ROOT
 
 
 def peak_rss_mb() -> float:
@@ -209,7 +209,8 @@ def main() -> None:
         if step != "samples" and not arg:
             continue
         t = time.perf_counter()
-        proc = subprocess.run([sys.executable, __file__, "--child", step, str(arg)], capture_output=True, text=True)
+        proc = subprocess.run([sys.executable, "-m", "bench.vector_store_bench", "--child", step, str(arg)],
+                              capture_output=True, text=True, cwd=ROOT)
         if proc.returncode:
             print(proc.stderr[-3000:], file=sys.stderr)
             raise SystemExit(f"step {step} failed")
