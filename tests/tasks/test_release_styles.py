@@ -25,8 +25,8 @@ import pytest
 from eventkg.graphstore import open_store
 from eventkg.ingest.clomo import load as load_clomo
 from eventkg.ingest.ev2 import load as load_ev2
-from eventkg.tasks.ev2 import release_row
 from eventkg.tasks.errors import TaskError
+from eventkg.tasks.ev2 import release_row
 from eventkg.tasks.metrics import alignment_item, cluster_lookup
 from eventkg.tasks.registry import get_task
 from eventkg.tasks.release import ReleaseError
@@ -323,10 +323,7 @@ def test_release_run_against_a_stub_shows_the_paper_s_table_4(ev2_store, ev2_dat
                                task_options={"style": "release", "release": str(EV2)}, http={"use_cache": False})
     finally:
         stub.close()
-    reference = {}
-    for method in ("S_CEC", "I_CEC"):
-        for row, srcs in zip(_rows(PLAIN[method]), _dataset(ev2_data, method, PLAIN[method]).src_list, strict=True):
-            reference[srcs[0]] = True
+    reference = {srcs[0] for method in ("S_CEC", "I_CEC") for srcs in _dataset(ev2_data, method, PLAIN[method]).src_list}
     assert len(stub.bodies) == 30
     for body in stub.bodies:  # the release's API call: one user message, 512 tokens, no temperature
         assert body["messages"][0]["role"] == "user" and len(body["messages"]) == 1
