@@ -293,7 +293,7 @@ def engine_floor_notes(results: dict[str, dict]) -> list[str]:
 def rss_flatness_notes(by_size: list[tuple[str, dict[str, dict]]]) -> list[str]:
     """Peak RSS of each ingest mode at the biggest size over the smallest, as measured and without
     the memory that grows with the graph by design (the key sets, 16 B per stored key, and the
-    ASER eid map, ~26 B per eventuality; measured in the child). Target (issue 11): <= 1.2x."""
+    ASER eid map, ~26 B per eventuality; measured in the child). Target: <= 1.2x."""
     if len(by_size) < 2:
         return []
     (small, first), (big, last) = by_size[0], by_size[-1]

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 MAX_FUNCTION_LINES = 60
 #: a module is split by job, not by size: past ``WARN_MODULE_LINES`` lines the suite warns (look for
 #: two jobs in one file), past ``MAX_MODULE_LINES`` it fails. A hard limit at 600 cut modules apart
-#: where no seam was (issue 24), so the line to act on is the warning.
+#: where no seam was, so the line to act on is the warning.
 WARN_MODULE_LINES = 1000
 MAX_MODULE_LINES = 1500
 LAYERS = ("graphstore", "ingest", "queries", "tasks")
@@ -215,7 +215,7 @@ def test_modules_are_small(name: str) -> None:
 
 def test_backends_are_composed_not_mixed() -> None:
     """A store class has ``GraphStore`` as its only base, and no class stands in for another's
-    private members with ``_name: Any`` annotations (issue 24: mixins typed ``Any``)."""
+    private members with ``_name: Any`` annotations (as mixins typed ``Any`` once did)."""
     offenders = []
     for name, (path, _) in modules().items():
         tree = ast.parse(path.read_text())

@@ -1,5 +1,5 @@
-"""A failed ingest leaves the embedded store as it was (issue 23, point 1), and an ingest that did not
-complete is recorded on the store so readers are told (point 8), on both backends.
+"""A failed ingest leaves the embedded store as it was, and an ingest that did not complete is
+recorded on the store so readers are told, on both backends.
 
 "As it was" is checked by content: :func:`tests.support.bad_days.digest` hashes every node and edge with
 its properties through the public read API, computed here, not by the code under test.

@@ -672,7 +672,7 @@ def test_a_rel_copy_is_sized_on_the_process_beside_the_pool_pages_it_reuses(tmp_
 def test_a_rel_copy_grows_an_open_pool_that_is_well_under_what_the_budget_leaves(tmp_path, monkeypatch):
     """The rel COPY's pool is grown to what the budget leaves beside the process once the open pool
     is more than ``POOL_SLACK`` under it: here 1,152 MiB against the 1,024 MiB open after the node
-    tables (docs/performance.md, session 15)."""
+    tables (docs/performance.md, ``POOL_SLACK``)."""
     from eventkg.graphstore.ladybug import bulk as ladybug_bulk
     from eventkg.graphstore.ladybug.database import Database
     from eventkg.graphstore.ladybug.engine import pool_in_use
@@ -715,7 +715,7 @@ def test_a_staged_file_closed_before_its_copy_keeps_its_digest(tmp_path):
 
 def test_the_staged_file_is_closed_before_its_rel_copy_pool_is_sized(tmp_path, monkeypatch):
     """The writer's buffers are freed before the process beside the pool is measured (they counted
-    against the pool: docs/performance.md, session 16): at that moment the staged Parquet file is
+    against the pool: docs/performance.md): at that moment the staged Parquet file is
     whole (its footer written)."""
     import pyarrow.parquet as pq
 

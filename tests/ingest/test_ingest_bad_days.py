@@ -1,4 +1,4 @@
-"""Issue 23, points 2-6: bad input on an ordinary bad day, on corrupted copies of the bundled
+"""Bad input on an ordinary bad day, on corrupted copies of the bundled
 samples. Fail mode: one line naming file and line (ASER: table and rowid), exit 2, the store
 unchanged (by a content digest computed in the test). Skip mode: the bad row (or file) is one
 reject and the store equals an ingest of the same input without it (so what "the rest lands"
@@ -271,7 +271,7 @@ def test_aser_relation_end_not_utf8_is_a_reject(tmp_path):
         rid = conn.execute("SELECT _id FROM Relations ORDER BY rowid LIMIT 1 OFFSET 3").fetchone()[0]
         conn.execute("UPDATE Relations SET hid = CAST(? AS TEXT) WHERE _id = ?", (b"ab\xffcd", rid))
     # the event nodes are written before the relations are read: that the store is unchanged after
-    # this failure is issue 23's point 1 (all-or-nothing writes, graphstore), not checked here
+    # this failure is the all-or-nothing tests' job (tests/graphstore), not checked here
     line = error_line(ingest(tmp_path / "fail.lbug", "aser", kg))
     assert f"{kg} [Relations _id={rid}]: hid 'ab\ufffdcd' is not a (valid) row" in line
     report, bad, store = skip_run(tmp_path, "aser", kg)

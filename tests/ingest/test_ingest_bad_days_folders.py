@@ -1,4 +1,4 @@
-"""Issue 23, points 7, 9, 10 and 12: a dataset folder lacking parts, paths an ingest cannot write
+"""A dataset folder lacking parts, paths an ingest cannot write
 to, CLoMo's per-type subset folders, and the smaller messages (JSON columns, a locked or folder
 KG.db, ``--batch-size``). Expected values are worked out from the files the tests write."""
 

@@ -1,4 +1,4 @@
-"""Property tests (Hypothesis) for issue 23: real-format rows of the bundled samples, mutated.
+"""Property tests (Hypothesis) of bad input: real-format rows of the bundled samples, mutated.
 
 Whatever is done to one row (a field given a value of another JSON type, a field removed, a
 stray byte), the loader yields, for that row, a Reject naming its file and line or a Row whose

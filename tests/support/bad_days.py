@@ -1,4 +1,4 @@
-"""Helpers of the bad-day tests (issue 23): the CLI run, a content digest of a store computed here
+"""Helpers of the bad-day tests (bad input to an ingest): the CLI run, a content digest of a store computed here
 (every node and edge with its properties, through the store's public read API), and corrupted
 copies of the bundled samples made in ``tmp_path``."""
 
