@@ -58,6 +58,7 @@ from eventkg.graphstore.ladybug.engine import (
     short_error,
     update_node_groups,
 )
+from eventkg.graphstore.ladybug.events import EventHook, StoreEvent
 from eventkg.graphstore.ladybug.index_parts import index_ranges, split_by_range
 from eventkg.graphstore.ladybug.keysets import Fingerprints, KeySets
 from eventkg.graphstore.ladybug.spool import Staged, TableSpool, parquet_parts, read_partitions, read_parts
@@ -92,17 +93,19 @@ class BulkSession:
 
     Built from the store's parts: the open ``database`` (checkpoints, buffer pool, row counts),
     its ``digests``, its key sets (``keys``) and the ``writer`` every write goes through; ``notify``
-    gets a short message as each held table is written (the store's ``on_bulk_write``).
+    gets a short message as each held table is written (the store's ``on_bulk_write``), ``emit`` a
+    :class:`~eventkg.graphstore.ladybug.events.StoreEvent` once it is (the store's ``on_event``).
     """
 
     def __init__(self, beside: Path, *, database: Database, digests: TableDigests, keys: KeySets,
-                 writer: TableWriter, notify: Callable[[str], None]) -> None:
+                 writer: TableWriter, notify: Callable[[str], None], emit: EventHook | None = None) -> None:
         self._beside = beside  # the database file: the spools' folders go beside it
         self._database = database
         self._digests = digests
         self._keys = keys
         self._writer = writer
         self._notify = notify
+        self._emit = emit or (lambda event: None)  # hears each table written (events.StoreEvent)
         self.spool: TableSpool | None = None  # new rows held back (None: no session)
         self._late: TableSpool | None = None  # rows of keys already stored or held, upserted after the flush
         self._repeats: TableSpool | None = None  # rows of node keys this session added, merged before their COPY
@@ -504,6 +507,7 @@ class BulkSession:
                     self._upsert_late_file(name, path, rows)
             finally:
                 path.unlink(missing_ok=True)
+            self._emit(StoreEvent("merged", name))
             # the lookups filled the buffer pool with the table's pages: hand them back before
             # the loader's next rows (figures: docs/performance.md)
             self._database.checkpoint_and_release()
@@ -817,6 +821,7 @@ class BulkSession:
             yield self._merge_late(name, first, pa.concat_tables(late) if len(late) > 1 else late[0])
 
         self._copy_budgeted(name, parts(), self.spool.rows.get(name, 0) + (len(ids) if ids is not None else 0))
+        self._emit(StoreEvent("copied", name))
         self._database.checkpoint_and_release()
 
     def _write_held_edges(self, name: str) -> None:
@@ -836,6 +841,7 @@ class BulkSession:
         if unkeyed:
             self._unkeyed.discard(name)
             self._keys.drop(name)
+        self._emit(StoreEvent("copied", name))
 
     def _copy_budgeted(self, name: str, parts: Iterator[pa.Table], rows: int) -> None:
         """COPY ``parts`` into ``name`` from staged Parquet files of at most the rows one COPY may

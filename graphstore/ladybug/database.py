@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from eventkg.graphstore.base import StoreError
 from eventkg.graphstore.ladybug.digest_book import TableDigests
 from eventkg.graphstore.ladybug.engine import release_failed_statement, release_free_memory, rollback, short_error
+from eventkg.graphstore.ladybug.events import EventHook, StoreEvent
 
 LADYBUG_VERSION = "0.22"
 CHECKPOINT_ROWS = 5_000_000  # rows written between checkpoints
@@ -46,13 +47,16 @@ class Database:
     """One store file opened in the engine, with ``pool_bytes`` of buffer pool.
 
     ``conn`` and ``db`` change when the database is reopened: read them at each use, never keep them.
+    ``emit`` hears each checkpoint and reopening (:class:`~eventkg.graphstore.ladybug.events.StoreEvent`).
     """
 
-    def __init__(self, url: str, *, read_only: bool, pool_bytes: int, digests: TableDigests) -> None:
+    def __init__(self, url: str, *, read_only: bool, pool_bytes: int, digests: TableDigests,
+                 emit: EventHook | None = None) -> None:
         self.url = url
         self.read_only = read_only
         self.pool_bytes = pool_bytes
         self.digests = digests
+        self.emit = emit or (lambda event: None)
         self.failed = False  # a write failed: no checkpoint from now on (the WAL is left for recovery)
         self.unflushed_rows = 0  # rows written since the last CHECKPOINT
         self.rows_since_open = 0  # rows written since the database was last (re)opened
@@ -103,6 +107,7 @@ class Database:
         self.conn.execute("CHECKPOINT")
         self.digests.durable()
         self.unflushed_rows = 0
+        self.emit(StoreEvent("checkpoint"))
 
     def checkpoint(self) -> None:
         """Fold the write-ahead log into the database file; reopen past ``REOPEN_ROWS`` rows written.
@@ -133,6 +138,7 @@ class Database:
         self._close_engine()
         self.open()
         self.rows_since_open = 0
+        self.emit(StoreEvent("reopen"))
 
     def switch_mode(self, *, read_only: bool) -> None:
         """Open the file again read-only, or read-write again (the write-ahead log folded before a

@@ -41,6 +41,7 @@ from eventkg.graphstore.ladybug.engine import (
     declare_schema,
     short_error,
 )
+from eventkg.graphstore.ladybug.events import EventHook, StoreEvent, StoreState
 from eventkg.graphstore.ladybug.keysets import Fingerprints, KeySets
 from eventkg.graphstore.ladybug.upsert import check_endpoints, typed_tables
 from eventkg.graphstore.ladybug.writer import TableWriter
@@ -50,9 +51,20 @@ __all__ = ["LadybugStore"]
 
 
 class LadybugStore(GraphStore):
-    """A LadybugDB database file holding the eventkg schema."""
+    """A LadybugDB database file holding the eventkg schema.
 
-    def __init__(self, path: str, *, read_only: bool = False) -> None:
+    Args:
+        path: The database file (created with the schema if absent).
+        read_only: Open an existing file for reading only (a new store is created read-write first).
+        on_event: Called with a :class:`~eventkg.graphstore.ladybug.events.StoreEvent` at each step of
+            a write (a held table written, a checkpoint, a reopening); also settable as ``on_event``.
+
+    Raises:
+        StoreError: The path cannot hold a store, or the engine cannot open it.
+    """
+
+    def __init__(self, path: str, *, read_only: bool = False, on_event: EventHook | None = None) -> None:
+        self.on_event = on_event
         p = Path(path).expanduser()
         self.url = str(p)
         check_store_path(p)
@@ -63,11 +75,12 @@ class LadybugStore(GraphStore):
         # opened, whose recovery may change its files (see digest_book's rule 3)
         self._digests = TableDigests(None if read_only else DigestBook.load(p))
         keyset_max = settings.keyset_max()  # read before opening: a bad value is an error of this open
-        self._database = Database(self.url, read_only=read_only, pool_bytes=buffer_pool_bytes(), digests=self._digests)
+        self._database = Database(self.url, read_only=read_only, pool_bytes=buffer_pool_bytes(), digests=self._digests,
+                                  emit=self._emit)
         self._keys = KeySets(self._database, keyset_max)
         self._writer = TableWriter(self._database, self._digests, self._keys, notify=self._notify)
         self._session = BulkSession(p, database=self._database, digests=self._digests, keys=self._keys,
-                                    writer=self._writer, notify=self._notify)
+                                    writer=self._writer, notify=self._notify, emit=self._emit)
         if not read_only:
             declare_schema(self._database.conn)
             if not existed:  # rule 4: a new store's tables are empty
@@ -112,6 +125,39 @@ class LadybugStore(GraphStore):
     def _notify(self, message: str) -> None:
         if self.on_bulk_write is not None:
             self.on_bulk_write(message)
+
+    def _emit(self, event: StoreEvent) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+    def state(self) -> StoreState:
+        """What a bulk session holds and how it routes each table, now (writes nothing).
+
+        Returns:
+            A :class:`~eventkg.graphstore.ladybug.events.StoreState` snapshot.
+        """
+        session, names = self._session, [*NODE_TYPES, *REL_TYPES]
+        return StoreState(held_rows=session.held_rows(), deferred=session.deferred, looked_up=session.looked_up,
+                          unkeyed=session.unkeyed, key_sets=frozenset(n for n in names if n in self._keys),
+                          buffer_pool_bytes=self._database.pool_bytes)
+
+    def key_set(self, name: str) -> KeySet | None:
+        """The fingerprints of every stored key of a table, read from the store once (what writes check
+        new rows against).
+
+        Args:
+            name: A node label or relationship type.
+
+        Returns:
+            The table's :class:`~eventkg.graphstore.keyset.KeySet`, or None when the tables hold more keys
+            than ``EVENTKG_KEYSET_MAX`` (then writes ask the engine).
+        """
+        return self._keys.get(name)
+
+    def reopen(self) -> None:
+        """Close the database and open it again (what long writes do to hand the engine's memory back);
+        rows committed but not yet checkpointed stay, in the write-ahead log."""
+        self._database.reopen()
 
     # -- writing ---------------------------------------------------------------------------
     def write_batch(self, batch: Batch) -> WriteResult:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from eventkg.graphstore import StoreError, open_store
+from eventkg.graphstore import Batch, StoreError, open_store
 from eventkg.graphstore.ladybug import writer
 from eventkg.graphstore.ladybug.engine import MISSING_KEY_ERROR, fetch_tuples, missing_key
 from eventkg.graphstore.model import REL_TYPES, event_id
@@ -89,8 +89,9 @@ def test_no_second_copy_when_the_key_is_not_stored_or_the_table_changed(tmp_path
 
 
 def test_the_real_engine_error_for_a_missing_end_names_the_key_and_is_not_retried(tmp_path, monkeypatch):
-    """An edge to a node no table holds: the real engine fails the COPY, its key is read back from
-    the message whole (dots, quotes, spaces kept), the COPY runs once, nothing is written."""
+    """An edge to a node no table holds, in a batch that says its ends are stored (so no endpoint check
+    comes first): the real engine fails the COPY, its key is read back from the message whole (dots,
+    quotes, spaces kept), the COPY runs once, nothing is written."""
     calls: list[str] = []
     real = writer.copy_arrow
     monkeypatch.setattr(writer, "copy_arrow", lambda conn, name, table: (calls.append(name), real(conn, name, table))[-1])
@@ -100,8 +101,11 @@ def test_the_real_engine_error_for_a_missing_end_names_the_key_and_is_not_retrie
         schema = row_schema(("src", "dst"), REL_TYPES["SYNCHRONOUS"].properties)
         edges = pa.table({"src": [event_id("e0")], "dst": [odd], "sources": ['["t"]'], "count": [1.0]}).select(
             schema.names).cast(schema)
+        batch = Batch()
+        batch.add_edge_table("SYNCHRONOUS", edges)
+        batch.ends_known = True
         with pytest.raises(StoreError, match="Unable to find primary key value") as caught:
-            store._writer.copy_tracked("SYNCHRONOUS", edges)
+            store.write_batch(batch)
         assert missing_key(caught.value.__cause__) == odd
         assert calls == ["SYNCHRONOUS"]
         assert store.counts()["edges"]["SYNCHRONOUS"] == 2  # the two of the batch; the failed COPY added none
@@ -137,7 +141,7 @@ def test_committed_rows_survive_opening_the_store_again_while_an_engine_error_is
         copy_arrow(store.connection, "SYNCHRONOUS", _missing_end_edges())
     except StoreError:
         if how == "reopened":
-            store._database.reopen()
+            store.reopen()
         else:
             store.close()
             store = open_store(path)

@@ -220,16 +220,15 @@ def test_clear_leaves_empty_tables_with_the_empty_digest(tmp_path):
 KILLED = """
 import os, signal, sys
 from eventkg.graphstore import open_store
-from eventkg.graphstore.ladybug.upsert import typed_tables
-from eventkg.graphstore.model import NODE_TYPES
 from tests.graphstore.test_store_rerun_digest import _events
 
 store = open_store(sys.argv[1])
-table = typed_tables(NODE_TYPES, ("id",), _events(20, start=1000).nodes, {}, {})["Event"]
 if sys.argv[2] == "after the drop":
     store._digests.forget(["Event"])  # the first step of every write: the COPY never comes
 else:
-    store._writer.copy_tracked("Event", table)  # COPYed; its digest waits for a CHECKPOINT that never comes
+    batch = _events(20, start=1000)
+    batch.edges.clear()  # new rows of one table: one COPY, whose CHECKPOINT never comes
+    store.write_batch(batch)
 os.kill(os.getpid(), signal.SIGKILL)
 """
 
@@ -266,8 +265,9 @@ def test_a_rerun_checks_a_stored_rel_table_by_digest_without_scanning_its_keys(t
     with open_store(str(path)) as store:
         with store.bulk_load():
             store.write_batch(_events(100))
-            assert "SYNCHRONOUS" in store._session.deferred and "SYNCHRONOUS" not in store._keys
-            assert "Event" in store._keys  # node key sets still check the edges' endpoints
+            state = store.state()
+            assert "SYNCHRONOUS" in state.deferred and "SYNCHRONOUS" not in state.key_sets
+            assert "Event" in state.key_sets  # node key sets still check the edges' endpoints
         assert store.late_skipped == {"Event": 100, "SYNCHRONOUS": 99}
 
 

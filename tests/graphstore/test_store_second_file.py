@@ -141,16 +141,12 @@ def test_a_second_file_gives_the_rows_and_counts_of_writing_both_batch_by_batch(
         path.with_name(path.name + ".digests").unlink()
     monkeypatch.setattr(ladybug_bulk, "SCAN_MAX_NODES", 0)
     with open_store(str(path)) as store:
-        seen: dict[str, frozenset] = {}
-        write = store._session.hold_batch
-
-        def hold(nodes, edges, fps):  # which path the session took, seen before it ends
-            held = write(nodes, edges, fps)
-            seen["looked_up"], seen["deferred"] = store._session.looked_up, store._session.deferred
-            return held
-
-        store._session.hold_batch = hold
-        got_result = _write(store, b, bulk=True)
+        got_result = WriteResult()
+        with store.bulk_load():
+            for batch in b:
+                got_result.add(store.write_batch(batch))
+            seen = store.state()  # which path the session took, seen before it ends
+        got_result.add(store.late_result)
         got = _rows(store)
     monkeypatch.undo()
     assert got == want
@@ -159,7 +155,7 @@ def test_a_second_file_gives_the_rows_and_counts_of_writing_both_batch_by_batch(
     if _no_repeats(second):  # a key repeated in the file is counted per change, as batch by batch
         assert {k: v for k, v in got_result.updated.items() if v} == updated
     if any(batch.nodes for batch in b):  # a stored Event table: asked of the engine, not scanned
-        assert seen.get("looked_up") == {"Event"}
+        assert seen.looked_up == {"Event"}
 
 
 def test_edges_naming_a_node_the_session_adds_are_written_without_asking_the_engine(tmp_path, monkeypatch):
@@ -190,7 +186,7 @@ def test_edges_naming_a_node_the_session_adds_are_written_without_asking_the_eng
     with open_store(path) as store:
         with store.bulk_load():
             store.write_batch(second)
-            assert store._session.deferred == {"SYNCHRONOUS"} and store._session.looked_up == {"Event"}
+            assert store.state().deferred == {"SYNCHRONOUS"} and store.state().looked_up == {"Event"}
         assert asked == [1]
         assert store.late_result.created["SYNCHRONOUS"] == 11
         assert store.counts()["edges"]["SYNCHRONOUS"] == 9 + 11
@@ -216,11 +212,12 @@ def test_looking_up_a_stored_node_table_cuts_the_pool_to_the_node_share_until_th
         for i in new:
             batch.add_node("Event", _node(i, None, "a"))
         with open_store(path) as store:
-            assert store._database.pool_bytes == buffer_pool_bytes()
+            assert store.state().buffer_pool_bytes == buffer_pool_bytes()
             with store.bulk_load():
                 store.write_batch(batch)
-                assert store._session.looked_up == {"Event"} and store._database.pool_bytes == node_pool_bytes()
-            assert store._database.pool_bytes == buffer_pool_bytes()
+                state = store.state()
+                assert state.looked_up == {"Event"} and state.buffer_pool_bytes == node_pool_bytes()
+            assert store.state().buffer_pool_bytes == buffer_pool_bytes()
             assert store.counts()["nodes"]["Event"] == 12
 
 
@@ -239,7 +236,7 @@ def test_a_second_file_that_fails_part_way_leaves_the_store_as_it_was(tmp_path, 
         with pytest.raises(KeyboardInterrupt), store.bulk_load():
             for batch in second:
                 store.write_batch(batch)
-            assert store._session.looked_up == {"Event"} and store._session.deferred == {"SYNCHRONOUS"}
+            assert store.state().looked_up == {"Event"} and store.state().deferred == {"SYNCHRONOUS"}
             raise KeyboardInterrupt
         assert _rows(store) == before
     with open_store(path) as store:
@@ -292,7 +289,7 @@ def test_each_stored_candidate_edge_of_a_deferred_table_is_looked_up_once(tmp_pa
     with open_store(path) as store:
         with store.bulk_load():
             store.write_batch(second)
-            assert store._session.deferred == {"SYNCHRONOUS"}
+            assert store.state().deferred == {"SYNCHRONOUS"}
         assert sorted(asked) == sorted(("SYNCHRONOUS", event_id(f"e{i}")) for i in (3, 5, 7))
         assert store.late_result.created["SYNCHRONOUS"] == 2 and store.late_result.updated["SYNCHRONOUS"] == 2
         edges = {(r["src"], r["dst"]): r for r in store.iter_edges("SYNCHRONOUS")}
@@ -361,7 +358,7 @@ def test_a_key_the_second_file_adds_and_repeats_changed_is_merged_before_its_cop
                 store.counts()  # writes what is held: e40 and e41 are stored when b2 repeats them
             result.add(store.write_batch(b2))
             result.add(store.write_batch(b3))
-            assert store._session.looked_up == {"Event"}
+            assert store.state().looked_up == {"Event"}
         result.add(store.late_result)
         got = _rows(store)
     monkeypatch.undo()

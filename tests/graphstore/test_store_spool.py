@@ -10,8 +10,9 @@ import pytest
 
 from eventkg.graphstore import Batch, StoreError, open_store
 from eventkg.graphstore.base import WriteResult
+from eventkg.graphstore.ladybug.events import StoreEvent
 from eventkg.graphstore.ladybug.spool import PREFIX, remove_stale
-from eventkg.graphstore.model import event_id
+from eventkg.graphstore.model import REL_TYPES, event_id
 
 
 def _events(n: int, start: int = 0) -> Batch:
@@ -65,11 +66,12 @@ def test_reopening_after_big_writes_keeps_the_store_whole(tmp_path, monkeypatch)
 
     monkeypatch.setattr(database, "REOPEN_ROWS", 300)  # reopen after every ~300 rows written
     with open_store(str(tmp_path / "s.lbug")) as store:
-        first_db = store._database.db
+        events: list[StoreEvent] = []
+        store.on_event = events.append
         with store.bulk_load():
             for start in range(0, 2000, 250):
                 store.write_batch(_events(250, start=start))
-        assert store._database.db is not first_db  # the engine's memory was handed back at least once
+        assert StoreEvent("reopen") in events  # the engine's memory was handed back at least once
         store.write_batch(_events(10, start=100))  # stored keys again: nothing changes
         counts = store.counts()
         assert counts["nodes"]["Event"] == 2000 and counts["edges"]["SYNCHRONOUS"] == 8 * 249
@@ -134,9 +136,9 @@ def test_keys_repeated_across_batches_keep_the_session_and_later_rows_win(tmp_pa
             again.add_edge("SYNCHRONOUS", {"src": event_id("e5"), "dst": event_id("e6"), "sources": ["u"], "count": 7.0})
             again.add_edge("SYNCHRONOUS", {"src": event_id("e300"), "dst": event_id("e301"), "sources": ["u"], "count": 1.0})
             store.write_batch(again)
-            held = store._session.spool.folder
-            assert (held / "SYNCHRONOUS.arrow").exists()  # the first batch's edges are still held, not written
-            assert store._session.held_rows()["SYNCHRONOUS"] == 299 + 2  # a fresh rel table holds its repeats too
+            spools = list(tmp_path.glob(f"{PREFIX}*"))  # the held rows' and the waiting rows' folders
+            assert any((held / "SYNCHRONOUS.arrow").exists() for held in spools)  # the edges are held, not written
+            assert store.state().held_rows["SYNCHRONOUS"] == 299 + 2  # a fresh rel table holds its repeats too
         counts = store.counts()
         assert counts["nodes"]["Event"] == 305 and counts["edges"]["SYNCHRONOUS"] == 300
         got = store.get_nodes("Event", [event_id("e7"), event_id("e1")])
@@ -199,14 +201,14 @@ def test_edges_repeated_across_batches_count_as_created_once_and_updated_only_wh
             result.add(store.write_batch(_flows([(0, 1), (1, 2), (2, 3)], 2.0)))
             result.add(store.write_batch(_flows([(0, 1)], 5.0)))  # changes e0->e1
             result.add(store.write_batch(_flows([(1, 2), (3, 4)], 2.0)))  # e1->e2 as it was; e3->e4 new
-            assert ("SYNCHRONOUS" in store._session.unkeyed) is not stored_first
+            assert ("SYNCHRONOUS" in store.state().unkeyed) is not stored_first
         result.add(store.late_result)
         assert result.created["SYNCHRONOUS"] == 4 and result.updated["SYNCHRONOUS"] == 1
         assert store.counts()["edges"]["SYNCHRONOUS"] == stored + 4
         rows = store.query("MATCH (a:Event)-[e:SYNCHRONOUS]->(b:Event) WHERE a.id IN $ids RETURN a.text AS a, e.count AS c",
                            {"ids": [event_id("e0"), event_id("e1")]})
         assert sorted((r["a"], r["c"]) for r in rows) == [("e0", 5.0), ("e1", 2.0)]
-        assert not store._session.unkeyed
+        assert not store.state().unkeyed
 
 
 def test_a_fresh_rel_table_left_by_a_flush_gets_its_key_set_back_from_the_store(tmp_path):
@@ -254,7 +256,8 @@ def test_nodes_in_slices_and_edges_in_checkpointed_groups_give_the_same_graph(tm
     monkeypatch.setattr(ladybug_bulk, "REL_PENDING_EDGES", 30)
     monkeypatch.setattr(ladybug_bulk, "EARLY_CHECKPOINT_ROWS", 1)
     with open_store(str(tmp_path / "s.lbug")) as store:
-        first_db = store._database.db
+        events: list[StoreEvent] = []
+        store.on_event = events.append
         with store.bulk_load():
             for start in range(0, 200, 25):  # eight held batches: five slices of Event
                 store.write_batch(_events(25, start=start))
@@ -265,7 +268,7 @@ def test_nodes_in_slices_and_edges_in_checkpointed_groups_give_the_same_graph(tm
                 flows.add_edge("CAUSES", {"src": event_id(f"e{i}"), "dst": event_id(f"e{i + 1}"), "sources": ["t"],
                                           "weight": 1.0})
             store.write_batch(flows)
-        assert store._database.db is not first_db
+        assert StoreEvent("reopen") in events
         counts = store.counts()
         assert counts["nodes"]["Event"] == 200
         assert counts["edges"]["SYNCHRONOUS"] == 8 * 24 and counts["edges"]["CAUSES"] == 60
@@ -336,11 +339,11 @@ def test_key_sets_read_in_offset_ranges_hold_exactly_the_stored_keys(tmp_path, m
         store.write_batch(_events(50))
         store.query("MATCH (n:Event) WHERE n.text IN ['e3', 'e20', 'e49'] DETACH DELETE n", write=True)
     with open_store(path) as store:
-        keys = store._keys.get("Event")
+        keys = store.key_set("Event")
         kept = [event_id(f"e{i}") for i in range(50) if i not in (3, 20, 49)]
         assert len(keys) == 47 and keys.lookup(*fingerprints(kept))[0].all()
         assert not keys.lookup(*fingerprints([event_id(f"e{i}") for i in (3, 20, 49)]))[0].any()
-        edges = store._keys.get("SYNCHRONOUS")
+        edges = store.key_set("SYNCHRONOUS")
         pairs = [(i, i + 1) for i in range(49)]
         kept = [p for p in pairs if not {3, 20, 49} & set(p)]
         gone = [p for p in pairs if p not in kept]
@@ -412,7 +415,7 @@ def test_a_rel_key_set_by_end_offsets_or_by_end_ids_holds_exactly_the_stored_key
         calls: list[str] = []
         real = keysets._add_offset_pages
         monkeypatch.setattr(keysets, "_add_offset_pages", lambda *a: (calls.append(a[1]), real(*a)))
-        got = {name: store._keys.get(name) for name in ("SYNCHRONOUS", "ABSTRACTS_TO")}
+        got = {name: store.key_set(name) for name in ("SYNCHRONOUS", "ABSTRACTS_TO")}
     assert calls == (["SYNCHRONOUS", "ABSTRACTS_TO"] if by_offsets else [])
     pairs = [(event_id(f"e{i}"), event_id(f"e{i + 1}")) for i in range(39)]
     for name, all_pairs, ends in (("SYNCHRONOUS", pairs, (gone_events, gone_events)),
@@ -462,20 +465,19 @@ def test_a_copy_into_a_rel_table_that_held_edges_is_checkpointed_before_the_next
         store.write_batch(_events(50))
         store.write_batch(chain("CAUSES", "weight", [(i, i + 1) for i in range(40)]))
     (tmp_path / "s.lbug.digests").unlink()  # digests unknown (an older store): new rows are held by key
-    log: list = []
+    events: list[StoreEvent] = []
     with open_store(str(path)) as store:
-        session, database = store._session, store._database
-        write, defer, checkpoint = session._write_held_edges, session._write_deferred, database.checkpoint_and_release
-        session._write_held_edges = lambda name: (log.append(name), write(name))
-        session._write_deferred = lambda name, path: (log.append(name), defer(name, path))[1]
-        database.checkpoint_and_release = lambda: (log.append("checkpoint"), checkpoint())
+        store.on_event = events.append
         with store.bulk_load():
             batch = chain("CAUSES", "weight", [(i, i + 2) for i in range(30)])
             for rtype, prop in (("SYNCHRONOUS", "count"), ("BEFORE", "weight"), ("PRECEDENCE", "count")):
                 batch.edges.setdefault(rtype, []).extend(chain(rtype, prop, [(i, i + 3) for i in range(20)]).edges[rtype])
             store.write_batch(batch)
-            assert session.deferred == {"CAUSES", "SYNCHRONOUS"}
+            assert store.state().deferred == {"CAUSES", "SYNCHRONOUS"}
         counts = store.counts()["edges"]
+    # the rel tables written (held ones COPYed, deferred ones' waiting rows) and the checkpoints, in order
+    log = [e.table if e.kind in ("copied", "merged") else e.kind for e in events
+           if e.kind == "checkpoint" or e.table in REL_TYPES]
     assert {n: counts[n] for n in ("CAUSES", "SYNCHRONOUS", "BEFORE", "PRECEDENCE")} == {
         "CAUSES": 70, "SYNCHRONOUS": 49 + 20, "BEFORE": 20, "PRECEDENCE": 20}
     written = [entry for entry in log if entry != "checkpoint"]
@@ -735,3 +737,14 @@ def test_the_staged_file_is_closed_before_its_rel_copy_pool_is_sized(tmp_path, m
         assert store.counts()["edges"]["SYNCHRONOUS"] == 299
     assert whole == [True], whole
 
+
+
+def test_the_event_hook_given_at_open_hears_the_checkpoint_that_closing_makes(tmp_path):
+    from eventkg.graphstore.ladybug.store import LadybugStore
+
+    events: list[StoreEvent] = []
+    store = LadybugStore(str(tmp_path / "s.lbug"), on_event=events.append)
+    store.write_batch(_events(5))
+    assert StoreEvent("checkpoint") not in events  # one batch: its rows wait in the write-ahead log
+    store.close()
+    assert events[-1] == StoreEvent("checkpoint")

@@ -68,7 +68,7 @@ def test_nodes_done_writes_the_held_nodes_before_the_edges_come(tmp_path):
         nodes = pa.table({"id": ids, "text": ids, "level": ["schema"] * 10, "sources": ["t"] * 10})
         yield Chunk(10, {"Event": nodes})
         yield Chunk(0, nodes_done=True)
-        seen.append(store._session.held_rows())  # what the session still holds when the edges come
+        seen.append(store.state().held_rows)  # what the session still holds when the edges come
         edges = pa.table({"src": ids[:-1], "dst": ids[1:], "sources": ["t"] * 9, "count": [1.0] * 9})
         yield Chunk(9, {}, {"SYNCHRONOUS": edges})
 
