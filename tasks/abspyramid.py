@@ -1,4 +1,4 @@
-"""AbsPyramid detection and generation (seed 004, sections 5-7) from the graph's entailment edges.
+"""AbsPyramid detection and generation (Wang et al., "AbsPyramid", arXiv:2311.09174, sections 5-7) from the graph's entailment edges.
 
 Documents are ``NOUN_ENTAIL``/``VERB_ENTAIL``/``EVENT_ENTAIL`` edges (head event -> tail event,
 with ``instance``, ``concept``, ``label`` and each task's split as the release ships it:

@@ -1,4 +1,4 @@
-"""EV² schema alignment (seed 001, section 5.3, Table 5).
+"""EV² schema alignment (Tao et al., arXiv:2404.17513, section 5.3, Table 5).
 
 For an instance-level question the model names the event type of every instance event —
 chosen from 20 candidates: the gold types plus negatives drawn from *other* clusters of

@@ -1,4 +1,4 @@
-"""CLoMo counterfactual logical modification (seed 002) from the graph, scored by SES.
+"""CLoMo counterfactual logical modification (Huang, Hong et al., ACL 2024) from the graph, scored by SES.
 
 Graph shape read here: ``Argument`` nodes (``text``, ``qtype``, ``id_string``, ``split``,
 ``state`` 1 for the original, 2 for Argument'; the release subsets it belongs to as ``clomo:<subset>``

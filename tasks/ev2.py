@@ -1,4 +1,5 @@
-"""EV² contextual event classification (CEC) and relation reasoning (CRR), seed 001.
+"""EV² contextual event classification (CEC) and relation reasoning (CRR), from Tao et al.,
+"A Comprehensive Evaluation on Event Reasoning of Large Language Models" (arXiv:2404.17513, 2024).
 
 Documents are the store's ``Question`` nodes (imported EV² rows or generated ones); the
 EV²-style row is read back from ``payload``. Prompt styles: ``plain`` (Figures 5-8),

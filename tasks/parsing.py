@@ -155,17 +155,6 @@ def parse_json_object(response: str) -> dict[str, Any] | None:
     return None
 
 
-def first_line(response: str, markers: Sequence[str] = ()) -> str:
-    """The generated text proper: after the last marker (e.g. ``Argument':``) else the first line."""
-    text = (response or "").strip()
-    for marker in markers:
-        idx = text.lower().rfind(marker.lower())
-        if idx != -1:
-            text = text[idx + len(marker):].strip()
-            break
-    return text.splitlines()[0].strip() if text else ""
-
-
 # --- released rules ------------------------------------------------------------------------
 
 #: EV²'s label table: A..H, whatever the number of choices (a letter past the last choice is

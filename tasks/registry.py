@@ -25,22 +25,22 @@ class TaskSpec:
 TASKS: dict[str, TaskSpec] = {
     s.name: s
     for s in [
-        TaskSpec("ev2-cec", "eventkg.tasks.ev2:CECTask", "EV² (seed 001)",
+        TaskSpec("ev2-cec", "eventkg.tasks.ev2:CECTask", "EV², Tao et al. 2024, arXiv:2404.17513 (TZWwww/EV2)",
                  "Contextual Event Classification, 4-way, schema + instance level (Question nodes)",
                  ("plain", "direct", "cot", "release", "release-direct", "template")),
-        TaskSpec("ev2-crr", "eventkg.tasks.ev2:CRRTask", "EV² (seed 001)",
+        TaskSpec("ev2-crr", "eventkg.tasks.ev2:CRRTask", "EV², Tao et al. 2024, arXiv:2404.17513 (TZWwww/EV2)",
                  "Contextual Relation Reasoning, 3-way (relation / inverse / Vague), schema + instance",
                  ("plain", "direct", "cot", "release", "release-direct", "template")),
-        TaskSpec("ev2-alignment", "eventkg.tasks.alignment:AlignmentTask", "EV² (seed 001, 5.3)",
+        TaskSpec("ev2-alignment", "eventkg.tasks.alignment:AlignmentTask", "EV², Tao et al. 2024, section 5.3 (TZWwww/EV2)",
                  "name each instance's event type (20 candidates) and the schema triplets used",
                  ("plain", "release")),
-        TaskSpec("abspyramid-det", "eventkg.tasks.abspyramid:DetectionTask", "AbsPyramid (seed 004)",
+        TaskSpec("abspyramid-det", "eventkg.tasks.abspyramid:DetectionTask", "AbsPyramid, Wang et al. 2023, arXiv:2311.09174 (HKUST-KnowComp/AbsPyramid)",
                  "is the concept a valid abstraction of the instance? Acc, Macro-F1, AUC",
                  ("plain", "cot")),
-        TaskSpec("abspyramid-gen", "eventkg.tasks.abspyramid:GenerationTask", "AbsPyramid (seed 004)",
+        TaskSpec("abspyramid-gen", "eventkg.tasks.abspyramid:GenerationTask", "AbsPyramid, Wang et al. 2023, arXiv:2311.09174 (HKUST-KnowComp/AbsPyramid)",
                  "generate an abstract concept; BLEU-1/2, ROUGE-2/L, METEOR",
                  ("plain",)),
-        TaskSpec("clomo", "eventkg.tasks.clomo:ClomoTask", "CLoMo (seed 002)",
+        TaskSpec("clomo", "eventkg.tasks.clomo:ClomoTask", "CLoMo, Huang, Hong et al., ACL 2024 (Eleanor-H/CLOMO)",
                  "counterfactual logical modification; SES by the paper's formula and the authors' rule",
                  ("zero", "few", "cot", "release", "release-few", "release-cot")),
     ]

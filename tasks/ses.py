@@ -1,4 +1,4 @@
-"""CLoMo's Self-Evaluation Score (seed 002, section 4): the released rule, and Eq. (1) beside it.
+"""CLoMo's Self-Evaluation Score (Huang, Hong et al., ACL 2024, section 4): the released rule, and Eq. (1) beside it.
 
 A judge answers three yes/no questions per item: c1 = c(r|p1, a), c2p = c(r|p2, a'),
 c2 = c(r|p2, a). A reply counts as yes/no by its prefix only (:func:`eventkg.tasks.parsing.released_yes_no`);

@@ -193,9 +193,6 @@ class EmbedSimModel(_Baseline):
 
         return [np.array([table[c] for c in cands]) @ table[q] for q, cands in views]
 
-    def _sim(self, task: Task, item: Item) -> float:
-        return float(self._sims(task, [item])[0].max())
-
     def generate(self, requests: Sequence[Request]) -> list[Completion]:
         pairs = [_task_item(r) for r in requests]
         if not pairs:
