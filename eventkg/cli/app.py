@@ -44,6 +44,7 @@ COMMAND_MODULES = (
     "eventkg.cli.demo",
     "eventkg.cli.browser",
     "eventkg.cli.neo4j",
+    "eventkg.cli.audit",
 )
 
 

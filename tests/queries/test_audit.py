@@ -1,0 +1,158 @@
+"""The shortcut audit: each artifact planted in a clean file is found; with the gold shuffled, none is."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from eventkg.queries.audit.items import AuditError, read_items
+from eventkg.queries.audit.report import audit_files, plot, write_json
+
+N = 400
+WORDS = [f"w{i}" for i in range(600)]
+
+
+def _event(rng: random.Random, k: int = 3) -> str:
+    return "_".join(rng.sample(WORDS, k))
+
+
+def cec_rows(seed: int = 1, *, position0=False, marker=False, longer=False, overlap=False, hub=False,
+             similar=False, repeat=False) -> list[dict]:
+    """CEC schema rows with random events; each flag plants one artifact in the gold."""
+    rng = random.Random(seed)
+    hubs = [_event(rng) for _ in range(30)]
+    rows = []
+    for i in range(N):
+        e0 = _event(rng)
+        gold = rng.choice(hubs) if hub else _event(rng)
+        if marker:
+            gold = f"zorp_{gold}"
+        if longer:
+            gold = f"{gold}_{_event(rng, 4)}"
+        if overlap:
+            gold = f"{e0.split('_')[0]}_{gold}"
+        if similar:
+            gold = e0.replace("_", "_") + "_again"
+        negs = [_event(rng) for _ in range(3)]
+        head = rng.choice(hubs) if hub else _event(rng)
+        choices = [gold, *negs]
+        rng.shuffle(choices)
+        if position0:
+            choices.remove(gold)
+            choices.insert(0, gold)
+        rows.append({"id": f"{i}-0", "e0": e0, "rel": "Causes", "e1": gold, "negative_chosen": negs,
+                     "context": f'"{head}" is before "{e0}".', "context_tpl": [[head, "Before", e0]],
+                     "question": f'Which is result of "{e0}"?', "choices": choices})
+    if repeat:
+        rows += [dict(r, id=r["id"] + "b") for r in rows[:40]]
+    return rows
+
+
+def crr_rows(seed: int = 2, *, vague_share=1 / 3, related_similar=False) -> list[dict]:
+    rng = random.Random(seed)
+    rows = []
+    for i in range(N):
+        e0 = _event(rng)
+        vague = rng.random() < vague_share
+        rel = "Vague" if vague else rng.choice(["Causes", "IsResult"])
+        e1 = f"{e0}_{_event(rng, 1)}" if related_similar and not vague else _event(rng)
+        rows.append({"id": f"{i}-0", "e0": e0, "rel": rel, "e1": e1, "context": "", "context_tpl": [],
+                     "question": f'Is "{e0}" "Causes", "IsResult" or "Vague" "{e1}"?',
+                     "choices": ["Causes", "IsResult", "Vague"]})
+    return rows
+
+
+def _write(tmp_path, name: str, rows: list[dict]):
+    p = tmp_path / name
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return p
+
+
+def _audit(tmp_path, rows, name="q.jsonl", **kw):
+    return audit_files([_write(tmp_path, name, rows)], similarity=kw.pop("similarity", False), **kw)[0]
+
+
+def _finding(audit, check):
+    return next(f for f in audit.findings if f.check == check)
+
+
+def test_clean_files_pass(tmp_path):
+    for rows in (cec_rows(), crr_rows()):
+        a = _audit(tmp_path, rows)
+        assert a.passed, [f.as_dict() for f in a.findings if not f.passed]
+
+
+@pytest.mark.parametrize(("plant", "check"), [
+    ({"position0": True}, "position"),
+    ({"marker": True}, "choice_only"),
+    ({"longer": True}, "form_only"),
+    ({"overlap": True}, "word_overlap_max"),
+    ({"overlap": True}, "tfidf_overlap_max"),
+    ({"hub": True}, "infile_degree_max"),
+    ({"hub": True}, "infile_mentions_max"),
+    ({"repeat": True}, "duplicates"),
+])
+def test_each_cec_artifact_is_found(tmp_path, plant, check):
+    clean = _finding(_audit(tmp_path, cec_rows()), check)
+    found = _finding(_audit(tmp_path, cec_rows(**plant)), check)
+    assert clean.passed and not found.passed
+    if check not in ("position", "duplicates"):
+        assert found.score - found.chance > 0.3 and found.ci[0] > found.chance + 0.1
+
+
+def test_similar_gold_is_found_by_the_sentence_model(tmp_path):
+    a = _audit(tmp_path, cec_rows(similar=True), similarity=True)
+    assert not _finding(a, "similar_to_event_max").passed
+    assert not _finding(a, "similar_to_event_min").passed  # the gold is never the least similar
+    clean = _audit(tmp_path, cec_rows(), similarity=True)
+    assert _finding(clean, "similar_to_event_max").passed
+
+
+def test_crr_label_prior_and_similarity_are_found(tmp_path):
+    prior = _audit(tmp_path, crr_rows(vague_share=0.7))
+    assert not _finding(prior, "label_prior").passed and not _finding(prior, "position").passed
+    sim = _audit(tmp_path, crr_rows(related_similar=True), similarity=True)
+    assert _finding(sim, "label_prior").passed
+    assert not _finding(sim, "prior_similarity").passed and not _finding(sim, "prior_word_overlap").passed
+
+
+def _shuffled_positions(rng: random.Random, k: int) -> list[int]:
+    """Each answer position equally often, in random order (a seeded draw may skew positions by chance)."""
+    got = [i % k for i in range(N)]
+    rng.shuffle(got)
+    return got
+
+
+def test_shuffled_gold_falls_to_chance(tmp_path):
+    """Every artifact planted, then the gold moved to a random choice: no baseline may still see it."""
+    rng = random.Random(5)
+    rows = cec_rows(position0=True, marker=True, longer=True, overlap=True, hub=True)
+    for r, k in zip(rows, _shuffled_positions(rng, 4), strict=True):
+        r["e1"] = r["choices"][k]
+        r["negative_chosen"] = [c for c in r["choices"] if c != r["e1"]]
+    a = _audit(tmp_path, rows, similarity=True)
+    assert a.passed, [f.as_dict() for f in a.findings if not f.passed]
+    crr = crr_rows(vague_share=0.7, related_similar=True)
+    for r, k in zip(crr, _shuffled_positions(rng, 3), strict=True):
+        r["rel"] = r["choices"][k]
+    a = _audit(tmp_path, crr, similarity=True)
+    assert a.passed, [f.as_dict() for f in a.findings if not f.passed]
+
+
+def test_report_outputs(tmp_path):
+    audits = audit_files([_write(tmp_path, "a.jsonl", cec_rows()), _write(tmp_path, "b.jsonl", crr_rows())],
+                         similarity=False)
+    write_json(audits, tmp_path / "a.json")
+    got = json.loads((tmp_path / "a.json").read_text())
+    assert [g["task"] for g in got] == ["CEC", "CRR"] and all("ci" in f for g in got for f in g["findings"])
+    plot(audits, tmp_path / "a.png")
+    assert (tmp_path / "a.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_bad_line_names_file_and_line(tmp_path):
+    p = tmp_path / "bad.jsonl"
+    p.write_text(json.dumps(cec_rows()[0]) + "\n{not json\n")
+    with pytest.raises(AuditError, match=r"bad.jsonl:2: not an EV² question"):
+        read_items(p)
