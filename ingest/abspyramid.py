@@ -1,4 +1,4 @@
-"""AbsPyramid (seed 004): abstraction detection/generation JSON-lines into the typed graph.
+"""AbsPyramid (Wang et al., arXiv:2311.09174): abstraction detection/generation JSON-lines into the typed graph.
 
 Layout: ``{Detection,Generation}/{noun,verb,event,merged}_dataset/{train,valid,test}.json``,
 one object per line: ``event`` (the head, instance marked ``<...>``), ``concept``,

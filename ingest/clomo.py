@@ -1,4 +1,4 @@
-"""CLoMo (seed 002): counterfactual logical-modification items into the typed graph.
+"""CLoMo (Huang, Hong et al., ACL 2024): counterfactual logical-modification items into the typed graph.
 
 Files: ``zero_<split>.json``, ``few_<split>.json``, ``cot_<split>.json`` — each a JSON list of
 ``{instruction, input, output, qtype, id_string, input_info: {P, O, Om, Q}}``. The three

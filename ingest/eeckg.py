@@ -1,4 +1,4 @@
-"""EECKG (seed 001, §3.1): an eventuality-centric graph in ConceptNet's formats.
+"""EECKG (the eventuality-centric graph the EV² paper builds its schemas from, §3.1): an eventuality-centric graph in ConceptNet's formats.
 
 Accepted files (a file, or a folder of ``.csv``/``.tsv``/``.txt``):
 

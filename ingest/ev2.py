@@ -1,4 +1,4 @@
-"""EV² (seed 001): the four question files and ``clustering.json`` into the typed graph.
+"""EV² (Tao et al., arXiv:2404.17513): the four question files and ``clustering.json`` into the typed graph.
 
 Files: ``S_CEC.jsonl``, ``S_CRR.jsonl`` (schema level), ``I_CEC.jsonl``, ``I_CRR.jsonl``
 (instance level), ``clustering.json`` (a list of clusters of event-type names). The task and

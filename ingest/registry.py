@@ -89,7 +89,7 @@ LOADERS: dict[str, LoaderInfo] = {
         LoaderInfo(
             "ev2", "eventkg.ingest.ev2", "EV² event-relation reasoning benchmark",
             "S_CEC/S_CRR/I_CEC/I_CRR .jsonl + clustering.json",
-            "seed 001 (EV², schema and instance level)",
+            "EV²: Tao et al., A Comprehensive Evaluation on Event Reasoning of LLMs, arXiv:2404.17513, 2024 (TZWwww/EV2)",
             "2,442 questions; ~1,570 event types; 1,000 clusters",
             "eventkg ingest ev2 ingest/samples/ev2",
             (PARTIAL,),
@@ -97,14 +97,14 @@ LOADERS: dict[str, LoaderInfo] = {
         LoaderInfo(
             "eeckg", "eventkg.ingest.eeckg", "EECKG eventuality-centric commonsense graph",
             "ConceptNet 5 assertions CSV (tab) or head,relation,tail[,weight] TSV/CSV",
-            "seed 001 §3.1 (Wang et al., 2022b)",
+            "EECKG: Wang, Cao, Chen and Wang, An Eventuality-Centric Commonsense KG, KSEM 2022 (used by EV², §3.1)",
             "verb-phrase events; Causes/Before/HasSubevent",
             "eventkg ingest eeckg ingest/samples/eeckg --on-error skip --rejects rejects.jsonl",
         ),
         LoaderInfo(
             "aser", "eventkg.ingest.aser", "ASER eventuality graph (streamed)",
             "KG.db SQLite (Eventualities, Relations) [+ concept.db]",
-            "ASER toolkit (HKUST-KnowComp)",
+            "ASER: Zhang et al., a large-scale eventuality knowledge graph, WWW 2020 / AIJ 2022 (HKUST-KnowComp/ASER)",
             "tens of millions of eventualities; 15 discourse relations",
             "eventkg ingest aser ingest/samples/aser/KG.db --map-events --concepts ingest/samples/aser/concept.db",
             (
@@ -117,14 +117,14 @@ LOADERS: dict[str, LoaderInfo] = {
         LoaderInfo(
             "abspyramid", "eventkg.ingest.abspyramid", "AbsPyramid abstraction benchmark",
             "{Detection,Generation}/{noun,verb,event,merged}_dataset/{train,valid,test}.json (JSON lines)",
-            "seed 004 (AbsPyramid)",
+            "AbsPyramid: Wang et al., Benchmarking the Abstraction Ability of LMs, arXiv:2311.09174, 2023 (HKUST-KnowComp/AbsPyramid)",
             "220,797 tuples; Noun/Verb/Event-Entail",
             "eventkg ingest abspyramid ingest/samples/abspyramid",
         ),
         LoaderInfo(
             "clomo", "eventkg.ingest.clomo", "CLoMo counterfactual logical modification",
             "zero_/few_/cot_<split>.json (JSON lists)",
-            "seed 002 (CLoMo)",
+            "CLoMo: Huang, Hong et al., Counterfactual Logical Modification with LLMs, ACL 2024 (Eleanor-H/CLOMO)",
             "1,000 items (600/200/200)",
             "eventkg ingest clomo ingest/samples/clomo",
             (PARTIAL,),
