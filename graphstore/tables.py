@@ -21,7 +21,7 @@ from eventkg.graphstore.keyset import edge_fingerprints, fingerprints
 from eventkg.graphstore.model import DOUBLE, INT64, STRING, STRING_LIST
 
 # rows of repeated keys merged as Python dicts at a time: a dict per row, so merging every repeat of
-# a big table at once took memory in proportion to its repeats (docs/performance.md, session 20)
+# a big table at once took memory in proportion to its repeats (docs/performance.md)
 MERGE_ROWS = 50_000
 ARROW_TYPES = {STRING: pa.string(), DOUBLE: pa.float64(), INT64: pa.int64(), STRING_LIST: pa.list_(pa.string())}
 

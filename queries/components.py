@@ -1,4 +1,4 @@
-"""Scenario components (seed 001, section 3.1 and Algorithm 1).
+"""Scenario components (the EV² paper, section 3.1 and Algorithm 1).
 
 A component is a small connected piece of the event graph found by a random walk from a
 start node: the walk stops once it holds between ``n`` and ``n + 2`` nodes, and fails when

@@ -1,4 +1,4 @@
-"""Relation induction over event paths (seed 001, Table 1): names in, relation out, and paths.
+"""Relation induction over event paths (the EV² paper, Table 1): names in, relation out, and paths.
 
 :func:`induce` says which relation a relation sequence implies by Table 1 (the rules, the
 reading we chose where the paper is silent, and their compiled automaton are in

@@ -6,7 +6,7 @@ pulls their ``hops``-hop neighbourhood over the event relations (and ``HAS_TYPE`
 instance events bring their event types) with ``store.neighbourhood``, and wraps it in a
 :class:`RetrievedSubgraph`.
 
-``.to_prompt(style="direct")`` follows the "direct guidance" of seed 001 section 5.4:
+``.to_prompt(style="direct")`` follows the "direct guidance" of the EV² paper's section 5.4:
 the event types of the events and the relations between event types are listed before
 the question. ``style="context"`` writes EV²'s context sentences instead
 (``"learn" is before "remember information".``).

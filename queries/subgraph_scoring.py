@@ -1,6 +1,6 @@
 """Scoring a model's generated event schema against a question's evaluation subgraph.
 
-A model asked to "output the event semantic knowledge used" (seed 001, section 5.3) returns
+A model asked to "output the event semantic knowledge used" (the EV² paper, section 5.3) returns
 ``{"event_type": {instance: type}, "event_relation": [[type, Relation, type], ...]}``
 (Figure 9 of the paper); :func:`score_schema` compares that with the
 :class:`~eventkg.queries.subgraphs.EvalSubgraph`: event-type accuracy over the gold

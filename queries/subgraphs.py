@@ -1,6 +1,6 @@
 """Evaluation subgraphs of questions and EV²-style verbalisation.
 
-The evaluation subgraph of a question (seed 001, section 5.3) is the event-schema
+The evaluation subgraph of a question (the EV² paper, section 5.3) is the event-schema
 knowledge needed to answer it: the context triples, the path that carries the answer
 relation from ``e0`` to ``e1`` (none for Vague), and, at instance level, the event type of
 every instance event. Scoring a model's schema output against it lives in

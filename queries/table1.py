@@ -1,4 +1,4 @@
-"""Seed 001's Table 1 compiled into a deterministic automaton, shared by every graph search.
+"""Table 1 of the EV² paper (Tao et al., arXiv:2404.17513) compiled into a deterministic automaton, shared by every graph search.
 
 A path between two events reads as a sequence of relations in the papers' names
 (``Causes, IsResult, Before, After, HasSubevent, IsSubevent``); Table 1 says which

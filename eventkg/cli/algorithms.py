@@ -21,7 +21,7 @@ def induce_cmd(
     relations: Annotated[str, typer.Argument(help="Comma-separated relations, e.g. Before,Causes,Before.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print {relations, induced} as JSON.")] = False,
 ) -> None:
-    """Print the relation Table 1 (seed 001) induces for a relation sequence, or "none".
+    """Print the relation Table 1 of the EV² paper induces for a relation sequence, or "none".
 
     Example:  eventkg induce Before,Causes,Before
     """

@@ -922,7 +922,7 @@ class BulkSession:
     def _copy_stage(self, name: str, stage: Staged, base: TableDigest | None) -> None:
         """COPY one staged file into ``name`` (its pool sized first), remembering the rows' digest.
         The file is closed before the pool is sized: its writer's buffers would otherwise count as
-        memory beside the pool and shrink it (``docs/performance.md``, session 16)."""
+        memory beside the pool and shrink it (``docs/performance.md``)."""
         stage.close()
         self._before_copy(name)
         copied = self._writer.copy_staged(name, stage, base)

@@ -63,7 +63,7 @@ EDGE_COPY_MARGIN = 256 * 2**20  # what a rel COPY and its checkpoint take beside
 MIN_POOL = 256 * 2**20
 # a rel COPY keeps an open pool up to this much under what the budget leaves (no reopen); more
 # and it is grown: a reopen costs little, a rel COPY in a pool well short of what the budget
-# leaves costs much more (docs/performance.md, session 15)
+# leaves costs much more (docs/performance.md)
 POOL_SLACK = 64 * 2**20
 # the engine's buffer pool per row of one COPY (its primary-key index for nodes, its sorted
 # edges for rels), with room to spare; measured in docs/scale.md. A rel table is best kept to one
@@ -119,7 +119,7 @@ def update_node_groups() -> int:
 
 #: what a COPY appending to a stored rel table and its checkpoint take beside the pool, per node of the table's end
 #: labels, beyond a fresh COPY's ``EDGE_COPY_MARGIN``: the checkpoint rewrites the stored node groups the new edges
-#: join (measured at ASER 10M/30M: docs/performance.md, session 18)
+#: join (measured at ASER 10M/30M: docs/performance.md)
 APPEND_BESIDE_NODE_BYTES = 40
 
 

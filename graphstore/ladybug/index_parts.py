@@ -6,7 +6,7 @@ of the key's hash (``NUM_HASH_INDEXES``; ``storage/index/hash_index_utils.h``). 
 each COPY's new keys into every hash index they fall in, page by page. COPYs of rows in the order
 they were held each reach all 256, so each checkpoint rewrites the whole index and the node write
 grows with the square of the table. COPYs of disjoint ranges of hash indexes each rewrite their own
-(``docs/performance.md``, session 20).
+(``docs/performance.md``).
 
 :func:`key_hashes` is the engine's string hash (``function/hash/hash_functions.h``, 0.22), checked
 against its Cypher ``hash()`` by the tests. Were a later engine to hash otherwise, the COPYs would

@@ -6,7 +6,7 @@ the ``model_name`` parameter, else ``$EVENTKG_EMBED_MODEL``, else the bundled mo
 A setting is either a local folder holding a sentence-transformers model or a
 sentence-transformers name.
 
-Using all-mpnet-base-v2 as the EV² paper did (seed 001, footnote 4), with internet::
+Using all-mpnet-base-v2 as the EV² paper did (footnote 4), with internet::
 
     # once: fetch the model into a folder you own
     huggingface-cli download sentence-transformers/all-mpnet-base-v2 --local-dir ~/models/mpnet

@@ -1,4 +1,4 @@
-"""Table 1 induction and path enumeration (seed 001, section 3.1)."""
+"""Table 1 induction and path enumeration (the EV² paper, section 3.1)."""
 
 from __future__ import annotations
 

@@ -119,7 +119,7 @@ def test_same_seed_same_questions_on_the_aser_shape(aser_store) -> None:
 
 
 def test_no_question_module_imports_in_a_cycle() -> None:
-    """Top-level imports among eventkg.queries modules form no cycle (issue 13, point 4)."""
+    """Top-level imports among eventkg.queries modules form no cycle."""
     import ast
 
     folder = CHECKOUT / "queries"

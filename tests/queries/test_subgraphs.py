@@ -1,4 +1,4 @@
-"""Evaluation subgraphs, EV² context sentences and schema-alignment scoring (seed 001, 5.3)."""
+"""Evaluation subgraphs, EV² context sentences and schema-alignment scoring (the EV² paper, section 5.3)."""
 
 from __future__ import annotations
 
