@@ -76,6 +76,14 @@ def path_relation(paths: list[list[Triple]]) -> tuple[str | None, list[Triple]]:
     return None, []
 
 
+def degree_band(degree: np.ndarray) -> np.ndarray:
+    """Each event's degree band: -1 without relations, else floor(log2(degree)) (1, 2-3, 4-7, ...)."""
+    band = np.full(len(degree), -1, dtype=np.int8)
+    has = degree > 0
+    band[has] = np.minimum(np.floor(np.log2(degree[has])), 126).astype(np.int8)
+    return band
+
+
 @dataclass
 class Draft:
     """One question with every choice made: ``make()`` writes its row once the texts of
@@ -90,7 +98,7 @@ class QuestionBuilder:
 
     def __init__(self, csr: EventCSR, task: str, level: str, rng: random.Random, negatives: NegativeSource | None,
                  pool: Sequence[int], *, max_len: int, pairs: int, vague_prob: float, require_context: bool,
-                 tries: int = 64) -> None:
+                 tries: int = 64, repeat: bool = False) -> None:
         from eventkg.queries.subgraphs import verbalise  # its module imports scikit-learn: load on use
 
         self.csr, self.task, self.level, self.rng, self.negatives = csr, task, level, rng, negatives
@@ -99,6 +107,26 @@ class QuestionBuilder:
         self.max_len, self.pairs, self.vague_prob, self.require_context = max_len, pairs, vague_prob, require_context
         self.tries, self.verbalise = tries, verbalise
         self.vet = MeetInTheMiddle(csr, max_len)
+        # negatives come from the population answers come from (events with relations), drawn
+        # within the answer's degree band, so that no degree or in-file link count tells them apart
+        self.band = degree_band(np.diff(csr.indptr))
+        linked = pool[self.band[pool] >= 0]
+        self.by_band = {int(b): linked[self.band[linked] == b] for b in np.unique(self.band[linked])}
+        self.positions: list[int] = []  # answer positions still to hand out (exact balance)
+        self.asked: set[tuple[int, str, int]] = set()  # (event, relation, answer) already asked
+        self.repeat = repeat
+        self.skipped: dict[str, int] = {}  # why a drafted question was skipped -> how many
+
+    def skip(self, why: str) -> None:
+        """Count a question left out, by reason (never a silent fallback)."""
+        self.skipped[why] = self.skipped.get(why, 0) + 1
+
+    def position(self, k: int) -> int:
+        """The next answer position of ``k``: each position once per block of ``k``, blocks in seeded order."""
+        if not self.positions:
+            self.positions = list(range(k))
+            self.rng.shuffle(self.positions)
+        return self.positions.pop()
 
     # -- pairs -----------------------------------------------------------------------------
     def questions(self, comp: Component) -> Iterator[Draft]:
@@ -126,8 +154,14 @@ class QuestionBuilder:
 
     # -- CEC -------------------------------------------------------------------------------
     def negatives_for(self, comp: Component, h: int, t: int, rel: str) -> list[int] | None:
-        """Three vetted negatives: proposed by the sampler (if any), topped up at random."""
+        """Three vetted negatives in the answer's degree band: proposed by the sampler (if any, kept
+        when in the band), topped up at random from the band; None (counted) when the band has too few."""
         csr, mask = self.csr, FAMILY_MASK[family_of(rel)]
+        band = int(self.band[t])
+        same = self.by_band.get(band)
+        if same is None:
+            self.skip("no negative of the answer's degree")
+            return None
         self.vet.load(h, mask)
         skip = set(comp.nodes)
         chosen: list[int] = []
@@ -137,22 +171,31 @@ class QuestionBuilder:
             proposed = []
             for zid in ids:
                 z = csr.position(zid)
-                if z is not None and z not in skip and self.allowed[z] and csr.level[z] == csr.level[h]:
+                if (z is not None and z not in skip and self.allowed[z] and csr.level[z] == csr.level[h]
+                        and self.band[z] == band):
                     skip.add(z)
                     proposed.append(z)
             if proposed:
                 linked = self.vet.linked(np.array(proposed), mask).tolist()
                 chosen = [z for z, bad in zip(proposed, linked, strict=True) if not bad][:3]
         if len(chosen) < 3:
-            chosen += draw_unlinked(self.vet, self.pool, self.rng, 3 - len(chosen), mask, skip, self.tries)
-        return chosen if len(chosen) == 3 else None
+            chosen += draw_unlinked(self.vet, same, self.rng, 3 - len(chosen), mask, skip, self.tries)
+        if len(chosen) < 3:
+            self.skip("no negative of the answer's degree")
+            return None
+        return chosen
 
     def _cec(self, qid: str, comp: Component, h: int, t: int, rel: str, context: list[Triple]) -> list[Draft]:
+        if not self.repeat and (h, rel, t) in self.asked:
+            self.skip("(event, relation, answer) already asked")
+            return []
         negs = self.negatives_for(comp, h, t, rel)
         if negs is None:
             return []
-        choices = [t, *negs]
+        self.asked.add((h, rel, t))
+        choices = list(negs)
         self.rng.shuffle(choices)
+        choices.insert(self.position(4), t)
         namer = self._namer([h, t, *negs, *(x for tr in context for x in (tr[0], tr[2]))])
         return [Draft(namer.shown(), lambda: self._cec_row(qid, h, t, rel, context, negs, choices, namer))]
 
@@ -174,7 +217,12 @@ class QuestionBuilder:
         if self.vet.induced(t, tuple(CODE[r] for r in FAMILIES[fam])) != 1 << CODE[rel]:
             return []  # both directions of the family hold somewhere: no single right answer
         namer = self._namer([h, t, *(x for tr in context for x in (tr[0], tr[2]))])
-        out = [Draft(namer.shown(), lambda: self._crr_row(qid, h, t, rel, fam, context, [(h, rel, t)], namer))]
+        if not self.repeat and (h, rel, t) in self.asked:
+            self.skip("(event, relation, answer) already asked")
+            return []
+        self.asked.add((h, rel, t))
+        pos = self.position(3)
+        out = [Draft(namer.shown(), lambda: self._crr_row(qid, h, t, rel, fam, context, [(h, rel, t)], namer, pos))]
         if self.rng.random() < self.vague_prob:
             vague = self._vague(qid, comp, h, context)
             if vague is not None:
@@ -191,13 +239,16 @@ class QuestionBuilder:
             return None
         x, code = edge
         self.vet.load(h, ALL_RELATIONS)
-        got = draw_unlinked(self.vet, self.pool, self.rng, 1, ALL_RELATIONS, set(comp.nodes), self.tries)
+        same = self.by_band.get(int(self.band[x]))  # matched to the related partner, not drawn from all names
+        got = draw_unlinked(self.vet, same, self.rng, 1, ALL_RELATIONS, set(comp.nodes), self.tries) if same is not None else []
         if not got:
+            self.skip("no Vague partner of the related partner's degree")
             return None
         z, r = got[0], EVENT_RELATIONS[code]
         namer = self._namer([h, z, *(n for tr in context for n in (tr[0], tr[2]))])
+        pos = self.position(3)
         return Draft([*namer.shown(), x],
-                     lambda: self._crr_row(qid, h, z, VAGUE, family_of(r), context, [(h, r, x)], namer))
+                     lambda: self._crr_row(qid, h, z, VAGUE, family_of(r), context, [(h, r, x)], namer, pos))
 
     def _edge_outside(self, h: int, context: list[Triple]) -> tuple[int, int] | None:
         """A seeded random entry ``(neighbour, code)`` of ``h`` whose neighbour the context does not
@@ -214,13 +265,15 @@ class QuestionBuilder:
         return self.csr.entry(i)
 
     def _crr_row(self, qid: str, h: int, t: int, rel: str, fam: str, context: list[Triple], extra: list[Triple],
-                 namer: Namer) -> GeneratedQuestion:
+                 namer: Namer, position: int) -> GeneratedQuestion:
         a, b, _ = CRR_CHOICES[fam]
         e0, e1 = namer.name(h), namer.name(t)
+        choices = [c for c in CRR_CHOICES[fam] if c != rel]
+        choices.insert(position, rel)  # the answer's place drawn for balance, the rest in EV²'s order
         row: dict[str, Any] = {
             "id": qid, "e0": e0, "rel": rel, "e1": e1, **self._context(namer, context),
             "question": CRR_QUESTION.format(e0=e0, a=a, b=b, e1=e1),
-            "choices": list(CRR_CHOICES[fam]),
+            "choices": choices,
         }
         return self._finish(row, namer, context + extra)
 

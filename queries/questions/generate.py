@@ -89,6 +89,8 @@ def _generate_questions(
     vague_prob: float,
     require_context: bool,
     progress: Callable[[int], None] | None,
+    repeat: bool = False,
+    stats: dict[str, int] | None = None,
 ) -> list[GeneratedQuestion]:
     """Up to ``n`` questions with their store ids, by the rules of the module docstring.
 
@@ -96,11 +98,13 @@ def _generate_questions(
     arguments first: ``task`` is ``CEC`` or ``CRR``, ``level`` a known level, ``n`` >= 0.
     ``source``: an :class:`EventIndex`, its :class:`EventCSR`, or a networkx graph in the
     store's shape. Fewer than ``n`` come back only when the graph runs out of components.
+    ``stats`` (a dict) receives how many drafted questions were skipped, by reason.
     """
     csr = as_csr(source)
     pool = question_pool(csr, level)
     builder = QuestionBuilder(csr, task, level, random.Random(f"eventkg-questions-{seed}"), negatives, pool,
-                              max_len=max_len, pairs=pairs, vague_prob=vague_prob, require_context=require_context)
+                              max_len=max_len, pairs=pairs, vague_prob=vague_prob, require_context=require_context,
+                              repeat=repeat)
     out: list[GeneratedQuestion] = []
     drafts: list[Draft] = []
     # the loop makes many short-lived objects and no cycles; cyclic-GC passes would only cost time
@@ -118,6 +122,8 @@ def _generate_questions(
         _write_rows(csr, drafts, out, progress)
         return out
     finally:
+        if stats is not None:
+            stats.update(builder.skipped)
         builder.vet.unload()
         if gc_was_on:
             gc.enable()

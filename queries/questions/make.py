@@ -39,6 +39,8 @@ def make_questions(
     pairs: int = 3,
     vague_prob: float = 0.5,
     require_context: bool = True,
+    repeat: bool = False,
+    stats: dict[str, int] | None = None,
 ) -> list[GeneratedQuestion]:
     """Up to ``n`` EV²-style ``task`` (cec or crr) questions of ``level`` from ``source``'s graph.
 
@@ -52,7 +54,9 @@ def make_questions(
     ``eventkg questions --store-questions`` does. ``graph`` (the store's ``EventIndex``)
     and ``sampler`` let a caller asking several times read the graph and the index once.
     ``max_len``, ``pairs``, ``vague_prob`` and ``require_context`` are Algorithm 1's rules
-    (:mod:`eventkg.queries.questions.generate`). Returns :class:`~eventkg.queries.questions.rows.GeneratedQuestion`
+    (:mod:`eventkg.queries.questions.generate`). ``repeat`` lets an (event, relation, answer)
+    be asked again; ``stats`` (a dict) receives the questions skipped, by reason (no negative
+    matched to the answer, a repeat...); ``notice`` hears it when fewer than ``n`` came. Returns :class:`~eventkg.queries.questions.rows.GeneratedQuestion`
     objects (``.row`` is the EV² JSON row).
 
     >>> [q.row for q in make_questions(store, "cec", n=10, negatives="random")]  # doctest: +SKIP
@@ -60,6 +64,7 @@ def make_questions(
     from eventkg.queries.questions.generate import _generate_questions
 
     task = _check_options(task, level, n, negatives)
+    stats = {} if stats is None else stats
     read_here = graph is None and isinstance(source, GraphStore)  # the graph and sampler are this call's own
     # drawn with the store read-only when it is saved to after: its engine keeps less of what it read
     with source.read_only_phase() if save and read_here else nullcontext():
@@ -71,7 +76,10 @@ def make_questions(
             sampler = _faiss_sampler(store, model)
         made = _generate_questions(graph, task, level, n, seed, negatives=sampler if task == "CEC" else None,
                                    size=size, max_len=max_len, pairs=pairs, vague_prob=vague_prob,
-                                   require_context=require_context, progress=progress)
+                                   require_context=require_context, progress=progress, repeat=repeat, stats=stats)
+        if notice and len(made) < n:
+            why = ", ".join(f"{v:,} {k}" for k, v in sorted((stats or {}).items())) or "none skipped"
+            notice(f"the graph yields {len(made):,} {task} {level} questions of the {n:,} asked (skipped: {why})")
         if read_here:  # let the graph read here go before the bulk session's COPYs (the memory budget)
             graph = sampler = None
     if save and made:

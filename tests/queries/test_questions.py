@@ -106,18 +106,19 @@ def test_crr_rules_hold_on_1000_questions(generated, facts, sample_graph, level)
     assert len(rows) == 1000
     vague = 0
     for row in rows:
-        assert row["choices"] in list(CRR_CHOICES.values())
+        # the family and Vague, the answer's place drawn for position balance
+        assert sorted(row["choices"]) in [sorted(c) for c in CRR_CHOICES.values()]
         assert row["rel"] in row["choices"]
         if row["rel"] == VAGUE:
             vague += 1
-            fam = next(f for f, c in CRR_CHOICES.items() if c == row["choices"])
+            fam = next(f for f, c in CRR_CHOICES.items() if sorted(c) == sorted(row["choices"]))
             e0, e1 = schema_id(row, row["e0"]), schema_id(row, row["e1"])
             # EV²'s Vague: e1 is unrelated to e0 (no relation of any family within 4 edges, the
             # CEC-negative kind), and the family asked is that of an edge e0 really has
             assert facts.induced(e0, e1) == set()
             assert any(facts.holds(e0, r, x) for r in FAMILIES[fam] for x in facts.und[e0]), row
         else:
-            assert row["choices"] == CRR_CHOICES[family_of(row["rel"])]
+            assert sorted(row["choices"]) == sorted(CRR_CHOICES[family_of(row["rel"])])
         _check_context_and_path(row, facts, sample_graph, level)
     assert 200 < vague < 450  # about a third, as in EV²
 

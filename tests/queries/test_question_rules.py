@@ -1,0 +1,65 @@
+"""Generation rules that leave no shortcut: negatives matched to the answer's degree, exact answer-position
+balance, no (event, relation, answer) asked twice, skipped questions counted."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from eventkg.queries.csr import EventCSR
+from eventkg.queries.questions.make import make_questions
+
+
+@pytest.fixture(scope="module")
+def csr() -> EventCSR:
+    """A graph whose degrees spread (hubs and leaves), as answers' and names' do in real stores."""
+    rng = np.random.default_rng(3)
+    n = 3000
+    weight = rng.pareto(1.5, n) + 1  # skewed: a few hubs, many leaves
+    ends = rng.choice(n, size=(6000, 2), p=weight / weight.sum())
+    types = rng.choice(["BEFORE", "CAUSES", "HAS_SUBEVENT"], size=len(ends), p=[0.5, 0.35, 0.15])
+    edges = [(f"e{a}", t, f"e{b}") for (a, b), t in zip(ends.tolist(), types.tolist(), strict=True) if a < b]
+    names = [(f"e{i}", f"event {i}", "schema") for i in range(n)]  # every name, linked or not
+    return EventCSR.from_rows(edges, props=names)
+
+
+def _band(d: int) -> int:
+    return -1 if d == 0 else int(np.floor(np.log2(d)))
+
+
+def test_negatives_match_the_answer_degree(csr) -> None:
+    stats: dict[str, int] = {}
+    made = make_questions(csr, "cec", "schema", 400, 1, negatives="random", stats=stats)
+    assert len(made) >= 200
+    for q in made:
+        deg = {name: csr.degree(csr.position(sid)) for name, sid in q.names.items()}
+        answer = _band(deg[q.row["e1"]])
+        assert answer >= 0
+        assert [_band(deg[z]) for z in q.row["negative_chosen"]] == [answer] * 3, q.row
+
+
+@pytest.mark.parametrize("task", ["cec", "crr"])
+def test_answer_positions_are_exactly_balanced(csr, task) -> None:
+    made = make_questions(csr, task, "schema", 400, 2, negatives="random")
+    k = len(made[0].row["choices"])
+    counts = Counter(q.row["choices"].index(q.answer) for q in made)
+    assert max(counts.values()) - min(counts[i] for i in range(k)) <= 1, counts
+
+
+def test_no_event_relation_answer_asked_twice_unless_asked(csr) -> None:
+    stats: dict[str, int] = {}
+    made = make_questions(csr, "cec", "schema", 2000, 3, negatives="random", stats=stats)
+    keys = [(q.row["e0"], q.row["rel"], q.row["e1"]) for q in made]
+    assert len(keys) == len(set(keys))
+    assert stats.get("(event, relation, answer) already asked", 0) > 0  # the graph offers repeats: they were skipped
+    again = make_questions(csr, "cec", "schema", 2000, 3, negatives="random", repeat=True)
+    assert len({(q.row["e0"], q.row["rel"], q.row["e1"]) for q in again}) < len(again)
+
+
+def test_fewer_than_asked_is_said_with_the_reasons(csr) -> None:
+    heard: list[str] = []
+    made = make_questions(csr, "cec", "schema", 10**6, 4, negatives="random", notice=heard.append)
+    assert len(made) < 10**6
+    assert heard and f"yields {len(made):,}" in heard[-1] and "skipped" in heard[-1]
