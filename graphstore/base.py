@@ -231,7 +231,16 @@ def neighbourhood_types(rel_types: Sequence[str] | None, direction: str) -> list
 
 
 class GraphStore(ABC):
-    """One typed graph, whatever engine holds it."""
+    """One typed graph, whatever engine holds it: the interface both backends implement.
+
+    Open one with :func:`~eventkg.graphstore.open.open_store`; a store is a context manager that
+    closes itself. Every write goes in :class:`Batch` es (all or nothing), every read sees what was
+    written before it.
+
+    Attributes:
+        url: Where the store is: a LadybugDB path or a ``neo4j://`` URL.
+        on_bulk_write: Called with a short message while a bulk session writes what it held.
+    """
 
     url: str
     #: Called with a short message while a bulk session writes what it held (for progress bars);
@@ -241,9 +250,15 @@ class GraphStore(ABC):
     # -- unfinished ingests ----------------------------------------------------------------
     def begin_ingest(self, what: str) -> None:
         """Record, before its first write, that the ingest ``what`` (source and files) is writing:
-        a crash keeps the mark, and readers are told the graph may be partial. A store whose
-        events carry ids of eventkg's first scheme is refused: the same sources would make new
-        nodes beside the old ones."""
+        a crash keeps the mark, and readers are told the graph may be partial.
+
+        Args:
+            what: The ingest's name (source and files), as :meth:`unfinished_ingests` lists it.
+
+        Raises:
+            StoreError: The store's events carry ids of eventkg's first scheme (the same sources
+                would make new nodes beside the old ones).
+        """
         held = self.query("MATCH (e:Event) RETURN e.id AS id LIMIT 1")
         if held and first_scheme_id(str(held[0]["id"])):
             raise StoreError(
@@ -255,7 +270,12 @@ class GraphStore(ABC):
         self._wrote = False
 
     def end_ingest(self, what: str, *, completed: bool) -> None:
-        """Clear ``what``'s mark when it completed, or when it failed without changing the store."""
+        """Clear ``what``'s mark when it completed, or when it failed without changing the store.
+
+        Args:
+            what: The name given to :meth:`begin_ingest`.
+            completed: The ingest wrote everything it meant to.
+        """
         if completed or not self.changed_since_begin():
             marks = self.unfinished_ingests()
             if what in marks:
@@ -278,7 +298,19 @@ class GraphStore(ABC):
     # -- writing ---------------------------------------------------------------------------
     @abstractmethod
     def write_batch(self, batch: Batch) -> WriteResult:
-        """Upsert the batch's nodes, then its edges, in one transaction (Neo4j: see :class:`Batch`)."""
+        """Upsert the batch's nodes, then its edges, in one transaction (Neo4j: see :class:`Batch`).
+
+        Args:
+            batch: The rows; a node or edge whose key is stored already is merged into it.
+
+        Returns:
+            The rows created and updated, per label and type.
+
+        Raises:
+            WriteRefused: The store was opened read-only.
+            MissingEndpointError: An edge names a node neither the batch nor the store holds.
+            StoreError: A row is not of the schema, or the engine failed (nothing of the batch is written).
+        """
 
     @contextmanager
     def bulk_load(self) -> Iterator[GraphStore]:
@@ -312,23 +344,65 @@ class GraphStore(ABC):
     def query(
         self, cypher: str, params: Mapping[str, Any] | None = None, *, write: bool = False
     ) -> list[dict[str, Any]]:
-        """Run Cypher; rows are dicts keyed by the RETURN names. Writes need ``write=True``."""
+        """Run Cypher (in a read-only transaction unless ``write``).
+
+        Args:
+            cypher: The query.
+            params: Its ``$name`` parameters.
+            write: Allow the query to change the graph.
+
+        Returns:
+            One dict per row keyed by the RETURN names; values are plain Python (numbers, strings,
+            lists, dicts; a node or relationship becomes its properties).
+
+        Raises:
+            WriteRefused: The query writes and ``write`` is False (or the store is read-only).
+            StoreError: The engine refused the query (one line: its message).
+        """
 
     @abstractmethod
     def counts(self) -> dict[str, dict[str, int]]:
-        """``{"nodes": {label: n}, "edges": {TYPE: n}}`` with every declared label and type."""
+        """Rows per node label and relationship type.
+
+        Returns:
+            ``{"nodes": {label: n}, "edges": {TYPE: n}}`` with every declared label and type.
+        """
 
     @abstractmethod
     def get_nodes(self, label: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """Properties (with ``id`` and ``sources``) of the given ids that exist."""
+        """The stored nodes among ``ids``.
+
+        Args:
+            label: The node label.
+            ids: Node ids; those not stored are left out.
+
+        Returns:
+            Their properties (with ``id`` and ``sources``), by id.
+        """
 
     @abstractmethod
     def iter_nodes(self, label: str, batch_size: int = 50_000) -> Iterator[dict[str, Any]]:
-        """Every node of a label, streamed in batches."""
+        """Every node of a label, read ``batch_size`` at a time.
+
+        Args:
+            label: The node label.
+            batch_size: Rows read per query.
+
+        Yields:
+            Each node's properties (with ``id`` and ``sources``).
+        """
 
     @abstractmethod
     def iter_edges(self, rel_type: str, batch_size: int = 50_000) -> Iterator[dict[str, Any]]:
-        """Every edge of a type as ``{"src", "dst", "sources", props...}``, streamed."""
+        """Every edge of a type, read ``batch_size`` at a time.
+
+        Args:
+            rel_type: The relationship type.
+            batch_size: Rows read per query.
+
+        Yields:
+            ``{"src", "dst", "sources", props...}`` per edge.
+        """
 
     @abstractmethod
     def neighbourhood(
@@ -340,17 +414,32 @@ class GraphStore(ABC):
         limit: int | None = None,
         induced: bool = True,
     ) -> nx.MultiDiGraph:
-        """The k-hop neighbourhood of the seed ids over the given types (default: all).
+        """The k-hop neighbourhood of the seed ids.
 
-        ``direction`` is ``out``, ``in`` or ``both``; ``limit`` caps the nodes fetched per hop.
-        With ``induced`` the result includes every edge of those types between the nodes it
-        holds; without, only the edges a walk of at most ``hops`` steps from a seed can
-        traverse (at least one endpoint nearer than ``hops``), which spares a pass over the
-        outermost ring of nodes (retrieval uses this).
+        Args:
+            seeds: Node ids to start from.
+            hops: Steps to take from a seed.
+            rel_types: Relationship types to follow (default: all).
+            direction: ``out``, ``in`` or ``both``.
+            limit: At most this many nodes fetched per hop (None: all).
+            induced: Include every edge of those types between the nodes reached; when False,
+                only the edges a walk of at most ``hops`` steps from a seed can traverse (at least
+                one endpoint nearer than ``hops``), which spares a pass over the outermost ring
+                (retrieval uses this).
+
+        Returns:
+            The nodes (with their properties and ``label``) and edges (keyed by type) reached.
         """
 
     def fetch_graph(self, rel_types: Sequence[str]) -> nx.MultiDiGraph:
-        """Every edge of the given types with its endpoints, as networkx (for whole-graph work)."""
+        """Every edge of the given types with its endpoints, for whole-graph work.
+
+        Args:
+            rel_types: The relationship types to read.
+
+        Returns:
+            A networkx multigraph: nodes with their properties and ``label``, edges keyed by type.
+        """
         g = nx.MultiDiGraph()
         for rtype in rel_types:
             for e in self.iter_edges(rtype):
@@ -365,7 +454,8 @@ class GraphStore(ABC):
 
     # -- lifecycle -------------------------------------------------------------------------
     @abstractmethod
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Write what a bulk session holds, then let go of the database (a second call does nothing)."""
 
     def __enter__(self) -> GraphStore:
         return self

@@ -23,11 +23,20 @@ def resolve_store_url(url: str | None = None) -> str:
 def open_store(url: str | None = None, *, read_only: bool = False) -> GraphStore:
     """Open (and if needed create) the store at ``url``.
 
-    ``neo4j://`` / ``bolt://`` URLs (credentials in the URL or ``NEO4J_USER`` /
-    ``NEO4J_PASSWORD``) open Neo4j 5; anything else is a LadybugDB path
-    (``ladybug://`` prefix optional). ``read_only`` is for reading a store that exists: a
-    LadybugDB path with no file is a :class:`StoreError`, not a new empty store (a mistyped
-    ``--store`` used to answer every read with zeros and exit 0).
+    Args:
+        url: ``neo4j://`` / ``bolt://`` URLs (credentials in the URL or ``NEO4J_USER`` /
+            ``NEO4J_PASSWORD``) open Neo4j 5; anything else is a LadybugDB path (``ladybug://``
+            prefix optional). None: ``$EVENTKG_STORE``, else the default store
+            (:func:`resolve_store_url`).
+        read_only: Read a store that exists; the embedded file is opened read-only.
+
+    Returns:
+        The store (a context manager that closes it).
+
+    Raises:
+        StoreError: An unknown URL scheme; with ``read_only``, a LadybugDB path with no file (not
+            a new empty store: a mistyped ``--store`` would answer every read with zeros); a server
+            that cannot be reached or a file that cannot be opened.
     """
     url = resolve_store_url(url)
     if url.startswith(NEO4J_SCHEMES):

@@ -12,9 +12,13 @@ import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eventkg.errors import EventKGError
+
+if TYPE_CHECKING:
+    from eventkg.graphstore.base import GraphStore
+    from eventkg.ingest.pipeline import IngestReport
 
 #: what every loader accepts, whatever its source
 COMMON_OPTIONS = ("on_error", "rejects", "limit", "batch_size", "progress")
@@ -163,16 +167,30 @@ def check_options(info: LoaderInfo, options: dict[str, Any]) -> None:
         raise LoaderError(f"source {info.name!r} does not take {name}{whose}; {info.name} takes {takes}", name)
 
 
-def load(store, source: str, path, **options):
-    """Ingest ``path`` into ``store`` with the loader registered as ``source``; its :class:`IngestReport`.
+def load(store: GraphStore, source: str, path: str | Path, **options: Any) -> IngestReport:
+    """Ingest ``path`` into ``store`` with the loader registered as ``source``.
 
     The registry runs the pipeline (:func:`eventkg.ingest.pipeline.ingest`) on the loader's
     ``parse``, so a loader module is its parse and row functions; its defaults are its entry's
-    (:attr:`LoaderInfo.batch_size`). ``options`` are the common ones (``on_error``, ``rejects``,
-    ``limit``, ``batch_size``, ``progress``) and the source's own (:attr:`LoaderInfo.options`);
-    any other is a :class:`LoaderError` naming the sources that take it.
+    (:attr:`LoaderInfo.batch_size`). Exported as ``eventkg.ingest_source``.
 
-    >>> load(store, "ev2", "ingest/samples/ev2", on_error="skip")  # doctest: +SKIP
+    Args:
+        store: An open, writable store.
+        source: A key of :data:`LOADERS` (``ev2``, ``eeckg``, ``aser``, ``abspyramid``, ``clomo``).
+        path: The source's file or folder (see its entry's ``reads``).
+        **options: The common options (``on_error``, ``rejects``, ``limit``, ``batch_size``,
+            ``progress``) and the source's own (:attr:`LoaderInfo.options`).
+
+    Returns:
+        The ingest's :class:`~eventkg.ingest.pipeline.IngestReport` (rows read, written, rejected).
+
+    Raises:
+        LoaderError: An unknown source, or an option its loader does not take (naming the sources that do).
+        IngestError: A bad row (with ``on_error="raise"``) or an unreadable file: one line naming file,
+            line and reason.
+
+    Examples:
+        >>> load(store, "ev2", "ingest/samples/ev2", on_error="skip")  # doctest: +SKIP
     """
     from eventkg.ingest.pipeline import ingest
 

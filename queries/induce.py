@@ -10,11 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from eventkg.errors import EventKGError
 from eventkg.graphstore.model import EVENT_RELATIONS
 from eventkg.queries.event_graph import EventIndex, as_index
 from eventkg.queries.table1 import AUTOMATON, CODE, DEAD
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from eventkg.graphstore.base import GraphStore
 
 __all__ = ["InducedPath", "UnknownRelationError", "induce", "parse_relations", "paths"]
 
@@ -43,9 +49,19 @@ def parse_relations(text: str | Sequence[str]) -> list[str]:
 
 
 def induce(relations: Sequence[str]) -> str | None:
-    """The relation Table 1 induces for a relation sequence, or ``None``.
+    """The relation a sequence of relations induces (Table 1 of the EV² paper), if any.
 
-    >>> induce(["Before", "Causes", "Before"])
+    Args:
+        relations: Paper relation names (``Before``, ``Causes``, ``IsResult``...), in walk order.
+
+    Returns:
+        The induced relation's name, or None when the sequence induces none.
+
+    Raises:
+        UnknownRelationError: A name is not a relation of the table.
+
+    Examples:
+        >>> induce(["Before", "Causes", "Before"])
     'Before'
     >>> induce(["Causes"])
     'Causes'
@@ -84,13 +100,23 @@ class InducedPath:
         return [(self.nodes[i], r, self.nodes[i + 1]) for i, r in enumerate(self.relations)]
 
 
-def paths(source, a: str | int, b: str | int, max_len: int = 4, *, inducing_only: bool = False) -> list[InducedPath]:
-    """Every simple path from ``a`` to ``b`` of at most ``max_len`` edges, with its induction.
+def paths(source: GraphStore | nx.Graph | EventIndex, a: str | int, b: str | int, max_len: int = 4, *, inducing_only: bool = False) -> list[InducedPath]:
+    """Every simple path from ``a`` to ``b`` of at most ``max_len`` edges, with what it induces.
 
-    ``source`` is a store, a networkx graph or an :class:`~eventkg.queries.event_graph.EventIndex`;
-    ``a``/``b`` are positions, ids or event names. Edges are usable both ways: walking a stored
-    edge backwards reads its inverse relation. Paths are listed shortest first; node ids in
-    the result are store ids.
+    Edges are usable both ways: walking a stored edge backwards reads its inverse relation.
+
+    Args:
+        source: A store, a networkx graph or an :class:`~eventkg.queries.event_graph.EventIndex`.
+        a: The first event: a position, a store id or an event name (``pass_exam``).
+        b: The last event, as ``a``.
+        max_len: At most this many edges per path.
+        inducing_only: Only the paths that induce a relation.
+
+    Returns:
+        The paths, shortest first; node ids are store ids.
+
+    Raises:
+        UnknownEventError: ``a`` or ``b`` is not in the graph.
     """
     idx = as_index(source)
     pa = a if isinstance(a, int) else idx.lookup(a)

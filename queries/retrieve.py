@@ -258,14 +258,26 @@ def retrieve(
 ) -> RetrievedSubgraph:
     """The k events nearest to ``text`` and their ``hops``-hop typed neighbourhood.
 
-    ``rel_types``: paper names (``Causes``, ``After``...) or stored types; default the
-    three event relations and ``HAS_TYPE``. ``level`` restricts the seeds to schema or
-    instance events. ``limit`` caps the nodes added per hop (default
-    :data:`DEFAULT_HOP_LIMIT`) and ``per_node`` the neighbours followed from one node
-    (default :data:`DEFAULT_PER_NODE`, best-ranked first), so a hub in a big graph cannot
-    turn one prompt into thousands of triples and the latency stays bounded; ``None`` for
-    all. ``index`` skips the staleness checks of the vector index and of the adjacency
-    once loaded (for callers that hold an index they know is fresh).
+    Args:
+        store: The store to read.
+        text: The query text, embedded with the vector index's model.
+        k: Seed events: the nearest ``k``.
+        hops: Steps taken from the seeds.
+        rel_types: Paper names (``Causes``, ``After``...) or stored types; default the three event
+            relations and ``HAS_TYPE``.
+        level: Restrict the seeds to ``schema`` or ``instance`` events.
+        model_name: The sentence-transformers model of the vector index (default: the setting's).
+        limit: At most this many nodes added per hop (None: all), so a hub in a big graph cannot
+            turn one prompt into thousands of triples.
+        per_node: At most this many neighbours followed from one node, best-ranked first (None: all).
+        index: A vector index the caller holds and knows is fresh (its staleness checks, and the
+            adjacency's once loaded, are skipped).
+
+    Returns:
+        The subgraph, its seeds and scores; ``to_prompt()``, ``to_json()`` and ``triples()`` render it.
+
+    Raises:
+        RetrieveError: The text is empty, or a relation type is unknown.
     """
     if not text.strip():
         raise RetrieveError("retrieve: the query text is empty")

@@ -19,9 +19,16 @@ def instances_without_text(store: GraphStore) -> int:
 
 
 def store_stats(store: GraphStore) -> dict[str, Any]:
-    """``{"nodes": {label: n}, "edges": {TYPE: n}, "instances_without_text": n}``.
+    """What the store holds, counted.
 
-    >>> store_stats(open_store("./my.lbug"))["nodes"]["Event"]  # doctest: +SKIP
+    Args:
+        store: An open store.
+
+    Returns:
+        ``{"nodes": {label: n}, "edges": {TYPE: n}, "instances_without_text": n}``.
+
+    Examples:
+        >>> store_stats(open_store("./my.lbug"))["nodes"]  # doctest: +SKIP
     """
     counts = store.counts()
     counts["instances_without_text"] = instances_without_text(store)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Create .venv and install eventkg into it (idempotent; re-running only checks).
 #   bash scripts/setup.sh          # runtime
-#   bash scripts/setup.sh --dev    # + test tools, WordNet, Chromium, Neo4j jars for the test suite
+#   bash scripts/setup.sh --dev    # + test and docs tools, WordNet, Chromium, Neo4j jars for the test suite
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -11,7 +11,7 @@ export PYTHONWARNINGS="${PYTHONWARNINGS:+$PYTHONWARNINGS,}ignore:Editable instal
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 if [ "${1:-}" = "--dev" ]; then
-  .venv/bin/python -m pip install -q -e '.[dev]'
+  .venv/bin/python -m pip install -q -e '.[dev,docs]'
   # Debian packages: WordNet for METEOR (nltk cannot download here), Chromium for the Browser test.
   missing=()
   for pkg in wordnet-base wordnet-sense-index chromium; do

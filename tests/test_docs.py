@@ -1,0 +1,79 @@
+"""The reference site: ``mkdocs build --strict`` passes, fails on a broken reference, and its CLI page
+is generated from every command's ``--help`` (scripts/gen_cli_docs.py, an mkdocs hook)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer.main
+
+from eventkg.cli.app import app
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _mkdocs() -> list[str]:
+    """The mkdocs command; skip without it (``pip install -e '.[docs]'``), fail under CI."""
+    if importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("mkdocstrings") is None:
+        reason = "mkdocs and mkdocstrings are not installed (pip install -e '.[docs]')"
+        if os.environ.get("CI"):
+            pytest.fail(f"{reason}; CI is set, so this does not skip", pytrace=False)
+        pytest.skip(reason)
+    return [sys.executable, "-m", "mkdocs"]
+
+
+def _build(root: Path, site: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([*_mkdocs(), "build", "--strict", "-q", "-d", str(site)], cwd=root, capture_output=True,
+                          text=True, timeout=300)
+
+
+def _gen_cli_docs():
+    spec = importlib.util.spec_from_file_location("gen_cli_docs", ROOT / "scripts" / "gen_cli_docs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_site_builds_in_strict_mode_with_the_api_and_every_command(tmp_path):
+    proc = _build(ROOT, tmp_path / "site")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    api = (tmp_path / "site" / "reference" / "api" / "index.html").read_text(encoding="utf-8")
+    for name in ("open_store", "GraphStore", "retrieve", "ingest", "make_questions", "evaluate"):
+        assert name in api, name
+    cli = (tmp_path / "site" / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
+    assert "eventkg neo4j start" in cli and "--import" in cli
+
+
+def test_the_cli_page_has_a_section_with_the_help_of_every_command():
+    gen = _gen_cli_docs()
+    page = gen.render()
+    names = [" ".join(("eventkg", *path)) for path, _ in gen.commands(typer.main.get_command(app))]
+    assert len(names) > 15 and "eventkg neo4j stop" in names
+    for name in names:
+        assert f"## {name}\n" in page, name
+    assert "Usage: eventkg neo4j start" in page and "Ctrl-C" in page
+
+
+def test_a_broken_reference_fails_the_build(tmp_path):
+    """The same site, its API page naming an object that does not exist, must not build."""
+    import yaml
+
+    shutil.copytree(ROOT / "docs", tmp_path / "docs")
+    api = tmp_path / "docs" / "reference" / "api.md"
+    api.write_text(api.read_text(encoding="utf-8") + "\n::: eventkg.graphstore.open.no_such_function\n", encoding="utf-8")
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    config["docs_dir"] = str(tmp_path / "docs")
+    config["hooks"] = [str(ROOT / hook) for hook in config["hooks"]]
+    handler = next(p["mkdocstrings"] for p in config["plugins"] if isinstance(p, dict) and "mkdocstrings" in p)
+    handler["handlers"]["python"]["paths"] = [str(ROOT / path) for path in handler["handlers"]["python"]["paths"]]
+    (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    proc = subprocess.run([*_mkdocs(), "build", "--strict", "-q", "-f", str(tmp_path / "mkdocs.yml"), "-d",
+                           str(tmp_path / "site")], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0
+    assert "no_such_function" in proc.stderr, proc.stderr
