@@ -83,6 +83,7 @@ def questions_cmd(
     negatives: Annotated[str, typer.Option("--negatives", help=f"CEC negatives: {' or '.join(NEGATIVES)} (faiss: hard, from embeddings).")] = NEGATIVES[0],
     model: Annotated[str | None, typer.Option("--model", help="Embedding model for --negatives faiss.")] = None,
     size: Annotated[int, typer.Option("--size", min=2, help="Component size N (walks keep N..N+2 nodes).")] = 3,
+    repeat: Annotated[bool, typer.Option("--repeat", help="Allow an (event, relation, answer) to be asked again.")] = False,
 ) -> None:
     """Generate EV²-style CEC or CRR questions from the graph, as EV² JSON lines.
 
@@ -97,7 +98,8 @@ def questions_cmd(
     with state(ctx).open(read_only=not store_q, complete=True) as store, Bars() as bars:
         bars.update("questions", 0, n)
         made = make_questions(store, task, level, n, seed, negatives=negatives, model=model, size=size,
-                              save=store_q, progress=lambda k: bars.advance("questions", k), notice=notice)
+                              save=store_q, progress=lambda k: bars.advance("questions", k), notice=notice,
+                              repeat=repeat)
     rows = [q.row for q in made]
     if out == "-":
         for row in rows:

@@ -221,8 +221,7 @@ class QuestionBuilder:
             self.skip("(event, relation, answer) already asked")
             return []
         self.asked.add((h, rel, t))
-        pos = self.position(3)
-        out = [Draft(namer.shown(), lambda: self._crr_row(qid, h, t, rel, fam, context, [(h, rel, t)], namer, pos))]
+        out = [Draft(namer.shown(), lambda: self._crr_row(qid, h, t, rel, fam, context, [(h, rel, t)], namer))]
         if self.rng.random() < self.vague_prob:
             vague = self._vague(qid, comp, h, context)
             if vague is not None:
@@ -246,9 +245,8 @@ class QuestionBuilder:
             return None
         z, r = got[0], EVENT_RELATIONS[code]
         namer = self._namer([h, z, *(n for tr in context for n in (tr[0], tr[2]))])
-        pos = self.position(3)
         return Draft([*namer.shown(), x],
-                     lambda: self._crr_row(qid, h, z, VAGUE, family_of(r), context, [(h, r, x)], namer, pos))
+                     lambda: self._crr_row(qid, h, z, VAGUE, family_of(r), context, [(h, r, x)], namer))
 
     def _edge_outside(self, h: int, context: list[Triple]) -> tuple[int, int] | None:
         """A seeded random entry ``(neighbour, code)`` of ``h`` whose neighbour the context does not
@@ -265,15 +263,13 @@ class QuestionBuilder:
         return self.csr.entry(i)
 
     def _crr_row(self, qid: str, h: int, t: int, rel: str, fam: str, context: list[Triple], extra: list[Triple],
-                 namer: Namer, position: int) -> GeneratedQuestion:
+                 namer: Namer) -> GeneratedQuestion:
         a, b, _ = CRR_CHOICES[fam]
         e0, e1 = namer.name(h), namer.name(t)
-        choices = [c for c in CRR_CHOICES[fam] if c != rel]
-        choices.insert(position, rel)  # the answer's place drawn for balance, the rest in EV²'s order
         row: dict[str, Any] = {
             "id": qid, "e0": e0, "rel": rel, "e1": e1, **self._context(namer, context),
             "question": CRR_QUESTION.format(e0=e0, a=a, b=b, e1=e1),
-            "choices": choices,
+            "choices": list(CRR_CHOICES[fam]),  # EV²'s order (its loader and scorers expect it)
         }
         return self._finish(row, namer, context + extra)
 
