@@ -20,10 +20,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from query_bench_questions import provable  # noqa: E402
-
+from bench.query_bench_questions import provable  # noqa: E402
 from eventkg.graphstore import open_store  # noqa: E402
 from eventkg.queries.csr import EventCSR  # noqa: E402
 from eventkg.queries.event_graph import EventIndex  # noqa: E402
