@@ -14,12 +14,21 @@ with ``instance``, ``concept``, ``label`` and each task's split as the release s
   in two rows of one event stays with the row ingested last. Detection tuples are
   never references. The prediction is the reply's first non-empty line as written
   (:func:`eventkg.tasks.parsing.generated_line`); metrics are :func:`eventkg.tasks.metrics.generation_metrics`.
+
+Release style (generation only): ``--style release`` sends the input the release's
+``generator_main.py`` builds for a row (its ``template_map``, read from the user's checkout by
+:class:`eventkg.tasks.release.AbsPyramidRelease`; the event is the stored head, the instance as
+stored), with the release's decoding: greedy, at most 10 new tokens. Detection has no release
+prompt: the release's detectors (``NLI_ZERO_SHOT.py``, ``LLM_LORA_FP16.py``, ``PLM_FT_main.py``,
+``NLI_FT_main.py``) are classifiers fed a pair of texts (premise and hypothesis, or event and
+concept) and read a label's score, never a text reply.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eventkg.graphstore.model import ENTAIL_RELATIONS, stable_id
@@ -28,6 +37,7 @@ from eventkg.tasks.base import Item, Record, Task
 from eventkg.tasks.errors import TaskError
 from eventkg.tasks.metrics import detection_metrics, generation_metrics
 from eventkg.tasks.parsing import generated_line, parse_yes_no
+from eventkg.tasks.release import AbsPyramidRelease
 
 if TYPE_CHECKING:  # pragma: no cover
     from eventkg.graphstore.base import GraphStore
@@ -114,13 +124,23 @@ class _AbsTask(Task):
 
 
 class DetectionTask(_AbsTask):
-    """Is the concept a valid abstraction of the marked instance? Acc, Macro-F1, ROC-AUC."""
+    """Is the concept a valid abstraction of the marked instance? Acc, Macro-F1, ROC-AUC.
+
+    No ``release`` style: the release classifies (premise, hypothesis) pairs with a sequence
+    classifier, it builds no prompt a chat model could be sent."""
 
     name = "abspyramid-det"
     kind = "yesno"
     split_key = "det_split"
     styles = ("plain", "cot")
     description = "AbsPyramid[Det]"
+
+    def __init__(self, style: str = "plain", level: str | None = None, relation: str | None = None, **options: Any) -> None:
+        if style == "release":
+            raise TaskError("task abspyramid-det has no release style: the release's detectors classify "
+                            "(premise, hypothesis) pairs with a sequence classifier and send no prompt; "
+                            "use --style plain or cot")
+        super().__init__(style=style, level=level, relation=relation, **options)
 
     def build(self, store: GraphStore, split: str | None = None, n: int | None = None, seed: int = 0) -> list[Item]:
         items = [
@@ -174,8 +194,16 @@ class GenerationTask(_AbsTask):
     name = "abspyramid-gen"
     kind = "generate"
     split_key = "gen_split"
+    styles = ("plain", "release")
     description = "AbsPyramid[Gen]"
     max_tokens = 32
+
+    def __init__(self, style: str = "plain", level: str | None = None, relation: str | None = None,
+                 release: str | Path | None = None, **options: Any) -> None:
+        super().__init__(style=style, level=level, relation=relation, **options)
+        self.abs_release = AbsPyramidRelease(release) if style == "release" else None
+        if self.abs_release is not None:  # generator_main.py's decoding: greedy, --max_target_length 10
+            self.max_tokens, self.temperature = 10, 0.0
 
     def build(self, store: GraphStore, split: str | None = None, n: int | None = None, seed: int = 0) -> list[Item]:
         groups: dict[tuple[str, str, str, str, str], list[dict[str, Any]]] = defaultdict(list)
@@ -193,6 +221,8 @@ class GenerationTask(_AbsTask):
 
     def render(self, item: Item) -> str:
         d = item.doc
+        if self.abs_release is not None:
+            return self.abs_release.prompt(d["relation"], d["head"], d["instance"])
         return prompts.render("abspyramid_gen", event=_marked(d["head"], d["instance"]), instance=d["instance"],
                               relation=d["relation"])
 

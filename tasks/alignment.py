@@ -106,11 +106,12 @@ class AlignmentTask(_EV2Task):
         self.seed = seed
         self.max_tokens = 512
         self.clustering = clustering
-        if self.ev2_release is not None:  # the release's own clustering.json, its names as written
-            self.clustering = clustering or self.ev2_release.clustering_path
         self.cluster_names: dict[str, int] = {}
 
     def build(self, store: GraphStore, split: str | None = None, n: int | None = None, seed: int = 0) -> list[Item]:
+        self.bind_release(store)
+        if self.ev2_release is not None:  # the release's own clustering.json, its names as written
+            self.clustering = self.clustering or self.ev2_release.clustering_path
         rows = [dict(r, _task=task) for task in ("CEC", "CRR") for r in load_question_rows(store, task, "instance", split, self.origin)]
         if self.ev2_release is not None:  # the release asks every instance question (CEC_rq3 / CRR_rq3)
             self.cluster_names = clustering_names(store, self.clustering)

@@ -24,7 +24,7 @@ from eventkg.tasks.base import Item, Record, Task, letters, sample
 from eventkg.tasks.errors import TaskError
 from eventkg.tasks.metrics import direction_of, grouped_accuracy, mean
 from eventkg.tasks.parsing import released_choice
-from eventkg.tasks.release import RELEASE_STYLES, EV2Release
+from eventkg.tasks.release import RELEASE_STYLES, EV2Release, ingested_ev2_checkout
 from eventkg.tasks.templates import UserTemplate
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -119,15 +119,24 @@ class _EV2Task(Task):
         self.user_template = UserTemplate(template) if style == "template" else None
         if style == "template" and self.user_template is None:
             raise TaskError("--style template needs --template FILE")
-        self.ev2_release = EV2Release(release) if style in RELEASE_STYLES else None
+        self.release_style = style in RELEASE_STYLES
+        # the checkout: --release, else (in build) the one the store's questions were ingested from
+        self.ev2_release = EV2Release(release) if self.release_style and release else None
         self.max_tokens = 1024 if style == "cot" else 512
-        if self.ev2_release is not None:  # the release's API call: 512 tokens, temperature not sent
+        if self.release_style:  # the release's API call: 512 tokens, temperature not sent
             self.temperature = None
         self._oracle_store: GraphStore | None = None
         self._oracle: EV2Oracle | None = None
 
     # -- documents ---------------------------------------------------------------------
+    def bind_release(self, store: GraphStore) -> None:
+        """Under a release style without ``--release``: the checkout the store's EV² questions were
+        ingested from (:func:`eventkg.tasks.release.ingested_ev2_checkout`), or its one-line error."""
+        if self.release_style and self.ev2_release is None:
+            self.ev2_release = EV2Release(ingested_ev2_checkout(store))
+
     def build(self, store: GraphStore, split: str | None = None, n: int | None = None, seed: int = 0) -> list[Item]:
+        self.bind_release(store)
         rows = load_question_rows(store, self.ev2_task, self.level, split, self.origin)
         items = [self._item(r) for r in rows]
         return sample(items, n, seed)
@@ -228,7 +237,7 @@ class _EV2Task(Task):
     def parse(self, item: Item, response: str) -> Any:
         # a baseline's abstention is not read as a choice, except under the release's reading,
         # which reads every reply (``I cannot tell.`` is A there)
-        if self.ev2_release is None and response.strip() == ABSTAIN:
+        if not self.release_style and response.strip() == ABSTAIN:
             return None
         # EV²'s released metrics_rq12 cascade: it never abstains on a model's reply
         i = released_choice(response, self.ev2_task, item.doc.get("question") or "", item.choices or [])

@@ -5,7 +5,10 @@ from a checkout the user points to (``--release PATH``): EV²'s ``src/data.py`` 
 CRR and alignment prompt (``EV2Dataset``'s ``S_CEC``, ``I_CEC``, ``I_CEC_DIRECT``, ``CEC_rq3``...
 on the stored row, ``k=0``), CLoMo's ``data/{zero,few,cot}_<split>.json`` hold its prompts as
 ``instruction`` (sent as the system message) and ``input`` (the user message), and CLoMo's
-``SES/ses.py`` (with ``SES/eval_prompts.py``) writes the three judge queries.
+``SES/ses.py`` (with ``SES/eval_prompts.py``) writes the three judge queries, and AbsPyramid's
+``generator_main.py`` holds the generation templates (read from its source, never run). Without
+``--release``, the EV² styles use the checkout the store's EV² questions were ingested from, when
+that folder is one (``data/`` beside ``src/``).
 
 A release module is executed from its file with its own globals; the imports it makes only for
 training or for calling an API (torch, transformers, tqdm, openai, pandas) get inert stand-ins, so
@@ -15,6 +18,7 @@ alignment prompt's unseeded ``random.sample``) go through a :class:`random.Rando
 
 from __future__ import annotations
 
+import ast
 import builtins
 import contextlib
 import io
@@ -24,9 +28,12 @@ import types
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eventkg.tasks.errors import TaskError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from eventkg.graphstore.base import GraphStore
 
 #: the release styles and the release each reads
 RELEASE_STYLES = ("release", "release-direct")
@@ -135,6 +142,38 @@ def _ev2_data(path: Path) -> types.ModuleType:
     return load_module(path, "ev2_release_data")
 
 
+#: how the EV² ingest marks, in a Question's ``sources``, the absolute folder its file was read
+#: from (``sources`` is a node's provenance, unioned on merge; no property is declared for it)
+EV2_FOLDER_SOURCE = "ev2:folder:"
+
+
+def ingested_ev2_folders(store: GraphStore) -> list[Path]:
+    """The folders the store's EV² questions were ingested from, as the ingest recorded them."""
+    found: set[str] = set()
+    for q in store.iter_nodes("Question"):
+        found.update(s[len(EV2_FOLDER_SOURCE):] for s in q.get("sources") or [] if s.startswith(EV2_FOLDER_SOURCE))
+    return [Path(f) for f in sorted(found)]
+
+
+def ingested_ev2_checkout(store: GraphStore) -> Path:
+    """The EV² checkout the store's questions were ingested from: a folder ``data`` whose parent
+    holds ``src/data.py``; a one-line error saying what to pass when there is none, or several."""
+    folders = ingested_ev2_folders(store)
+    roots = sorted({str(f.parent) for f in folders if all((f.parent / part).exists() for part in EV2_PARTS)})
+    if len(roots) == 1:
+        return Path(roots[0])
+    if len(roots) > 1:
+        raise ReleaseError(f"{store.url}: its EV² questions were ingested from {len(roots)} checkouts of "
+                           f"{EV2_WHAT} ({', '.join(roots)}): pass --release PATH, the one to build prompts with")
+    if not folders:
+        raise ReleaseError(f"{store.url}: no EV² question records the folder it was ingested from, and a release style "
+                           f"builds its prompts with the code of {EV2_WHAT}, which eventkg does not ship: "
+                           "pass --release PATH, a checkout of it (the folder holding src/data.py and data/clustering.json)")
+    raise ReleaseError(f"{store.url}: its EV² questions were ingested from {', '.join(map(str, folders))}, which is not "
+                       f"the data/ folder of a checkout of {EV2_WHAT} (no src/data.py beside it): pass --release PATH, "
+                       "the folder holding src/data.py and data/clustering.json")
+
+
 # --- CLoMo ----------------------------------------------------------------------------------------
 
 CLOMO_WHAT = "the CLoMo release (github.com/Eleanor-H/CLOMO)"
@@ -186,6 +225,59 @@ class ClomoRelease:
 def _clomo_ses(folder: Path) -> types.ModuleType:
     prompts = load_module(folder / "eval_prompts.py", "clomo_release_eval_prompts")
     return load_module(folder / "ses.py", "clomo_release_ses", siblings={"eval_prompts": prompts})
+
+
+# --- AbsPyramid -----------------------------------------------------------------------------------
+
+ABSPYRAMID_WHAT = "the AbsPyramid release (github.com/HKUST-KnowComp/AbsPyramid)"
+ABSPYRAMID_PARTS = ("generator_main.py",)
+
+
+class AbsPyramidRelease:
+    """AbsPyramid's generation prompts from a checkout: the ``template_map`` literal of the
+    ``tokenize_function`` nested in ``generator_main.py``'s ``main()``, read with :mod:`ast`
+    (the module imports torch, transformers and peft at its top, so it is not run)."""
+
+    def __init__(self, root: str | Path | None) -> None:
+        self.root = require(root, ABSPYRAMID_WHAT, ABSPYRAMID_PARTS)
+        self.templates = generation_templates(self.root / "generator_main.py")
+
+    def prompt(self, relation: str, event: str, instance: str) -> str:
+        """The input the release builds for a Generation row of type ``relation`` (noun, verb or
+        event): ``event`` is the row's event with the ``<``/``>`` marks removed and ``instance``
+        the marked words. Noun and verb templates take the event then the instance, the event
+        template the instance alone, as ``tokenize_function`` formats them."""
+        template = self.templates.get(relation)
+        if template is None:
+            raise ReleaseError(f"{self.root}/generator_main.py: template_map has no {relation!r} template "
+                               f"(it has {', '.join(sorted(self.templates))})")
+        return template.format(event, instance) if relation in ("noun", "verb") else template.format(instance)
+
+
+def generation_templates(path: Path) -> dict[str, str]:
+    """``main()`` -> ``tokenize_function`` -> ``template_map = {...}`` of ``path``, evaluated as a literal."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    except OSError as exc:
+        raise ReleaseError(f"{path}: cannot read the release's file ({exc.strerror})") from None
+    except SyntaxError as exc:
+        raise ReleaseError(f"{path}:{exc.lineno}: the release's file does not parse ({exc.msg})") from None
+    main = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "main"), None)
+    tokenize = next((n for n in ast.walk(main) if isinstance(n, ast.FunctionDef) and n.name == "tokenize_function"),
+                    None) if main is not None else None
+    assign = next((n for n in ast.walk(tokenize) if isinstance(n, ast.Assign)
+                   and any(isinstance(t, ast.Name) and t.id == "template_map" for t in n.targets)),
+                  None) if tokenize is not None else None
+    if assign is None:
+        raise ReleaseError(f"{path}: no template_map assignment in main()'s tokenize_function "
+                           "(not the release's generator_main.py)")
+    try:
+        templates = ast.literal_eval(assign.value)
+    except ValueError:
+        raise ReleaseError(f"{path}:{assign.lineno}: template_map is not a literal dict of strings") from None
+    if not (isinstance(templates, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in templates.items())):
+        raise ReleaseError(f"{path}:{assign.lineno}: template_map is not a dict of relation -> format string")
+    return templates
 
 
 def release_call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

@@ -247,15 +247,72 @@ def _stored_names(store) -> dict[str, int]:
 # --- errors -------------------------------------------------------------------------------------
 
 
-def test_release_style_without_a_checkout_says_what_to_pass(tmp_path: Path) -> None:
-    for name, style in (("ev2-cec", "release"), ("ev2-crr", "release-direct"), ("ev2-alignment", "release"),
-                        ("clomo", "release-cot")):
+def test_release_style_without_a_checkout_says_what_to_pass(embedded_store, tmp_path: Path) -> None:
+    """EV²: no --release and a store recording no checkout fails when the items are built; CLoMo at once."""
+    for name, style in (("ev2-cec", "release"), ("ev2-crr", "release-direct"), ("ev2-alignment", "release")):
         with pytest.raises(ReleaseError) as info:
-            get_task(name, style=style)
+            get_task(name, style=style).build(embedded_store)
         msg = str(info.value)
-        assert "--release PATH" in msg and "\n" not in msg
+        assert "--release PATH" in msg and "records the folder" in msg and "\n" not in msg
+    with pytest.raises(ReleaseError) as info:
+        get_task("clomo", style="release-cot")
+    assert "--release PATH" in str(info.value) and "\n" not in str(info.value)
     with pytest.raises(ReleaseError, match=r"no src/data\.py"):
         get_task("ev2-cec", style="release", release=str(tmp_path))
+
+
+# --- EV²: the checkout the questions were ingested from ------------------------------------------
+
+
+def _layout(tmp_path: Path, checkout: bool) -> Path:
+    """A folder of symbolic links to the release: ``data`` beside ``src`` (a checkout), or the five
+    data files alone (a plain folder). Returns the folder to ingest."""
+    if checkout:
+        (tmp_path / "checkout").mkdir()
+        for part in ("data", "src"):
+            (tmp_path / "checkout" / part).symlink_to(EV2 / part, target_is_directory=True)
+        return tmp_path / "checkout" / "data"
+    (tmp_path / "plain").mkdir()
+    for f in (EV2 / "data").iterdir():
+        (tmp_path / "plain" / f.name).symlink_to(f)
+    return tmp_path / "plain"
+
+
+@needs_releases
+def test_release_style_finds_the_checkout_the_questions_came_from(ev2_data, tmp_path: Path) -> None:
+    """No --release: the checkout the EV² data was ingested from builds the prompts; from a plain
+    folder, the one-line error, before anything is written."""
+    from eventkg.ingest.ev2 import FOLDER_SOURCE
+    from eventkg.tasks.release import EV2_FOLDER_SOURCE, ingested_ev2_folders
+
+    assert FOLDER_SOURCE == EV2_FOLDER_SOURCE  # what the ingest writes is what the task reads
+    folder = _layout(tmp_path, checkout=True)
+    with open_store(str(tmp_path / "checkout.lbug")) as store:
+        load_ev2(store, folder)
+        assert ingested_ev2_folders(store) == [folder]  # the link as given, not the folder it points to
+        reference = {method: {_key(row): srcs[0] for row, srcs in zip(_rows(file), _dataset(ev2_data, method, file).src_list,
+                                                                       strict=True)}
+                     for method, file in PLAIN.items()}
+        task = get_task("ev2-crr", style="release")
+        items = task.build(store)
+        assert task.ev2_release.root == folder.parent
+        assert len(items) == 730 + 735
+        for it in items:
+            assert task.render(it) == reference[task.release_method(it)][_key(release_row(it.doc))], it.meta["qid"]
+        done = evaluate_models(store, "ev2-cec", ["random"], out_dir=tmp_path / "run", n=25,
+                               task_options={"style": "release"})
+        sent = [json.loads(line)["prompt"] for line in (done.runs["random"].out_dir / "predictions.jsonl").open()]
+        assert len(sent) == 25 and all(p in {*reference["S_CEC"].values(), *reference["I_CEC"].values()} for p in sent)
+    plain = _layout(tmp_path, checkout=False)
+    with open_store(str(tmp_path / "plain.lbug")) as store:
+        load_ev2(store, plain)
+        with pytest.raises(ReleaseError) as info:
+            evaluate_models(store, "ev2-alignment", ["random"], out_dir=tmp_path / "refused", task_options={"style": "release"})
+        msg = str(info.value)
+        assert f"ingested from {plain}, which is not the data/ folder of a checkout" in msg and "--release PATH" in msg
+        assert "\n" not in msg and not (tmp_path / "refused").exists()
+        task = get_task("ev2-cec", style="release", release=str(EV2))  # --release still serves such a store
+        assert len(task.build(store)) == 486 + 491
 
 
 def test_template_placeholders_and_errors(tmp_path: Path) -> None:
