@@ -15,7 +15,7 @@ head event; the rest is Python over the component's 3-5 events.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,6 +84,27 @@ def degree_band(degree: np.ndarray) -> np.ndarray:
     return band
 
 
+def infile_degree(size: int, contexts: Iterable[list[Triple]]) -> np.ndarray:
+    """Each event's degree in the graph the questions' contexts state: its distinct neighbours over
+    every context triple (the audit's in-file degree, :func:`eventkg.queries.audit.checks.infile_graph`)."""
+    pairs = {(a, b) for context in contexts for h, _, t in context for a, b in ((h, t), (t, h))}
+    if not pairs:
+        return np.zeros(size, dtype=np.int64)
+    return np.bincount(np.fromiter((a for a, _ in pairs), dtype=np.int64, count=len(pairs)), minlength=size)
+
+
+@dataclass
+class Pending:
+    """A CEC question before its negatives, which are drawn once every question's context is known."""
+
+    qid: str
+    nodes: list[int]
+    h: int
+    t: int
+    rel: str
+    context: list[Triple]
+
+
 @dataclass
 class Draft:
     """One question with every choice made: ``make()`` writes its row once the texts of
@@ -110,8 +131,9 @@ class QuestionBuilder:
         # negatives come from the population answers come from (events with relations), drawn
         # within the answer's degree band, so that no degree or in-file link count tells them apart
         self.band = degree_band(np.diff(csr.indptr))
-        linked = pool[self.band[pool] >= 0]
-        self.by_band = {int(b): linked[self.band[linked] == b] for b in np.unique(self.band[linked])}
+        self.linked = pool[self.band[pool] >= 0]
+        self.by_band = {int(b): self.linked[self.band[self.linked] == b] for b in np.unique(self.band[self.linked])}
+        self.key, self.by_key = self.band.astype(np.int32), self.by_band  # CEC: see match_infile
         self.positions: list[int] = []  # answer positions still to hand out (exact balance)
         self.asked: set[tuple[int, str, int]] = set()  # (event, relation, answer) already asked
         self.repeat = repeat
@@ -129,7 +151,7 @@ class QuestionBuilder:
         return self.positions.pop()
 
     # -- pairs -----------------------------------------------------------------------------
-    def questions(self, comp: Component) -> Iterator[Draft]:
+    def questions(self, comp: Component) -> Iterator[Draft | Pending]:
         dag = dag_paths(comp, self.max_len)
         candidates = [(h, t) for h in comp.nodes for t in sorted(dag[h])]
         self.rng.shuffle(candidates)
@@ -153,26 +175,38 @@ class QuestionBuilder:
                 yield from built
 
     # -- CEC -------------------------------------------------------------------------------
-    def negatives_for(self, comp: Component, h: int, t: int, rel: str) -> list[int] | None:
-        """Three vetted negatives in the answer's degree band: proposed by the sampler (if any, kept
-        when in the band), topped up at random from the band; None (counted) when the band has too few."""
+    def match_infile(self, pending: Sequence[Pending]) -> None:
+        """Match negatives to answers in the file too: each event's key becomes (in-file degree band,
+        store degree band), the in-file degree counted over the contexts of ``pending``, so that
+        negatives come from the population answers come from (named in the file's contexts as often)."""
+        infile = degree_band(infile_degree(len(self.csr), (p.context for p in pending))).astype(np.int32)
+        self.key = (infile + 1) * 256 + self.band.astype(np.int32) + 1
+        keys = self.key[self.linked]
+        order = np.argsort(keys, kind="stable")
+        uniq, starts = np.unique(keys[order], return_index=True)
+        self.by_key = {int(k): part for k, part in zip(uniq, np.split(self.linked[order], starts[1:]), strict=True)}
+
+    def negatives_for(self, nodes: list[int], h: int, t: int, rel: str) -> list[int] | None:
+        """Three vetted negatives of the answer's key (degree band; after :meth:`match_infile`, in the
+        store and in the file): proposed by the sampler (if any, kept when of the key), topped up at
+        random from the key's events; None (counted) when it has too few."""
         csr, mask = self.csr, FAMILY_MASK[family_of(rel)]
-        band = int(self.band[t])
-        same = self.by_band.get(band)
+        band = int(self.key[t])
+        same = self.by_key.get(band)
         if same is None:
             self.skip("no negative of the answer's degree")
             return None
         self.vet.load(h, mask)
-        skip = set(comp.nodes)
+        skip = set(nodes)
         chosen: list[int] = []
         if self.negatives is not None:
-            exclude = {csr.ids[p] for p in comp.nodes}
+            exclude = {csr.ids[p] for p in nodes}
             ids = self.negatives.sample(csr.ids[h], rel, csr.ids[t], k=3, exclude=set(exclude), rng=self.rng)
             proposed = []
             for zid in ids:
                 z = csr.position(zid)
                 if (z is not None and z not in skip and self.allowed[z] and csr.level[z] == csr.level[h]
-                        and self.band[z] == band):
+                        and self.key[z] == band):
                     skip.add(z)
                     proposed.append(z)
             if proposed:
@@ -185,19 +219,24 @@ class QuestionBuilder:
             return None
         return chosen
 
-    def _cec(self, qid: str, comp: Component, h: int, t: int, rel: str, context: list[Triple]) -> list[Draft]:
+    def _cec(self, qid: str, comp: Component, h: int, t: int, rel: str, context: list[Triple]) -> list[Pending]:
         if not self.repeat and (h, rel, t) in self.asked:
             self.skip("(event, relation, answer) already asked")
             return []
-        negs = self.negatives_for(comp, h, t, rel)
-        if negs is None:
-            return []
         self.asked.add((h, rel, t))
+        return [Pending(qid, list(comp.nodes), h, t, rel, context)]
+
+    def cec_draft(self, p: Pending) -> Draft | None:
+        """The question of ``p`` with its negatives drawn; None (counted) when none match the answer."""
+        qid, h, t, rel, context = p.qid, p.h, p.t, p.rel, p.context
+        negs = self.negatives_for(p.nodes, h, t, rel)
+        if negs is None:
+            return None
         choices = list(negs)
         self.rng.shuffle(choices)
         choices.insert(self.position(4), t)
         namer = self._namer([h, t, *negs, *(x for tr in context for x in (tr[0], tr[2]))])
-        return [Draft(namer.shown(), lambda: self._cec_row(qid, h, t, rel, context, negs, choices, namer))]
+        return Draft(namer.shown(), lambda: self._cec_row(qid, h, t, rel, context, negs, choices, namer))
 
     def _cec_row(self, qid: str, h: int, t: int, rel: str, context: list[Triple], negs: list[int], choices: list[int],
                  namer: Namer) -> GeneratedQuestion:

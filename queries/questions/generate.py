@@ -50,8 +50,9 @@ vetted random negatives (:mod:`~eventkg.queries.negatives.unlinked`), writing
 from __future__ import annotations
 
 import gc
+import itertools
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -66,6 +67,8 @@ from eventkg.queries.questions.rows import GeneratedQuestion, NegativeSource
 TEXT_BATCH = 4096
 #: drafts held at most while the texts are still being read (``event_texts.PendingTexts``)
 TEXT_BATCH_MAX = 64 * TEXT_BATCH
+#: CEC answers and contexts drafted beyond ``n`` (one in this many more), as some find no matched negatives
+OVERDRAFT = 4
 
 
 def question_pool(csr: EventCSR, level: str) -> np.ndarray:
@@ -106,20 +109,17 @@ def _generate_questions(
                               max_len=max_len, pairs=pairs, vague_prob=vague_prob, require_context=require_context,
                               repeat=repeat)
     out: list[GeneratedQuestion] = []
-    drafts: list[Draft] = []
     # the loop makes many short-lived objects and no cycles; cyclic-GC passes would only cost time
     gc_was_on = gc.isenabled()
     gc.disable()
     try:
-        for comp in iter_components(csr, size, seed, allowed=builder.allowed):
-            for d in builder.questions(comp):
-                drafts.append(d)
-                if (len(drafts) >= TEXT_BATCH and (_texts_ready(csr) or len(drafts) >= TEXT_BATCH_MAX)
-                        or len(out) + len(drafts) >= n):
-                    _write_rows(csr, drafts, out, progress)
-                if len(out) >= n:
-                    return out
-        _write_rows(csr, drafts, out, progress)
+        drafted = (d for comp in iter_components(csr, size, seed, allowed=builder.allowed)
+                   for d in builder.questions(comp))
+        if task == "CEC":  # every answer and context first, then negatives matched to them in the file
+            pending = list(itertools.islice(drafted, n + n // OVERDRAFT + 8))
+            builder.match_infile(pending)  # type: ignore[arg-type]
+            drafted = (d for d in map(builder.cec_draft, pending) if d is not None)  # type: ignore[arg-type]
+        _write_all(csr, drafted, out, n, progress)  # type: ignore[arg-type]
         return out
     finally:
         if stats is not None:
@@ -127,6 +127,20 @@ def _generate_questions(
         builder.vet.unload()
         if gc_was_on:
             gc.enable()
+
+
+def _write_all(csr: EventCSR, drafted: Iterable[Draft], out: list[GeneratedQuestion], n: int,
+               progress: Callable[[int], None] | None) -> None:
+    """Up to ``n`` rows of ``drafted`` into ``out``, their texts read a batch at a time."""
+    drafts: list[Draft] = []
+    for d in drafted:
+        drafts.append(d)
+        if (len(drafts) >= TEXT_BATCH and (_texts_ready(csr) or len(drafts) >= TEXT_BATCH_MAX)
+                or len(out) + len(drafts) >= n):
+            _write_rows(csr, drafts, out, progress)
+        if len(out) >= n:
+            return
+    _write_rows(csr, drafts, out, progress)
 
 
 def _texts_ready(csr: EventCSR) -> bool:

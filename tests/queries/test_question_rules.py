@@ -62,3 +62,19 @@ def test_fewer_than_asked_is_said_with_the_reasons(csr) -> None:
     made = make_questions(csr, "cec", "schema", 10**6, 4, negatives="random", notice=heard.append)
     assert len(made) < 10**6
     assert heard and f"yields {len(made):,}" in heard[-1] and "skipped" in heard[-1]
+
+
+def _audit(made) -> dict[str, float]:
+    from eventkg.queries.audit.items import _item
+    from eventkg.queries.audit.report import audit_items
+
+    return {f.check: f.score for f in audit_items([_item(q.row) for q in made]).findings}
+
+
+def test_negatives_are_named_in_the_file_as_often_as_answers(csr) -> None:
+    """The answer is not the choice the file's other contexts link most (the in-file graph shortcut)."""
+    made = make_questions(csr, "cec", "schema", 1000, 1, negatives="random")
+    assert len(made) >= 500
+    scores = _audit(made)
+    for check in ("infile_degree_max", "infile_degree_min", "infile_mentions_max", "infile_mentions_min"):
+        assert abs(scores[check] - 0.25) <= 0.10, (check, scores[check])
