@@ -137,6 +137,7 @@ class QuestionBuilder:
         self.positions: list[int] = []  # answer positions still to hand out (exact balance)
         self.asked: set[tuple[int, str, int]] = set()  # (event, relation, answer) already asked
         self.repeat = repeat
+        self.labels = [0, 0, 0]  # CRR questions made per label (choice position): a, b, Vague
         self.skipped: dict[str, int] = {}  # why a drafted question was skipped -> how many
 
     def skip(self, why: str) -> None:
@@ -251,6 +252,8 @@ class QuestionBuilder:
 
     # -- CRR -------------------------------------------------------------------------------
     def _crr(self, qid: str, comp: Component, h: int, t: int, rel: str, context: list[Triple]) -> list[Draft]:
+        """The pair's question while its label is within its quota (else skipped, counted), and a Vague
+        question on ``h`` while Vague is. Not asked from the other end: the context would name ``e1``."""
         fam = family_of(rel)
         self.vet.load(h, FAMILY_MASK[fam])
         if self.vet.induced(t, tuple(CODE[r] for r in FAMILIES[fam])) != 1 << CODE[rel]:
@@ -259,13 +262,27 @@ class QuestionBuilder:
         if not self.repeat and (h, rel, t) in self.asked:
             self.skip("(event, relation, answer) already asked")
             return []
-        self.asked.add((h, rel, t))
-        out = [Draft(namer.shown(), lambda: self._crr_row(qid, h, t, rel, fam, context, [(h, rel, t)], namer))]
-        if self.rng.random() < self.vague_prob:
+        label = FAMILIES[fam].index(rel)
+        out: list[Draft] = []
+        if self._room(label):
+            self.asked.add((h, rel, t))
+            self.labels[label] += 1
+            out.append(Draft(namer.shown(), lambda: self._crr_row(qid, h, t, rel, fam, context, [(h, rel, t)], namer)))
+        else:
+            self.skip("CRR label over its quota")
+        if self._room(2):
             vague = self._vague(qid, comp, h, context)
             if vague is not None:
+                self.labels[2] += 1
                 out.append(vague)
         return out
+
+    def _room(self, label: int) -> bool:
+        """Whether one more question of ``label`` keeps every label within one of its quota (Vague's share
+        ``vague_prob / (1 + vague_prob)``, as one Vague per related pair with that probability gives)."""
+        vague = self.vague_prob / (1 + self.vague_prob)
+        share = vague if label == 2 else (1 - vague) / 2
+        return self.labels[label] < share * (sum(self.labels) + 1) + 1
 
     def _vague(self, qid: str, comp: Component, h: int, context: list[Triple]) -> Draft | None:
         """EV²'s Vague item: ``e0`` with an event unrelated to it (the CEC-negative kind: no

@@ -19,11 +19,15 @@ The engine behind :func:`eventkg.queries.questions.make.make_questions`, the ent
    answer, even by induction);
 5. CRR (3-way): the choices are the asked relation's family plus Vague; the pair's own
    family is asked when exactly one member of it holds over the whole graph (walks of at
-   most ``max_len``); with probability ``vague_prob`` a Vague item follows, built as EV²
+   most ``max_len``); a Vague item follows while Vague is within its quota, built as EV²
    builds them (242 of the release's 244): ``e0`` with an event unrelated to it (same
    level, outside the component, no relation of any family by a walk of at most
-   ``max_len``: the kind CEC uses as negatives), asked within the family of an edge ``e0``
-   really has (about a third of CRR questions are Vague).
+   ``max_len``: the kind CEC uses as negatives, in the related partner's degree band), asked
+   within the family of an edge ``e0`` really has. The labels (answer positions) keep to
+   quotas: Vague ``vague_prob / (1 + vague_prob)`` (a third by default), the two family
+   members half the rest each; a question whose label is over its quota is skipped, counted.
+   CEC negatives are drawn once every answer and context is drafted: in the answer's degree
+   band in the store and in the graph the drafted contexts state (the file's own graph).
 
 Instance level: components are walked over event types that have instance events
 (``HAS_TYPE``); each type in a question is shown as one of its instances, numbered

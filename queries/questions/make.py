@@ -61,24 +61,17 @@ def make_questions(
 
     >>> [q.row for q in make_questions(store, "cec", n=10, negatives="random")]  # doctest: +SKIP
     """
-    from eventkg.queries.questions.generate import _generate_questions
-
     task = _check_options(task, level, n, negatives)
     stats = {} if stats is None else stats
+    rules = dict(size=size, max_len=max_len, pairs=pairs, vague_prob=vague_prob, require_context=require_context,
+                 progress=progress, repeat=repeat, stats=stats)
     read_here = graph is None and isinstance(source, GraphStore)  # the graph and sampler are this call's own
     # drawn with the store read-only when it is saved to after: its engine keeps less of what it read
     with source.read_only_phase() if save and read_here else nullcontext():
         store, graph = _store_and_graph(source, graph, level, save, notice)
-        if task == "CEC" and negatives == "faiss" and sampler is None:
-            if store is None:
-                raise QuestionError("FAISS negatives are searched in a store's vector index; this source is a graph "
-                                    "(ask for random negatives or give a sampler)")
-            sampler = _faiss_sampler(store, model)
-        made = _generate_questions(graph, task, level, n, seed, negatives=sampler if task == "CEC" else None,
-                                   size=size, max_len=max_len, pairs=pairs, vague_prob=vague_prob,
-                                   require_context=require_context, progress=progress, repeat=repeat, stats=stats)
+        made = _draw(store, graph, task, level, n, seed, negatives, model, sampler, rules)
         if notice and len(made) < n:
-            why = ", ".join(f"{v:,} {k}" for k, v in sorted((stats or {}).items())) or "none skipped"
+            why = ", ".join(f"{v:,} {k}" for k, v in sorted(stats.items())) or "none skipped"
             notice(f"the graph yields {len(made):,} {task} {level} questions of the {n:,} asked (skipped: {why})")
         if read_here:  # let the graph read here go before the bulk session's COPYs (the memory budget)
             graph = sampler = None
@@ -87,6 +80,19 @@ def make_questions(
 
         store_questions(store, made, seed)
     return made
+
+
+def _draw(store: GraphStore | None, graph: Any, task: str, level: str, n: int, seed: int, negatives: str,
+          model: str | None, sampler: NegativeSource | None, rules: dict[str, Any]) -> list[GeneratedQuestion]:
+    """Algorithm 1 over ``graph``, with the FAISS sampler of ``store`` set up for CEC when asked."""
+    from eventkg.queries.questions.generate import _generate_questions
+
+    if task == "CEC" and negatives == "faiss" and sampler is None:
+        if store is None:
+            raise QuestionError("FAISS negatives are searched in a store's vector index; this source is a graph "
+                                "(ask for random negatives or give a sampler)")
+        sampler = _faiss_sampler(store, model)
+    return _generate_questions(graph, task, level, n, seed, negatives=sampler if task == "CEC" else None, **rules)
 
 
 def _check_options(task: str, level: str, n: int, negatives: str) -> str:

@@ -78,3 +78,20 @@ def test_negatives_are_named_in_the_file_as_often_as_answers(csr) -> None:
     scores = _audit(made)
     for check in ("infile_degree_max", "infile_degree_min", "infile_mentions_max", "infile_mentions_min"):
         assert abs(scores[check] - 0.25) <= 0.10, (check, scores[check])
+
+
+@pytest.mark.parametrize("vague_prob", [0.5, 1.0])
+def test_crr_labels_are_balanced_by_quota(csr, vague_prob) -> None:
+    """The CRR answer's position (its label in EV²'s [a, b, Vague] order) keeps to its quota: with the
+    default, a third each; Vague's share is vague_prob / (1 + vague_prob)."""
+    made = make_questions(csr, "crr", "schema", 600, 5, vague_prob=vague_prob)
+    assert len(made) >= 300
+    counts = Counter(q.row["choices"].index(q.row["rel"]) for q in made)
+    vague = vague_prob / (1 + vague_prob)
+    for label, share in ((0, (1 - vague) / 2), (1, (1 - vague) / 2), (2, vague)):
+        assert abs(counts[label] - share * len(made)) < 2.5, (counts, len(made))
+    from eventkg.queries.oracle import kg_oracle_answer
+
+    # every answer, the pairs asked from their other end included, still follows from the graph
+    rows = [dict(q.row, e0=q.names[q.row["e0"]], e1=q.names[q.row["e1"]], context_tpl=[]) for q in made]
+    assert [kg_oracle_answer(csr, r) for r in rows] == [r["rel"] for r in rows]
