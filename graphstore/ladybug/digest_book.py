@@ -2,7 +2,7 @@
 
 A digest (:class:`~eventkg.graphstore.digest.TableDigest`) says "table T holds exactly these rows";
 a re-run after a crash that sends exactly those rows again has nothing to upsert
-(``BulkSession._apply_late`` in :mod:`eventkg.graphstore.ladybug.bulk`). A false "equal" would lose
+(``WaitingRows.apply_late`` in :mod:`eventkg.graphstore.ladybug.bulk.waiting`). A false "equal" would lose
 an update, so a digest in this file must never describe anything but T's durable content.
 
 Why a sidecar file (``<store>.digests``) and not a table in the database: a node table would be

@@ -134,9 +134,9 @@ def test_the_kept_digest_holds_when_a_node_table_goes_in_several_copies(tmp_path
     """A node table bigger than one COPY goes in one COPY per range of the engine's hash indexes;
     each adds its rows' digest to the table's as it stands before that COPY, fresh or appended,
     and a re-run of the same rows is still recognised as stored."""
-    from eventkg.graphstore.ladybug import bulk
+    from eventkg.graphstore.ladybug.bulk import staged_copies
 
-    monkeypatch.setattr(bulk, "copy_rows", lambda name, pool: 40)
+    monkeypatch.setattr(staged_copies, "copy_rows", lambda name, pool: 40)
     path = tmp_path / "s.lbug"
     _bulk(path, _events(120))
     assert DigestBook.load(path).get("Event") == _stored_digest(path, "Event")

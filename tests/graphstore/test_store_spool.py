@@ -92,12 +92,12 @@ def test_past_the_key_set_limit_a_session_still_writes_everything_once(tmp_path,
 
 
 def test_without_room_for_a_spool_the_session_writes_batch_by_batch(tmp_path, monkeypatch):
-    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
+    from eventkg.graphstore.ladybug.bulk import session as bulk_session
 
     def refuse(*_):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(ladybug_bulk, "TableSpool", refuse)
+    monkeypatch.setattr(bulk_session, "TableSpool", refuse)
     with open_store(str(tmp_path / "s.lbug")) as store:
         with store.bulk_load():
             store.write_batch(_events(100))
@@ -248,11 +248,11 @@ def test_nodes_in_slices_and_edges_in_checkpointed_groups_give_the_same_graph(tm
     and rel tables are checkpointed every REL_PENDING_EDGES edges (the database reopened each
     time): repeated keys split across parts still merge before their COPY, later values winning,
     and nothing is lost."""
-    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
+    from eventkg.graphstore.ladybug.bulk import held_tables, waiting
 
-    monkeypatch.setattr(ladybug_bulk, "STAGE_READ_ROWS", 40)
-    monkeypatch.setattr(ladybug_bulk, "REL_PENDING_EDGES", 30)
-    monkeypatch.setattr(ladybug_bulk, "EARLY_CHECKPOINT_ROWS", 1)
+    monkeypatch.setattr(held_tables, "STAGE_READ_ROWS", 40)
+    monkeypatch.setattr(held_tables, "REL_PENDING_EDGES", 30)
+    monkeypatch.setattr(waiting, "EARLY_CHECKPOINT_ROWS", 1)
     with open_store(str(tmp_path / "s.lbug")) as store:
         first_db = store._database.db
         with store.bulk_load():
@@ -302,13 +302,13 @@ def test_partitions_split_a_held_table_by_key_keeping_each_keys_rows_in_order(tm
 def test_a_rerun_upserts_its_waiting_rows_in_parts_with_keyed_lookups(tmp_path, monkeypatch):
     """A re-run sends every key again: the waiting rows go in parts of LATE_UPSERT_ROWS (split
     by key) and, past SCAN_MAX_NODES, stored rows are found by keyed lookups, not a scan."""
-    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
     from eventkg.graphstore.ladybug import upsert as ladybug_upsert
+    from eventkg.graphstore.ladybug.bulk import waiting
 
     with open_store(str(tmp_path / "s.lbug")) as store:
         with store.bulk_load():
             store.write_batch(_events(120))
-    monkeypatch.setattr(ladybug_bulk, "LATE_UPSERT_ROWS", 25)
+    monkeypatch.setattr(waiting, "LATE_UPSERT_ROWS", 25)
     monkeypatch.setattr(ladybug_upsert, "SCAN_MAX_NODES", 50)
     with open_store(str(tmp_path / "s.lbug")) as store:
         with store.bulk_load():
@@ -465,9 +465,10 @@ def test_a_copy_into_a_rel_table_that_held_edges_is_checkpointed_before_the_next
     log: list = []
     with open_store(str(path)) as store:
         session, database = store._session, store._database
-        write, defer, checkpoint = session._write_held_edges, session._write_deferred, database.checkpoint_and_release
-        session._write_held_edges = lambda name: (log.append(name), write(name))
-        session._write_deferred = lambda name, path: (log.append(name), defer(name, path))[1]
+        held, waiting = session._held, session._waiting
+        write, defer, checkpoint = held._write_held_edges, waiting._write_deferred, database.checkpoint_and_release
+        held._write_held_edges = lambda name: (log.append(name), write(name))
+        waiting._write_deferred = lambda name, path: (log.append(name), defer(name, path))[1]
         database.checkpoint_and_release = lambda: (log.append("checkpoint"), checkpoint())
         with store.bulk_load():
             batch = chain("CAUSES", "weight", [(i, i + 2) for i in range(30)])
@@ -539,10 +540,10 @@ def test_a_table_bigger_than_one_copy_may_take_goes_in_several_and_says_so_first
     import ladybug
     import pyarrow.parquet as pq
 
-    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
     from eventkg.graphstore.ladybug import writer
+    from eventkg.graphstore.ladybug.bulk import staged_copies
 
-    monkeypatch.setattr(ladybug_bulk, "copy_rows", lambda name, pool: 40)
+    monkeypatch.setattr(staged_copies, "copy_rows", lambda name, pool: 40)
     copies, messages = [], []
     monkeypatch.setattr(writer, "copy_file", lambda conn, name, path, f=writer.copy_file: (
         copies.append((name, pq.read_table(path).column(0).to_pylist())), f(conn, name, path))[-1])
@@ -589,8 +590,8 @@ def test_appending_edges_the_budget_cannot_hold_is_refused_before_anything_is_wr
     (``engine.APPEND_NODE_BYTES``), and it and its checkpoint take more beside the pool and the
     process (``APPEND_BESIDE_NODE_BYTES``); when the budget cannot hold that, the session says so in one line
     before writing, and the store keeps exactly what it held."""
-    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
     from eventkg.graphstore.ladybug import engine
+    from eventkg.graphstore.ladybug.bulk import staged_copies
     from eventkg.graphstore.ladybug.engine import pool_in_use
 
     mib = 2**20
@@ -599,7 +600,7 @@ def test_appending_edges_the_budget_cannot_hold_is_refused_before_anything_is_wr
         store.write_batch(_events(300))
         before = ([sorted(map(str, store.iter_nodes("Event")))], sorted(map(str, store.iter_edges("SYNCHRONOUS"))))
     # the process holds 100 MiB beside the pool's pages, whatever this test process holds
-    monkeypatch.setattr(ladybug_bulk, "resident_bytes", lambda: pool_in_use(store.connection) + 100 * mib)
+    monkeypatch.setattr(staged_copies, "resident_bytes", lambda: pool_in_use(store.connection) + 100 * mib)
     monkeypatch.setenv("EVENTKG_MEMORY_MB", "1024")  # rel pool cap 768 MiB
     monkeypatch.setattr(engine, "APPEND_NODE_BYTES", mib)  # 400 nodes x 1 MiB + 256: 656 MiB, under the cap
     monkeypatch.setattr(engine, "APPEND_BESIDE_NODE_BYTES", mib)  # and 656 MiB beside the pool
@@ -627,13 +628,13 @@ def test_a_small_append_is_not_refused_for_memory_the_process_holds_for_other_th
     """The process's own memory counts in the append's check only up to the share the rel COPYs'
     pool leaves it: a process holding 1.8 GB beside the pool (a notebook, a test run) still adds a
     few edges under the 2 GB default (the full test suite's process was refused a 229-node append)."""
-    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
+    from eventkg.graphstore.ladybug.bulk import staged_copies
     from eventkg.graphstore.ladybug.engine import pool_in_use
 
     path = str(tmp_path / "s.lbug")
     with open_store(path) as store:
         store.write_batch(_events(300))  # 299 SYNCHRONOUS edges, i -> i + 1
-    monkeypatch.setattr(ladybug_bulk, "resident_bytes", lambda: pool_in_use(store.connection) + 1800 * 2**20)
+    monkeypatch.setattr(staged_copies, "resident_bytes", lambda: pool_in_use(store.connection) + 1800 * 2**20)
     monkeypatch.setenv("EVENTKG_MEMORY_MB", "2048")
     with open_store(path) as store:
         with store.bulk_load():
@@ -646,18 +647,18 @@ def test_a_rel_copy_is_sized_on_the_process_beside_the_pool_pages_it_reuses(tmp_
     size, yet the next COPY in the same opening reuses them: each rel COPY's pool is planned on the
     resident size less them (a second table COPYed before a checkpoint was given a pool shrunk by
     the first one's pages, and the database reopened to shrink it)."""
-    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
+    from eventkg.graphstore.ladybug.bulk import staged_copies
     from eventkg.graphstore.ladybug.engine import pool_in_use
 
     mib, planned, in_use = 2**20, [], []
-    real = ladybug_bulk.edge_pool_for
+    real = staged_copies.edge_pool_for
 
     def resident() -> int:
         in_use.append(pool_in_use(store.connection))
         return in_use[-1] + 300 * mib  # what the process holds beside the pool, whatever the pool holds
 
-    monkeypatch.setattr(ladybug_bulk, "resident_bytes", resident)
-    monkeypatch.setattr(ladybug_bulk, "edge_pool_for", lambda beside, *margin: (planned.append(beside), real(beside, *margin))[-1])
+    monkeypatch.setattr(staged_copies, "resident_bytes", resident)
+    monkeypatch.setattr(staged_copies, "edge_pool_for", lambda beside, *margin: (planned.append(beside), real(beside, *margin))[-1])
     batch = _events(500)
     for i in range(498):
         batch.add_edge("PRECEDENCE", {"src": event_id(f"e{i}"), "dst": event_id(f"e{i + 2}"), "sources": ["t"], "count": 1.0})
@@ -673,14 +674,14 @@ def test_a_rel_copy_grows_an_open_pool_that_is_well_under_what_the_budget_leaves
     """The rel COPY's pool is grown to what the budget leaves beside the process once the open pool
     is more than ``POOL_SLACK`` under it: here 1,152 MiB against the 1,024 MiB open after the node
     tables (docs/performance.md, session 15)."""
-    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
+    from eventkg.graphstore.ladybug.bulk import staged_copies
     from eventkg.graphstore.ladybug.database import Database
     from eventkg.graphstore.ladybug.engine import pool_in_use
 
     mib, pools = 2**20, []
     monkeypatch.setenv("EVENTKG_MEMORY_MB", "2048")
     # 600 MiB beside the pool: 2,048 - 600 - 256 = 1,192 MiB of room, 1,152 once rounded down to 64 MiB
-    monkeypatch.setattr(ladybug_bulk, "resident_bytes", lambda: pool_in_use(store.connection) + 600 * mib)
+    monkeypatch.setattr(staged_copies, "resident_bytes", lambda: pool_in_use(store.connection) + 600 * mib)
     real = Database.set_buffer_pool
     monkeypatch.setattr(Database, "set_buffer_pool", lambda self, n: (pools.append(n // mib), real(self, n))[-1])
     batch = _events(200)
@@ -719,16 +720,16 @@ def test_the_staged_file_is_closed_before_its_rel_copy_pool_is_sized(tmp_path, m
     whole (its footer written)."""
     import pyarrow.parquet as pq
 
-    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
+    from eventkg.graphstore.ladybug.bulk import staged_copies
 
-    whole, real = [], ladybug_bulk.resident_bytes
+    whole, real = [], staged_copies.resident_bytes
 
     def resident() -> int | None:
         staged = list(tmp_path.glob(f"{PREFIX}*/SYNCHRONOUS.parquet"))
         whole.append(bool(staged) and pq.ParquetFile(str(staged[0])).metadata.num_rows == 299)
         return real()
 
-    monkeypatch.setattr(ladybug_bulk, "resident_bytes", resident)
+    monkeypatch.setattr(staged_copies, "resident_bytes", resident)
     with open_store(str(tmp_path / "s.lbug")) as store:
         with store.bulk_load():
             store.write_batch(_events(300))
