@@ -43,7 +43,7 @@ in the same runs 22.0K-22.4K / 15.7K-22.0K edges/s, ends by node id 25.2K/s. At 
 247 s, 12.1K rows/s, 18.2K edges/s (server CPU 261 s, client 60 s), counts identical to the
 embedded ingest of the same file (965,000 events, 4,499,813 edges), raw driver 21.3K/s. New
 edges find their ends by internal node id and go a node pair at a time
-(``graphstore/neo4j/pairs.py``); the server runs the parallel collector. 50K/s is out of
+(``graphstore/neo4j/pair_edges.py``); the server runs the parallel collector. 50K/s is out of
 reach here: the fastest raw single-type statement (ends by id, warm JVM) did 25K edges/s,
 the pair statement 26-36 µs of server CPU per edge, and the first 96K nodes cost ~115 µs
 each while the JVM warms up.

@@ -41,7 +41,7 @@ def memory() -> str:
 def main(kg: str, store_path: str, map_events: bool = False) -> None:
     from eventkg.graphstore import open_store
     from eventkg.graphstore.ladybug.bulk.waiting import WaitingRows
-    from eventkg.graphstore.ladybug.keysets import KeySets
+    from eventkg.graphstore.ladybug.stored_keys import StoredKeys
     from eventkg.ingest import aser
 
     start = time.perf_counter()
@@ -49,7 +49,7 @@ def main(kg: str, store_path: str, map_events: bool = False) -> None:
     def log(message: str) -> None:
         print(f"{time.perf_counter() - start:6.1f} s  {memory()}  {message}", flush=True)
 
-    build_keyset = KeySets.get
+    build_keyset = StoredKeys.get
 
     def traced_keyset(self, name):
         built = name not in self
@@ -65,7 +65,7 @@ def main(kg: str, store_path: str, map_events: bool = False) -> None:
         log(f"{rows:,} waiting {name} rows {'equal the stored table: skipped' if equal else 'differ: upserted'}")
         return equal
 
-    KeySets.get, WaitingRows._late_rows_are_stored = traced_keyset, traced_check
+    StoredKeys.get, WaitingRows._late_rows_are_stored = traced_keyset, traced_check
     done = threading.Event()
 
     def sample() -> None:

@@ -229,7 +229,7 @@ def base_store(work: Path, kg: Path) -> Path:
 def copy_of(base: Path, to: Path, digests: bool) -> Path:
     """A copy of the base store; with its digests, restamped for the copy (the digests file's
     stamp holds the database file's inode, so a plain copy would drop them on opening)."""
-    from eventkg.graphstore.ladybug.digest_book import DigestBook
+    from eventkg.graphstore.ladybug.digest_file import DigestBook
 
     fresh(to)
     shutil.copyfile(base, to)

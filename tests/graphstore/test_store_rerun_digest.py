@@ -1,7 +1,7 @@
 """Re-runs skip upserting rows the store provably holds: table digests, and every way they must not lie.
 
 The embedded store keeps an order-independent digest of each table beside the database
-(``graphstore/ladybug/digest_book.py``); a bulk session whose waiting rows (keys already stored) digest
+(``graphstore/ladybug/digest_file.py``); a bulk session whose waiting rows (keys already stored) digest
 to exactly the stored table skips upserting them. These tests hold the digests to the store's real
 content and check that any write the digest cannot follow makes the re-run compare row by row.
 """
@@ -17,7 +17,7 @@ import pytest
 
 from eventkg.graphstore import Batch, open_store
 from eventkg.graphstore.digest import EMPTY, TableDigest, row_hashes, table_digest
-from eventkg.graphstore.ladybug.digest_book import DigestBook
+from eventkg.graphstore.ladybug.digest_file import DigestBook
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES, event_id
 from eventkg.graphstore.tables import rows_table
 from tests.support.paths import CHECKOUT

@@ -328,9 +328,9 @@ def test_key_sets_read_in_offset_ranges_hold_exactly_the_stored_keys(tmp_path, m
     """Built a few node offsets (of a rel table's sources) at a time (``KEY_SCAN_ROWS``), across
     the gaps deleted nodes leave."""
     from eventkg.graphstore.keyset import edge_fingerprints, fingerprints
-    from eventkg.graphstore.ladybug import keysets
+    from eventkg.graphstore.ladybug import stored_keys
 
-    monkeypatch.setattr(keysets, "KEY_SCAN_ROWS", 7)
+    monkeypatch.setattr(stored_keys, "KEY_SCAN_ROWS", 7)
     path = str(tmp_path / "s.lbug")
     with open_store(path) as store:
         store.write_batch(_events(50))
@@ -359,9 +359,9 @@ def test_a_node_key_set_is_built_from_one_read_of_its_table(tmp_path, monkeypatc
     from types import SimpleNamespace
 
     from eventkg.graphstore.keyset import fingerprints
-    from eventkg.graphstore.ladybug import keysets
+    from eventkg.graphstore.ladybug import stored_keys
 
-    monkeypatch.setattr(keysets, "KEY_SCAN_ROWS", 7)
+    monkeypatch.setattr(stored_keys, "KEY_SCAN_ROWS", 7)
     folder = tmp_path / "it's here"  # the file's path goes into a Cypher string
     folder.mkdir()
     path = folder / "s.lbug"
@@ -376,7 +376,7 @@ def test_a_node_key_set_is_built_from_one_read_of_its_table(tmp_path, monkeypatc
                 statements.append(statement)
                 return conn.execute(statement, *args)
 
-        sets = keysets.KeySets(SimpleNamespace(conn=Recorded(), url=str(path), failed=False), 10**6)
+        sets = stored_keys.StoredKeys(SimpleNamespace(conn=Recorded(), url=str(path), failed=False), 10**6)
         keys = sets.get("Event")
     reads = [s for s in statements if "(n:Event)" in s and "count(" not in s]
     assert len(reads) == 1 and reads[0].startswith("COPY (MATCH (n:Event)"), reads
@@ -392,10 +392,10 @@ def test_a_rel_key_set_by_end_offsets_or_by_end_ids_holds_exactly_the_stored_key
     fingerprints by offset; a small one's from its ends' ids. Both hold exactly the stored edges,
     across the holes deleted nodes leave in either end label."""
     from eventkg.graphstore.keyset import edge_fingerprints
-    from eventkg.graphstore.ladybug import keysets
+    from eventkg.graphstore.ladybug import stored_keys
 
-    monkeypatch.setattr(keysets, "KEY_SCAN_ROWS", 7)
-    monkeypatch.setattr(keysets, "OFFSET_SCAN_EDGES_PER_NODE", 0.0 if by_offsets else float("inf"))
+    monkeypatch.setattr(stored_keys, "KEY_SCAN_ROWS", 7)
+    monkeypatch.setattr(stored_keys, "OFFSET_SCAN_EDGES_PER_NODE", 0.0 if by_offsets else float("inf"))
     path = str(tmp_path / "s.lbug")
     b = _events(40)
     for c in range(12):
@@ -410,8 +410,8 @@ def test_a_rel_key_set_by_end_offsets_or_by_end_ids_holds_exactly_the_stored_key
     gone_events, gone_concepts = {event_id(f"e{i}") for i in (0, 7, 21)}, {"c3", "c10"}
     with open_store(path) as store:
         calls: list[str] = []
-        real = keysets._add_offset_pages
-        monkeypatch.setattr(keysets, "_add_offset_pages", lambda *a: (calls.append(a[1]), real(*a)))
+        real = stored_keys._add_offset_pages
+        monkeypatch.setattr(stored_keys, "_add_offset_pages", lambda *a: (calls.append(a[1]), real(*a)))
         got = {name: store._keys.get(name) for name in ("SYNCHRONOUS", "ABSTRACTS_TO")}
     assert calls == (["SYNCHRONOUS", "ABSTRACTS_TO"] if by_offsets else [])
     pairs = [(event_id(f"e{i}"), event_id(f"e{i + 1}")) for i in range(39)]

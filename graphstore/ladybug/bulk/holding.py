@@ -25,8 +25,8 @@ from eventkg.graphstore.ladybug.bulk.held_tables import HeldTables
 from eventkg.graphstore.ladybug.bulk.planning import SessionPlan
 from eventkg.graphstore.ladybug.bulk.state import SessionState
 from eventkg.graphstore.ladybug.bulk.waiting import WaitingRows
-from eventkg.graphstore.ladybug.keysets import Fingerprints
 from eventkg.graphstore.ladybug.spool import TableSpool
+from eventkg.graphstore.ladybug.stored_keys import Fingerprints
 from eventkg.graphstore.model import NODE_TYPES
 
 

@@ -4,7 +4,7 @@
 a stored rel table's rows all wait for the end of the session (deferred), a big stored node
 table's keys are asked of the engine batch by batch (looked up), a rel table that held no row is
 held without a key set (unkeyed); every other table has a key set
-(:class:`~eventkg.graphstore.ladybug.keysets.KeySets`).
+(:class:`~eventkg.graphstore.ladybug.stored_keys.StoredKeys`).
 
 Why: a key set of a stored table is built by a scan of it, which grows with the graph, not with
 the rows sent. Invariant: what a session remembers of keys grows with what it is sent, not with
@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from eventkg.graphstore.keyset import KeySet
 from eventkg.graphstore.ladybug.bulk.state import SessionState
 from eventkg.graphstore.ladybug.engine import LOOKUP_CHUNK, count_rows, node_pool_bytes
-from eventkg.graphstore.ladybug.keysets import Fingerprints
+from eventkg.graphstore.ladybug.stored_keys import Fingerprints
 from eventkg.graphstore.ladybug.upsert import SCAN_MAX_NODES, existing_ids
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 

@@ -31,10 +31,10 @@ from eventkg.graphstore.ladybug.bulk.staged_copies import StagedCopies
 from eventkg.graphstore.ladybug.bulk.state import SessionState
 from eventkg.graphstore.ladybug.bulk.waiting import WaitingRows
 from eventkg.graphstore.ladybug.database import Database
-from eventkg.graphstore.ladybug.digest_book import TableDigests
+from eventkg.graphstore.ladybug.digest_file import DigestTracker
 from eventkg.graphstore.ladybug.engine import buffer_pool_bytes, max_offset, release_free_memory
-from eventkg.graphstore.ladybug.keysets import Fingerprints, KeySets
 from eventkg.graphstore.ladybug.spool import TableSpool
+from eventkg.graphstore.ladybug.stored_keys import Fingerprints, StoredKeys
 from eventkg.graphstore.ladybug.writer import TableWriter
 from eventkg.graphstore.model import NODE_TYPES
 
@@ -48,7 +48,7 @@ class BulkSession:
     gets a short message as each held table is written (the store's ``on_bulk_write``).
     """
 
-    def __init__(self, beside: Path, *, database: Database, digests: TableDigests, keys: KeySets,
+    def __init__(self, beside: Path, *, database: Database, digests: DigestTracker, keys: StoredKeys,
                  writer: TableWriter, notify: Callable[[str], None]) -> None:
         self._state = state = SessionState(beside, database, digests, keys, writer, notify)
         self._plan = SessionPlan(state)

@@ -23,9 +23,9 @@ from eventkg.graphstore.base import WriteResult
 from eventkg.graphstore.digest import TableDigest
 from eventkg.graphstore.keyset import KeySet
 from eventkg.graphstore.ladybug.database import Database
-from eventkg.graphstore.ladybug.digest_book import TableDigests
-from eventkg.graphstore.ladybug.keysets import KeySets
+from eventkg.graphstore.ladybug.digest_file import DigestTracker
 from eventkg.graphstore.ladybug.spool import TableSpool
+from eventkg.graphstore.ladybug.stored_keys import StoredKeys
 from eventkg.graphstore.ladybug.writer import TableWriter
 
 
@@ -42,8 +42,8 @@ class SessionState:
 
     beside: Path
     database: Database
-    digests: TableDigests
-    keys: KeySets
+    digests: DigestTracker
+    keys: StoredKeys
     writer: TableWriter
     notify: Callable[[str], None]
     spool: TableSpool | None = None  # new rows held back (None: no session)

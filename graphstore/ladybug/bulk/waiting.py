@@ -27,8 +27,8 @@ from eventkg.graphstore.digest import EMPTY, TableDigest, table_digest
 from eventkg.graphstore.keyset import edge_fingerprints, fingerprints
 from eventkg.graphstore.ladybug.bulk.state import SessionState
 from eventkg.graphstore.ladybug.engine import LOOKUP_CHUNK, count_rows, release_free_memory, update_node_groups
-from eventkg.graphstore.ladybug.keysets import Fingerprints
 from eventkg.graphstore.ladybug.spool import TableSpool, read_partitions
+from eventkg.graphstore.ladybug.stored_keys import Fingerprints
 from eventkg.graphstore.ladybug.upsert import existing_edges, per_source_queries, update_by_node_groups, upsert
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 from eventkg.graphstore.tables import changed_rows, dedupe, key_column
@@ -133,7 +133,7 @@ class WaitingRows:
         row and upserting them changes nothing (a re-run after a crash sends the stored rows again).
 
         Decided by digests (:mod:`eventkg.graphstore.digest`): the stored table's (kept by the
-        COPY path, see ``digest_book``) less this session's COPYed rows', against the waiting
+        COPY path, see ``digest_file``) less this session's COPYed rows', against the waiting
         rows', computed a part at a time. Any doubt (no digest, another row count) says False.
         Why: upserting rows that are all equal (keyed lookups, reading stored edges, comparing)
         was half of a re-run's time (``docs/performance.md``).
