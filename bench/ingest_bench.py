@@ -143,7 +143,7 @@ def kill_after_durable_share(store) -> None:
             state["total"] = int(message.split("(")[1].split(",")[0].split("/")[1])
 
     session, database = store._session, store._database
-    write_edges, checkpoint = session._write_held_edges, database.checkpoint_and_release
+    write_edges, checkpoint = session._held._write_held_edges, database.checkpoint_and_release
 
     def counted_write(name: str) -> None:
         write_edges(name)
@@ -155,7 +155,7 @@ def kill_after_durable_share(store) -> None:
             os.kill(os.getpid(), signal.SIGKILL)
 
     store.on_bulk_write = hook
-    session._write_held_edges, database.checkpoint_and_release = counted_write, checkpoint_then_maybe_die
+    session._held._write_held_edges, database.checkpoint_and_release = counted_write, checkpoint_then_maybe_die
 
 
 def engine_floor(kg: str, store_path: str, budgeted: bool = False) -> tuple[float, float, dict]:

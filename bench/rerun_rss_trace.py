@@ -36,8 +36,8 @@ def memory() -> str:
 
 def main(kg: str, store_path: str, map_events: bool = False) -> None:
     from eventkg.graphstore import open_store
-    from eventkg.graphstore.ladybug.bulk import BulkSession
-    from eventkg.graphstore.ladybug.keysets import KeySets
+    from eventkg.graphstore.ladybug.bulk.waiting import WaitingRows
+    from eventkg.graphstore.ladybug.stored_keys import StoredKeys
     from eventkg.ingest import aser
 
     start = time.perf_counter()
@@ -45,7 +45,7 @@ def main(kg: str, store_path: str, map_events: bool = False) -> None:
     def log(message: str) -> None:
         print(f"{time.perf_counter() - start:6.1f} s  {memory()}  {message}", flush=True)
 
-    build_keyset = KeySets.get
+    build_keyset = StoredKeys.get
 
     def traced_keyset(self, name):
         built = name not in self
@@ -54,14 +54,14 @@ def main(kg: str, store_path: str, map_events: bool = False) -> None:
             log(f"key set of {name} built from the store ({len(keys):,} keys)")
         return keys
 
-    check = BulkSession._late_rows_are_stored
+    check = WaitingRows._late_rows_are_stored
 
     def traced_check(self, name, path, rows):
         equal = check(self, name, path, rows)
         log(f"{rows:,} waiting {name} rows {'equal the stored table: skipped' if equal else 'differ: upserted'}")
         return equal
 
-    KeySets.get, BulkSession._late_rows_are_stored = traced_keyset, traced_check
+    StoredKeys.get, WaitingRows._late_rows_are_stored = traced_keyset, traced_check
     done = threading.Event()
 
     def sample() -> None:

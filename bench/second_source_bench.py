@@ -20,7 +20,7 @@ own (peak RSS from ``wait4``):
   events as ``onto`` created there, each table checkpointed from a fresh opening (as the store
   does: auto-checkpoint off), at the buffer pool a bulk session appends with; no eventkg logic. What a second file costs
   the engine itself: appending edges to a stored rel table rewrites the node groups they touch.
-* ``*-before``           — the same with ``ladybug.bulk.CHECKPOINT_APPENDS`` off (the earlier
+* ``*-before``           — the same with ``ladybug.bulk.held_tables.CHECKPOINT_APPENDS`` off (the earlier
   rule: checkpoint only every ``REL_PENDING_EDGES`` edges);
 * ``engine-append``      — the engine alone (``--engine-nodes``): N events and six rel tables of
   300K edges, checkpointed, then 1,000 new edges COPYed into each table without a checkpoint;
@@ -49,13 +49,13 @@ MODES = ("fresh", "onto", "onto-before", "onto-no-digests", "onto-no-digests-bef
 def child(mode: str, kg: str, store_path: str) -> None:
     """Runs inside the measured process; prints one JSON line."""
     from eventkg.graphstore import open_store
-    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
+    from eventkg.graphstore.ladybug.bulk import held_tables
     from eventkg.graphstore.ladybug.database import import_ladybug
     from eventkg.ingest import aser
 
     import_ladybug()
     if mode.endswith("-before"):
-        ladybug_bulk.CHECKPOINT_APPENDS = False
+        held_tables.CHECKPOINT_APPENDS = False
     start, cpu = time.perf_counter(), cpu_seconds()
     with open_store(store_path) as store:
         report = aser.load(store, kg, map_events=True)
@@ -225,7 +225,7 @@ def base_store(work: Path, kg: Path) -> Path:
 def copy_of(base: Path, to: Path, digests: bool) -> Path:
     """A copy of the base store; with its digests, restamped for the copy (the digests file's
     stamp holds the database file's inode, so a plain copy would drop them on opening)."""
-    from eventkg.graphstore.ladybug.digest_book import DigestBook
+    from eventkg.graphstore.ladybug.digest_file import DigestBook
 
     fresh(to)
     shutil.copyfile(base, to)

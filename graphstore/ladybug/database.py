@@ -6,7 +6,7 @@ the rows written since the last CHECKPOINT and since the last reopening, and rem
 failed (then nothing is checkpointed: the WAL is left for recovery at the next open).
 
 Invariant: every CHECKPOINT goes through :meth:`Database.fold_wal`, which then sets the digests it
-made durable (:class:`~eventkg.graphstore.ladybug.digest_book.TableDigests`, rule 2); every commit
+made durable (:class:`~eventkg.graphstore.ladybug.digest_file.DigestTracker`, rule 2); every commit
 stamps the digest book (rule 3). Auto-checkpoints are off: the store checkpoints every
 ``CHECKPOINT_ROWS`` rows and on close, and reopens past ``REOPEN_ROWS``.
 """
@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from eventkg.graphstore.base import StoreError
-from eventkg.graphstore.ladybug.digest_book import TableDigests
+from eventkg.graphstore.ladybug.digest_file import DigestTracker
 from eventkg.graphstore.ladybug.engine import release_failed_statement, release_free_memory, rollback, short_error
 from eventkg.graphstore.ladybug.events import EventHook, StoreEvent
 
@@ -50,7 +50,7 @@ class Database:
     ``emit`` hears each checkpoint and reopening (:class:`~eventkg.graphstore.ladybug.events.StoreEvent`).
     """
 
-    def __init__(self, url: str, *, read_only: bool, pool_bytes: int, digests: TableDigests,
+    def __init__(self, url: str, *, read_only: bool, pool_bytes: int, digests: DigestTracker,
                  emit: EventHook | None = None) -> None:
         self.url = url
         self.read_only = read_only
@@ -79,7 +79,7 @@ class Database:
             # auto-checkpoints after every big commit rewrite whole rel tables (cost grows
             # with the table); checkpoint every CHECKPOINT_ROWS rows and on close instead.
             self.conn.execute("CALL auto_checkpoint=false")
-            self.digests.save()  # the store's files as this process opened them (digest_book rule 3)
+            self.digests.save()  # the store's files as this process opened them (digest_file rule 3)
 
     def close(self) -> None:
         """Close the connection and the database (the book stamped as this process left the files)."""
@@ -103,7 +103,7 @@ class Database:
         self.rows_since_open += rows
 
     def fold_wal(self) -> None:
-        """CHECKPOINT, then set the digests it made durable (digest_book rule 2)."""
+        """CHECKPOINT, then set the digests it made durable (digest_file rule 2)."""
         self.conn.execute("CHECKPOINT")
         self.digests.durable()
         self.unflushed_rows = 0

@@ -3,8 +3,8 @@
 :class:`LadybugStore` implements :class:`~eventkg.graphstore.base.GraphStore` by composing parts,
 each with its own job and state: the open database (:class:`~eventkg.graphstore.ladybug.database.Database`:
 connection, buffer pool, transactions, checkpoints), the tables' digests
-(:class:`~eventkg.graphstore.ladybug.digest_book.TableDigests`), the key sets
-(:class:`~eventkg.graphstore.ladybug.keysets.KeySets`), the writer every write goes through
+(:class:`~eventkg.graphstore.ladybug.digest_file.DigestTracker`), the key sets
+(:class:`~eventkg.graphstore.ladybug.stored_keys.StoredKeys`), the writer every write goes through
 (:class:`~eventkg.graphstore.ladybug.writer.TableWriter`) and the bulk session
 (:class:`~eventkg.graphstore.ladybug.bulk.BulkSession`). Reads are plain functions
 (:mod:`eventkg.graphstore.ladybug.reads`). Writes never use MERGE: new rows are COPYed from typed
@@ -33,7 +33,7 @@ from eventkg.graphstore.keyset import KeySet
 from eventkg.graphstore.ladybug import reads
 from eventkg.graphstore.ladybug.bulk import BulkSession
 from eventkg.graphstore.ladybug.database import CHECKPOINT_ROWS, Database
-from eventkg.graphstore.ladybug.digest_book import DigestBook, TableDigests
+from eventkg.graphstore.ladybug.digest_file import DigestBook, DigestTracker
 from eventkg.graphstore.ladybug.engine import (
     LOOKUP_CHUNK,
     buffer_pool_bytes,
@@ -42,7 +42,7 @@ from eventkg.graphstore.ladybug.engine import (
     short_error,
 )
 from eventkg.graphstore.ladybug.events import EventHook, StoreEvent, StoreState
-from eventkg.graphstore.ladybug.keysets import Fingerprints, KeySets
+from eventkg.graphstore.ladybug.stored_keys import Fingerprints, StoredKeys
 from eventkg.graphstore.ladybug.upsert import check_endpoints, typed_tables
 from eventkg.graphstore.ladybug.writer import TableWriter
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
@@ -72,12 +72,12 @@ class LadybugStore(GraphStore):
         read_only = read_only and existed  # a new store is created read-write first
         self.read_only = read_only
         # tables' digests (no book when read-only: nothing to keep); loaded before the database is
-        # opened, whose recovery may change its files (see digest_book's rule 3)
-        self._digests = TableDigests(None if read_only else DigestBook.load(p))
+        # opened, whose recovery may change its files (see digest_file's rule 3)
+        self._digests = DigestTracker(None if read_only else DigestBook.load(p))
         keyset_max = settings.keyset_max()  # read before opening: a bad value is an error of this open
         self._database = Database(self.url, read_only=read_only, pool_bytes=buffer_pool_bytes(), digests=self._digests,
                                   emit=self._emit)
-        self._keys = KeySets(self._database, keyset_max)
+        self._keys = StoredKeys(self._database, keyset_max)
         self._writer = TableWriter(self._database, self._digests, self._keys, notify=self._notify)
         self._session = BulkSession(p, database=self._database, digests=self._digests, keys=self._keys,
                                     writer=self._writer, notify=self._notify, emit=self._emit)

@@ -175,7 +175,7 @@ def update_by_node_groups(connection: Callable[[], Any], name: str, rows: list[d
     Why: an update keeps engine memory for every node group it touches until the next
     checkpoint, so changed rows spread over a big table cost memory in proportion to the table
     (ladybug 0.22, ``bench/second_source_bench.py``'s engine-update; with the paged rel key scans,
-    ``KeySets.scan``, it lowered a second source's peak: ``docs/performance.md``).
+    ``StoredKeys.scan``, it lowered a second source's peak: ``docs/performance.md``).
     """
     offsets = node_offsets(connection(), name, [r["id"] for r in rows])
     span = NODE_GROUP_ROWS * groups

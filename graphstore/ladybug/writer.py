@@ -2,8 +2,8 @@
 
 :class:`TableWriter` writes checked typed Arrow tables through the open
 :class:`~eventkg.graphstore.ladybug.database.Database`, keeps the tables' key sets
-(:class:`~eventkg.graphstore.ladybug.keysets.KeySets`) and follows the digest book's rules
-(:mod:`eventkg.graphstore.ladybug.digest_book`): a table's digest is dropped on disk before it is
+(:class:`~eventkg.graphstore.ladybug.stored_keys.StoredKeys`) and follows the digest book's rules
+(:mod:`eventkg.graphstore.ladybug.digest_file`): a table's digest is dropped on disk before it is
 written, a COPY's rows' digest is added to the table's old one and set only after the CHECKPOINT
 that makes it durable, the book is stamped after each write.
 
@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 from eventkg.graphstore.base import StoreError, WriteResult
 from eventkg.graphstore.digest import EMPTY, TableDigest, digest_beside
 from eventkg.graphstore.ladybug.database import Database
-from eventkg.graphstore.ladybug.digest_book import TableDigests
+from eventkg.graphstore.ladybug.digest_file import DigestTracker
 from eventkg.graphstore.ladybug.engine import (
     LOOKUP_CHUNK,
     copy_arrow,
@@ -37,8 +37,8 @@ from eventkg.graphstore.ladybug.engine import (
     one_engine_thread,
     rollback,
 )
-from eventkg.graphstore.ladybug.keysets import Fingerprints, KeySets
 from eventkg.graphstore.ladybug.spool import Staged
+from eventkg.graphstore.ladybug.stored_keys import Fingerprints, StoredKeys
 from eventkg.graphstore.ladybug.upsert import upsert
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 
@@ -48,7 +48,7 @@ Written = list[tuple[str, np.ndarray, np.ndarray]]  # per table written, the key
 class TableWriter:
     """Writes into ``database``'s tables, keeping ``digests`` and ``keys`` true."""
 
-    def __init__(self, database: Database, digests: TableDigests, keys: KeySets,
+    def __init__(self, database: Database, digests: DigestTracker, keys: StoredKeys,
                  notify: Callable[[str], None] | None = None) -> None:
         self._database = database
         self._digests = digests

@@ -26,8 +26,8 @@ from neo4j.exceptions import Neo4jError, ServiceUnavailable
 from eventkg.graphstore.base import Batch, GraphStore, StoreError, WriteRefused, WriteResult, validate_batch
 from eventkg.graphstore.neo4j import reads
 from eventkg.graphstore.neo4j.connect import Connection, connect, one_line
-from eventkg.graphstore.neo4j.parts import typed_batch
 from eventkg.graphstore.neo4j.transactions import TX_BYTES, TX_ROWS, Limits
+from eventkg.graphstore.neo4j.typed_parts import typed_batch
 from eventkg.graphstore.neo4j.upsert import CHUNK
 from eventkg.graphstore.neo4j.writer import BatchWriter
 

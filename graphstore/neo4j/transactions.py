@@ -26,7 +26,7 @@ from neo4j.exceptions import DriverError, IncompleteCommit, Neo4jError, ServiceU
 from eventkg.graphstore.base import StoreError, WriteResult
 from eventkg.graphstore.neo4j.connect import Connection, one_line
 from eventkg.graphstore.neo4j.node_ids import NodeIds, TxIds
-from eventkg.graphstore.neo4j.pairs import PairPart, TxPart, create_pairs
+from eventkg.graphstore.neo4j.pair_edges import PairPart, TxPart, create_pairs
 from eventkg.graphstore.neo4j.upsert import CHUNK, create_nodes, upsert
 
 TX_ROWS = 20_000  # most rows per transaction
@@ -98,7 +98,7 @@ def count_rows(parts: Sequence[TxPart]) -> int:
 def write_tx(tx: neo4j.Transaction, parts: Sequence[TxPart], chunk_size: int, *, blind: bool,
              ids: TxIds) -> WriteResult:
     """Nodes, then edges: rows known new are CREATEd (new nodes' ids go to ``ids``, new edges
-    find their ends by id a node pair at a time, :mod:`eventkg.graphstore.neo4j.pairs`); the
+    find their ends by id a node pair at a time, :mod:`eventkg.graphstore.neo4j.pair_edges`); the
     others, and every row when not ``blind`` (a retry), are upserted
     (:mod:`eventkg.graphstore.neo4j.upsert`)."""
     result = WriteResult()

@@ -8,7 +8,7 @@ uniqueness constraint on ``id`` (:mod:`eventkg.graphstore.neo4j.schema`) makes e
 index seek. Invariant: a row whose merge with the stored one (``base.merge_props``, as in the
 embedded backend) changes nothing is neither written nor counted; Neo4j has no null properties,
 so nulls are stripped; an edge whose endpoint is not stored raises :class:`MissingEndpointError`
-naming it. New edges a node pair at a time are :mod:`eventkg.graphstore.neo4j.pairs`; which rows
+naming it. New edges a node pair at a time are :mod:`eventkg.graphstore.neo4j.pair_edges`; which rows
 are known new, and the transactions, are :mod:`eventkg.graphstore.neo4j.writer` and
 :mod:`eventkg.graphstore.neo4j.transactions`.
 """
@@ -25,7 +25,7 @@ import numpy as np
 from eventkg.graphstore.base import MissingEndpointError, StoreError, WriteResult, merge_props
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 from eventkg.graphstore.neo4j.node_ids import TxIds
-from eventkg.graphstore.neo4j.parts import Part
+from eventkg.graphstore.neo4j.typed_parts import Part
 
 CHUNK = 5_000  # rows per UNWIND statement
 

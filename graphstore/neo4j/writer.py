@@ -1,7 +1,7 @@
 """The store's write part: which rows of a batch are known new, and what a bulk session remembers.
 
 Owns :class:`BatchWriter`, which the store holds: it splits each label/type's typed rows
-(:mod:`eventkg.graphstore.neo4j.parts`) into rows known to be new, CREATEd without asking, and
+(:mod:`eventkg.graphstore.neo4j.typed_parts`) into rows known to be new, CREATEd without asking, and
 rows to look up, and hands them to bounded transactions
 (:mod:`eventkg.graphstore.neo4j.transactions`). Known new: a label/type empty when the batch
 starts, or, inside a bulk session, empty when the session first wrote to it (a
@@ -26,9 +26,9 @@ from eventkg.graphstore.keyset import KeySet
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 from eventkg.graphstore.neo4j.connect import Connection, one_line
 from eventkg.graphstore.neo4j.node_ids import NodeIds
-from eventkg.graphstore.neo4j.pairs import PairPart, TxPart, pair_parts
-from eventkg.graphstore.neo4j.parts import Part, Typed, row_bytes
+from eventkg.graphstore.neo4j.pair_edges import PairPart, TxPart, pair_parts
 from eventkg.graphstore.neo4j.transactions import Limits, Transactions
+from eventkg.graphstore.neo4j.typed_parts import Part, Typed, row_bytes
 from eventkg.graphstore.neo4j.upsert import empty_kinds
 
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eventkg.graphstore.keyset import KeySet, fingerprints
-from eventkg.graphstore.ladybug.bulk import _among, _id_set, _repeat_masks
+from eventkg.graphstore.ladybug.bulk.held_tables import _among, _id_set, _repeat_masks
 
 IDS = st.text(alphabet="abcdefgh", min_size=1, max_size=4)
 

@@ -13,7 +13,7 @@ import pytest
 from eventkg.graphstore import Batch, MissingEndpointError, open_store
 from eventkg.graphstore.keyset import fingerprints
 from eventkg.graphstore.neo4j.node_ids import MISSING, NodeIds
-from eventkg.graphstore.neo4j.pairs import foreach_cypher
+from eventkg.graphstore.neo4j.pair_edges import foreach_cypher
 
 pytestmark = pytest.mark.neo4j
 

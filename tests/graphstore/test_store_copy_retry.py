@@ -157,8 +157,8 @@ def test_a_rerun_after_a_failed_rel_copy_appends_nothing_to_the_tables_written_b
     and checkpointed: the re-run finds that table's rows all stored by digest before it plans
     any append, so a budget too small to append to it is no reason to refuse, and the graph
     ends equal to a clean ingest's."""
-    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
     from eventkg.graphstore.ladybug import engine
+    from eventkg.graphstore.ladybug.bulk import held_tables
 
     clean, path = tmp_path / "clean.lbug", tmp_path / "s.lbug"
     for p in (clean, path):  # stores holding a first file: a failed session into them is not undone
@@ -166,7 +166,7 @@ def test_a_rerun_after_a_failed_rel_copy_appends_nothing_to_the_tables_written_b
             store.write_batch(chain_batch(1, start=500))  # one event, no edge
     with open_store(str(clean)) as store, store.bulk_load():
         store.write_batch(chain_batch(100, skip=True))
-    monkeypatch.setattr(ladybug_bulk, "REL_PENDING_EDGES", 10)  # each table checkpointed, as big tables are
+    monkeypatch.setattr(held_tables, "REL_PENDING_EDGES", 10)  # each table checkpointed, as big tables are
     real = writer.copy_file
 
     def failing(conn, name, path):

@@ -1,7 +1,7 @@
 """Re-runs skip upserting rows the store provably holds: table digests, and every way they must not lie.
 
 The embedded store keeps an order-independent digest of each table beside the database
-(``graphstore/ladybug/digest_book.py``); a bulk session whose waiting rows (keys already stored) digest
+(``graphstore/ladybug/digest_file.py``); a bulk session whose waiting rows (keys already stored) digest
 to exactly the stored table skips upserting them. These tests hold the digests to the store's real
 content and check that any write the digest cannot follow makes the re-run compare row by row.
 """
@@ -17,7 +17,7 @@ import pytest
 
 from eventkg.graphstore import Batch, open_store
 from eventkg.graphstore.digest import EMPTY, TableDigest, row_hashes, table_digest
-from eventkg.graphstore.ladybug.digest_book import DigestBook
+from eventkg.graphstore.ladybug.digest_file import DigestBook
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES, event_id
 from eventkg.graphstore.tables import rows_table
 from tests.support.paths import CHECKOUT
@@ -134,9 +134,9 @@ def test_the_kept_digest_holds_when_a_node_table_goes_in_several_copies(tmp_path
     """A node table bigger than one COPY goes in one COPY per range of the engine's hash indexes;
     each adds its rows' digest to the table's as it stands before that COPY, fresh or appended,
     and a re-run of the same rows is still recognised as stored."""
-    from eventkg.graphstore.ladybug import bulk
+    from eventkg.graphstore.ladybug.bulk import staged_copies
 
-    monkeypatch.setattr(bulk, "copy_rows", lambda name, pool: 40)
+    monkeypatch.setattr(staged_copies, "copy_rows", lambda name, pool: 40)
     path = tmp_path / "s.lbug"
     _bulk(path, _events(120))
     assert DigestBook.load(path).get("Event") == _stored_digest(path, "Event")

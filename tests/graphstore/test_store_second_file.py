@@ -125,7 +125,7 @@ def second_files(draw):
 @given(first=files, second=second_files(), batch_rows=st.integers(3, 40))
 def test_a_second_file_gives_the_rows_and_counts_of_writing_both_batch_by_batch(
         tmp_path_factory, monkeypatch, digests, first, second, batch_rows):
-    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
+    from eventkg.graphstore.ladybug.bulk import planning
 
     folder = tmp_path_factory.mktemp("second")
     a, b = _file(*first, "a", batch_rows), _file(*second, "b", batch_rows)
@@ -139,7 +139,7 @@ def test_a_second_file_gives_the_rows_and_counts_of_writing_both_batch_by_batch(
         _write(store, a, bulk=True)
     if not digests:
         path.with_name(path.name + ".digests").unlink()
-    monkeypatch.setattr(ladybug_bulk, "SCAN_MAX_NODES", 0)
+    monkeypatch.setattr(planning, "SCAN_MAX_NODES", 0)
     with open_store(str(path)) as store:
         got_result = WriteResult()
         with store.bulk_load():
@@ -161,7 +161,7 @@ def test_a_second_file_gives_the_rows_and_counts_of_writing_both_batch_by_batch(
 def test_edges_naming_a_node_the_session_adds_are_written_without_asking_the_engine(tmp_path, monkeypatch):
     """The stored SYNCHRONOUS table defers; of the second file's edges, those naming a new node are
     COPYed at once, and only the one between two stored nodes is looked up (one keyed query)."""
-    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
+    from eventkg.graphstore.ladybug.bulk import planning, waiting
 
     path = str(tmp_path / "s.lbug")
     first = Batch()
@@ -171,10 +171,10 @@ def test_edges_naming_a_node_the_session_adds_are_written_without_asking_the_eng
         first.add_edge("SYNCHRONOUS", _edge("SYNCHRONOUS", i, i + 1, 1.0, "a"))
     with open_store(path) as store, store.bulk_load():
         store.write_batch(first)
-    monkeypatch.setattr(ladybug_bulk, "SCAN_MAX_NODES", 0)
+    monkeypatch.setattr(planning, "SCAN_MAX_NODES", 0)
     asked: list[int] = []
-    lookup = ladybug_bulk.existing_edges
-    monkeypatch.setattr(ladybug_bulk, "existing_edges", lambda conn, name, rows, **kw: (
+    lookup = waiting.existing_edges
+    monkeypatch.setattr(waiting, "existing_edges", lambda conn, name, rows, **kw: (
         asked.append(rows.num_rows), lookup(conn, name, rows, **kw))[1])
     second = Batch()
     for i in range(10, 20):
@@ -196,7 +196,7 @@ def test_looking_up_a_stored_node_table_cuts_the_pool_to_the_node_share_until_th
     """The engine answers a looked-up table's keys from its buffer pool while the loader holds its
     own memory: the pool is the node COPYs' share from the first lookup, the usual one after the
     session, whether it wrote anything or not."""
-    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
+    from eventkg.graphstore.ladybug.bulk import planning
     from eventkg.graphstore.ladybug.engine import buffer_pool_bytes, node_pool_bytes
 
     path = str(tmp_path / "s.lbug")
@@ -205,7 +205,7 @@ def test_looking_up_a_stored_node_table_cuts_the_pool_to_the_node_share_until_th
         first.add_node("Event", _node(i, None, "a"))
     with open_store(path) as store, store.bulk_load():
         store.write_batch(first)
-    monkeypatch.setattr(ladybug_bulk, "SCAN_MAX_NODES", 0)
+    monkeypatch.setattr(planning, "SCAN_MAX_NODES", 0)
     assert node_pool_bytes() < buffer_pool_bytes()
     for new in (range(10, 12), range(0, 2)):  # new events, then only stored ones (nothing to write)
         batch = Batch()
@@ -224,13 +224,13 @@ def test_looking_up_a_stored_node_table_cuts_the_pool_to_the_node_share_until_th
 def test_a_second_file_that_fails_part_way_leaves_the_store_as_it_was(tmp_path, monkeypatch):
     """A failure inside the session (a bad row, Ctrl-C) after batches went through the looked-up
     node table and the deferred rel table: nothing of the second file lands, row for row."""
-    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
+    from eventkg.graphstore.ladybug.bulk import planning
 
     path = str(tmp_path / "s.lbug")
     with open_store(path) as store:
         _write(store, _file([(i, None) for i in range(12)], [(0, i, i + 1, 1.0) for i in range(11)], "a", 5), bulk=True)
         before = _rows(store)
-    monkeypatch.setattr(ladybug_bulk, "SCAN_MAX_NODES", 0)
+    monkeypatch.setattr(planning, "SCAN_MAX_NODES", 0)
     second = _file([(i, 2.0) for i in range(6, 20)], [(0, i, i + 2, 3.0) for i in range(14)], "b", 4)
     with open_store(path) as store:
         with pytest.raises(KeyboardInterrupt), store.bulk_load():
@@ -262,7 +262,7 @@ class _CountingConnection:
 def test_each_stored_candidate_edge_of_a_deferred_table_is_looked_up_once(tmp_path, monkeypatch):
     """Edges of the second file between two stored nodes are asked of the engine per source once:
     the rows found are what the upsert compares and updates (it asked again before)."""
-    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
+    from eventkg.graphstore.ladybug.bulk import planning
     from eventkg.graphstore.ladybug.database import Database
 
     path = str(tmp_path / "s.lbug")
@@ -270,7 +270,7 @@ def test_each_stored_candidate_edge_of_a_deferred_table_is_looked_up_once(tmp_pa
         # edges i -> i + 1 and i -> i + 2: enough of them that three rows are asked per source, not by a scan
         chain = [(0, i, i + 1, 1.0) for i in range(29)] + [(0, i, i + 2, 1.0) for i in range(28)]
         _write(store, _file([(i, None) for i in range(30)], chain, "a", 100), bulk=True)
-    monkeypatch.setattr(ladybug_bulk, "SCAN_MAX_NODES", 0)
+    monkeypatch.setattr(planning, "SCAN_MAX_NODES", 0)
     asked: list[tuple[str, str]] = []
     opened = Database.open
 
@@ -320,7 +320,7 @@ def test_a_key_the_second_file_adds_and_repeats_changed_is_merged_before_its_cop
     those of writing batch by batch, and no stored event is rewritten after the COPY (the repeats
     were merged into the held rows). A read between the batches writes what is held; the
     repeats of keys written so are upserted as stored keys."""
-    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
+    from eventkg.graphstore.ladybug.bulk import planning
     from eventkg.graphstore.ladybug.database import Database
 
     first = _file([(i, None) for i in range(30)], [(0, i, i + 1, 1.0) for i in range(29)], "a", 100)
@@ -341,7 +341,7 @@ def test_a_key_the_second_file_adds_and_repeats_changed_is_merged_before_its_cop
     path = str(tmp_path / "s.lbug")
     with open_store(path) as store:
         _write(store, first, bulk=True)
-    monkeypatch.setattr(ladybug_bulk, "SCAN_MAX_NODES", 0)
+    monkeypatch.setattr(planning, "SCAN_MAX_NODES", 0)
     asked: list[str] = []
     opened = Database.open
 

@@ -94,12 +94,12 @@ def test_past_the_key_set_limit_a_session_still_writes_everything_once(tmp_path,
 
 
 def test_without_room_for_a_spool_the_session_writes_batch_by_batch(tmp_path, monkeypatch):
-    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
+    from eventkg.graphstore.ladybug.bulk import session as bulk_session
 
     def refuse(*_):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(ladybug_bulk, "TableSpool", refuse)
+    monkeypatch.setattr(bulk_session, "TableSpool", refuse)
     with open_store(str(tmp_path / "s.lbug")) as store:
         with store.bulk_load():
             store.write_batch(_events(100))
@@ -250,11 +250,11 @@ def test_nodes_in_slices_and_edges_in_checkpointed_groups_give_the_same_graph(tm
     and rel tables are checkpointed every REL_PENDING_EDGES edges (the database reopened each
     time): repeated keys split across parts still merge before their COPY, later values winning,
     and nothing is lost."""
-    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
+    from eventkg.graphstore.ladybug.bulk import held_tables, waiting
 
-    monkeypatch.setattr(ladybug_bulk, "STAGE_READ_ROWS", 40)
-    monkeypatch.setattr(ladybug_bulk, "REL_PENDING_EDGES", 30)
-    monkeypatch.setattr(ladybug_bulk, "EARLY_CHECKPOINT_ROWS", 1)
+    monkeypatch.setattr(held_tables, "STAGE_READ_ROWS", 40)
+    monkeypatch.setattr(held_tables, "REL_PENDING_EDGES", 30)
+    monkeypatch.setattr(waiting, "EARLY_CHECKPOINT_ROWS", 1)
     with open_store(str(tmp_path / "s.lbug")) as store:
         events: list[StoreEvent] = []
         store.on_event = events.append
@@ -305,13 +305,13 @@ def test_partitions_split_a_held_table_by_key_keeping_each_keys_rows_in_order(tm
 def test_a_rerun_upserts_its_waiting_rows_in_parts_with_keyed_lookups(tmp_path, monkeypatch):
     """A re-run sends every key again: the waiting rows go in parts of LATE_UPSERT_ROWS (split
     by key) and, past SCAN_MAX_NODES, stored rows are found by keyed lookups, not a scan."""
-    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
     from eventkg.graphstore.ladybug import upsert as ladybug_upsert
+    from eventkg.graphstore.ladybug.bulk import waiting
 
     with open_store(str(tmp_path / "s.lbug")) as store:
         with store.bulk_load():
             store.write_batch(_events(120))
-    monkeypatch.setattr(ladybug_bulk, "LATE_UPSERT_ROWS", 25)
+    monkeypatch.setattr(waiting, "LATE_UPSERT_ROWS", 25)
     monkeypatch.setattr(ladybug_upsert, "SCAN_MAX_NODES", 50)
     with open_store(str(tmp_path / "s.lbug")) as store:
         with store.bulk_load():
@@ -331,9 +331,9 @@ def test_key_sets_read_in_offset_ranges_hold_exactly_the_stored_keys(tmp_path, m
     """Built a few node offsets (of a rel table's sources) at a time (``KEY_SCAN_ROWS``), across
     the gaps deleted nodes leave."""
     from eventkg.graphstore.keyset import edge_fingerprints, fingerprints
-    from eventkg.graphstore.ladybug import keysets
+    from eventkg.graphstore.ladybug import stored_keys
 
-    monkeypatch.setattr(keysets, "KEY_SCAN_ROWS", 7)
+    monkeypatch.setattr(stored_keys, "KEY_SCAN_ROWS", 7)
     path = str(tmp_path / "s.lbug")
     with open_store(path) as store:
         store.write_batch(_events(50))
@@ -362,9 +362,9 @@ def test_a_node_key_set_is_built_from_one_read_of_its_table(tmp_path, monkeypatc
     from types import SimpleNamespace
 
     from eventkg.graphstore.keyset import fingerprints
-    from eventkg.graphstore.ladybug import keysets
+    from eventkg.graphstore.ladybug import stored_keys
 
-    monkeypatch.setattr(keysets, "KEY_SCAN_ROWS", 7)
+    monkeypatch.setattr(stored_keys, "KEY_SCAN_ROWS", 7)
     folder = tmp_path / "it's here"  # the file's path goes into a Cypher string
     folder.mkdir()
     path = folder / "s.lbug"
@@ -379,7 +379,7 @@ def test_a_node_key_set_is_built_from_one_read_of_its_table(tmp_path, monkeypatc
                 statements.append(statement)
                 return conn.execute(statement, *args)
 
-        sets = keysets.KeySets(SimpleNamespace(conn=Recorded(), url=str(path), failed=False), 10**6)
+        sets = stored_keys.StoredKeys(SimpleNamespace(conn=Recorded(), url=str(path), failed=False), 10**6)
         keys = sets.get("Event")
     reads = [s for s in statements if "(n:Event)" in s and "count(" not in s]
     assert len(reads) == 1 and reads[0].startswith("COPY (MATCH (n:Event)"), reads
@@ -395,10 +395,10 @@ def test_a_rel_key_set_by_end_offsets_or_by_end_ids_holds_exactly_the_stored_key
     fingerprints by offset; a small one's from its ends' ids. Both hold exactly the stored edges,
     across the holes deleted nodes leave in either end label."""
     from eventkg.graphstore.keyset import edge_fingerprints
-    from eventkg.graphstore.ladybug import keysets
+    from eventkg.graphstore.ladybug import stored_keys
 
-    monkeypatch.setattr(keysets, "KEY_SCAN_ROWS", 7)
-    monkeypatch.setattr(keysets, "OFFSET_SCAN_EDGES_PER_NODE", 0.0 if by_offsets else float("inf"))
+    monkeypatch.setattr(stored_keys, "KEY_SCAN_ROWS", 7)
+    monkeypatch.setattr(stored_keys, "OFFSET_SCAN_EDGES_PER_NODE", 0.0 if by_offsets else float("inf"))
     path = str(tmp_path / "s.lbug")
     b = _events(40)
     for c in range(12):
@@ -413,8 +413,8 @@ def test_a_rel_key_set_by_end_offsets_or_by_end_ids_holds_exactly_the_stored_key
     gone_events, gone_concepts = {event_id(f"e{i}") for i in (0, 7, 21)}, {"c3", "c10"}
     with open_store(path) as store:
         calls: list[str] = []
-        real = keysets._add_offset_pages
-        monkeypatch.setattr(keysets, "_add_offset_pages", lambda *a: (calls.append(a[1]), real(*a)))
+        real = stored_keys._add_offset_pages
+        monkeypatch.setattr(stored_keys, "_add_offset_pages", lambda *a: (calls.append(a[1]), real(*a)))
         got = {name: store.key_set(name) for name in ("SYNCHRONOUS", "ABSTRACTS_TO")}
     assert calls == (["SYNCHRONOUS", "ABSTRACTS_TO"] if by_offsets else [])
     pairs = [(event_id(f"e{i}"), event_id(f"e{i + 1}")) for i in range(39)]
@@ -541,10 +541,10 @@ def test_a_table_bigger_than_one_copy_may_take_goes_in_several_and_says_so_first
     import ladybug
     import pyarrow.parquet as pq
 
-    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
     from eventkg.graphstore.ladybug import writer
+    from eventkg.graphstore.ladybug.bulk import staged_copies
 
-    monkeypatch.setattr(ladybug_bulk, "copy_rows", lambda name, pool: 40)
+    monkeypatch.setattr(staged_copies, "copy_rows", lambda name, pool: 40)
     copies, messages = [], []
     monkeypatch.setattr(writer, "copy_file", lambda conn, name, path, f=writer.copy_file: (
         copies.append((name, pq.read_table(path).column(0).to_pylist())), f(conn, name, path))[-1])
@@ -591,8 +591,8 @@ def test_appending_edges_the_budget_cannot_hold_is_refused_before_anything_is_wr
     (``engine.APPEND_NODE_BYTES``), and it and its checkpoint take more beside the pool and the
     process (``APPEND_BESIDE_NODE_BYTES``); when the budget cannot hold that, the session says so in one line
     before writing, and the store keeps exactly what it held."""
-    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
     from eventkg.graphstore.ladybug import engine
+    from eventkg.graphstore.ladybug.bulk import staged_copies
     from eventkg.graphstore.ladybug.engine import pool_in_use
 
     mib = 2**20
@@ -601,7 +601,7 @@ def test_appending_edges_the_budget_cannot_hold_is_refused_before_anything_is_wr
         store.write_batch(_events(300))
         before = ([sorted(map(str, store.iter_nodes("Event")))], sorted(map(str, store.iter_edges("SYNCHRONOUS"))))
     # the process holds 100 MiB beside the pool's pages, whatever this test process holds
-    monkeypatch.setattr(ladybug_bulk, "resident_bytes", lambda: pool_in_use(store.connection) + 100 * mib)
+    monkeypatch.setattr(staged_copies, "resident_bytes", lambda: pool_in_use(store.connection) + 100 * mib)
     monkeypatch.setenv("EVENTKG_MEMORY_MB", "1024")  # rel pool cap 768 MiB
     monkeypatch.setattr(engine, "APPEND_NODE_BYTES", mib)  # 400 nodes x 1 MiB + 256: 656 MiB, under the cap
     monkeypatch.setattr(engine, "APPEND_BESIDE_NODE_BYTES", mib)  # and 656 MiB beside the pool
@@ -629,13 +629,13 @@ def test_a_small_append_is_not_refused_for_memory_the_process_holds_for_other_th
     """The process's own memory counts in the append's check only up to the share the rel COPYs'
     pool leaves it: a process holding 1.8 GB beside the pool (a notebook, a test run) still adds a
     few edges under the 2 GB default (the full test suite's process was refused a 229-node append)."""
-    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
+    from eventkg.graphstore.ladybug.bulk import staged_copies
     from eventkg.graphstore.ladybug.engine import pool_in_use
 
     path = str(tmp_path / "s.lbug")
     with open_store(path) as store:
         store.write_batch(_events(300))  # 299 SYNCHRONOUS edges, i -> i + 1
-    monkeypatch.setattr(ladybug_bulk, "resident_bytes", lambda: pool_in_use(store.connection) + 1800 * 2**20)
+    monkeypatch.setattr(staged_copies, "resident_bytes", lambda: pool_in_use(store.connection) + 1800 * 2**20)
     monkeypatch.setenv("EVENTKG_MEMORY_MB", "2048")
     with open_store(path) as store:
         with store.bulk_load():
@@ -648,18 +648,18 @@ def test_a_rel_copy_is_sized_on_the_process_beside_the_pool_pages_it_reuses(tmp_
     size, yet the next COPY in the same opening reuses them: each rel COPY's pool is planned on the
     resident size less them (a second table COPYed before a checkpoint was given a pool shrunk by
     the first one's pages, and the database reopened to shrink it)."""
-    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
+    from eventkg.graphstore.ladybug.bulk import staged_copies
     from eventkg.graphstore.ladybug.engine import pool_in_use
 
     mib, planned, in_use = 2**20, [], []
-    real = ladybug_bulk.edge_pool_for
+    real = staged_copies.edge_pool_for
 
     def resident() -> int:
         in_use.append(pool_in_use(store.connection))
         return in_use[-1] + 300 * mib  # what the process holds beside the pool, whatever the pool holds
 
-    monkeypatch.setattr(ladybug_bulk, "resident_bytes", resident)
-    monkeypatch.setattr(ladybug_bulk, "edge_pool_for", lambda beside, *margin: (planned.append(beside), real(beside, *margin))[-1])
+    monkeypatch.setattr(staged_copies, "resident_bytes", resident)
+    monkeypatch.setattr(staged_copies, "edge_pool_for", lambda beside, *margin: (planned.append(beside), real(beside, *margin))[-1])
     batch = _events(500)
     for i in range(498):
         batch.add_edge("PRECEDENCE", {"src": event_id(f"e{i}"), "dst": event_id(f"e{i + 2}"), "sources": ["t"], "count": 1.0})
@@ -675,14 +675,14 @@ def test_a_rel_copy_grows_an_open_pool_that_is_well_under_what_the_budget_leaves
     """The rel COPY's pool is grown to what the budget leaves beside the process once the open pool
     is more than ``POOL_SLACK`` under it: here 1,152 MiB against the 1,024 MiB open after the node
     tables (docs/performance.md, ``POOL_SLACK``)."""
-    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
+    from eventkg.graphstore.ladybug.bulk import staged_copies
     from eventkg.graphstore.ladybug.database import Database
     from eventkg.graphstore.ladybug.engine import pool_in_use
 
     mib, pools = 2**20, []
     monkeypatch.setenv("EVENTKG_MEMORY_MB", "2048")
     # 600 MiB beside the pool: 2,048 - 600 - 256 = 1,192 MiB of room, 1,152 once rounded down to 64 MiB
-    monkeypatch.setattr(ladybug_bulk, "resident_bytes", lambda: pool_in_use(store.connection) + 600 * mib)
+    monkeypatch.setattr(staged_copies, "resident_bytes", lambda: pool_in_use(store.connection) + 600 * mib)
     real = Database.set_buffer_pool
     monkeypatch.setattr(Database, "set_buffer_pool", lambda self, n: (pools.append(n // mib), real(self, n))[-1])
     batch = _events(200)
@@ -721,16 +721,16 @@ def test_the_staged_file_is_closed_before_its_rel_copy_pool_is_sized(tmp_path, m
     whole (its footer written)."""
     import pyarrow.parquet as pq
 
-    from eventkg.graphstore.ladybug import bulk as ladybug_bulk
+    from eventkg.graphstore.ladybug.bulk import staged_copies
 
-    whole, real = [], ladybug_bulk.resident_bytes
+    whole, real = [], staged_copies.resident_bytes
 
     def resident() -> int | None:
         staged = list(tmp_path.glob(f"{PREFIX}*/SYNCHRONOUS.parquet"))
         whole.append(bool(staged) and pq.ParquetFile(str(staged[0])).metadata.num_rows == 299)
         return real()
 
-    monkeypatch.setattr(ladybug_bulk, "resident_bytes", resident)
+    monkeypatch.setattr(staged_copies, "resident_bytes", resident)
     with open_store(str(tmp_path / "s.lbug")) as store:
         with store.bulk_load():
             store.write_batch(_events(300))

@@ -26,7 +26,7 @@ import pyarrow as pa
 from eventkg.graphstore.base import MissingEndpointError, WriteResult
 from eventkg.graphstore.model import REL_TYPES
 from eventkg.graphstore.neo4j.node_ids import MISSING, TxIds
-from eventkg.graphstore.neo4j.parts import Part, sources_lists
+from eventkg.graphstore.neo4j.typed_parts import Part, sources_lists
 from eventkg.graphstore.neo4j.upsert import missing_message, run_chunks
 
 

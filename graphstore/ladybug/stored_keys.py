@@ -1,6 +1,6 @@
 """Which keys the embedded store holds: a :class:`~eventkg.graphstore.keyset.KeySet` per table.
 
-Asking the engine which keys exist costs more than writing them, so :class:`KeySets` keeps the
+Asking the engine which keys exist costs more than writing them, so :class:`StoredKeys` keeps the
 128-bit fingerprints of every stored key of a table (16 bytes each), built by one key scan the
 first time the table is written, then kept up to date after each commit. Only keys a set reports
 (present, or sharing a first hash) are looked up; a fresh bulk load asks the engine nothing.
@@ -34,7 +34,7 @@ Fingerprints = tuple[np.ndarray, np.ndarray]
 # followed by a checkpoint and a reopening: the scan leaves the table's pages and its result in
 # the engine (figures: docs/performance.md)
 SCAN_RELEASE_KEYS = 100_000
-KEY_SCAN_ROWS = 200_000  # keys (node rows, or a rel table's source node offsets) hashed at a time by KeySets.scan
+KEY_SCAN_ROWS = 200_000  # keys (node rows, or a rel table's source node offsets) hashed at a time by StoredKeys.scan
 #: a rel table with at least this many edges per node of its end labels is scanned by its ends' node
 #: offsets, each end label's fingerprints read once by offset; a smaller one by its ends' ids, which
 #: the engine joins edge by edge (figures: docs/performance.md). At 1.0 the end labels' arrays (16 B
@@ -43,7 +43,7 @@ KEY_SCAN_ROWS = 200_000  # keys (node rows, or a rel table's source node offsets
 OFFSET_SCAN_EDGES_PER_NODE = 1.0
 
 
-class KeySets:
+class StoredKeys:
     """The key sets of one store's tables, built from ``database`` on demand."""
 
     def __init__(self, database: Database, keyset_max: int) -> None:
@@ -140,7 +140,7 @@ def _add_pages(keys: KeySet, pages: Iterator[pa.Table]) -> None:
 
 
 def _by_offsets(conn: Any, name: str, rows: int) -> bool:
-    """Whether rel table ``name`` (``rows`` edges) is scanned by its ends' offsets (see ``KeySets.scan``)."""
+    """Whether rel table ``name`` (``rows`` edges) is scanned by its ends' offsets (see ``StoredKeys.scan``)."""
     rel = REL_TYPES[name]
     nodes = sum(count_rows(conn, label) for label in {rel.source, rel.target})
     return rows >= OFFSET_SCAN_EDGES_PER_NODE * nodes

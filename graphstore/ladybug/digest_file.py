@@ -2,7 +2,7 @@
 
 A digest (:class:`~eventkg.graphstore.digest.TableDigest`) says "table T holds exactly these rows";
 a re-run after a crash that sends exactly those rows again has nothing to upsert
-(``BulkSession._apply_late`` in :mod:`eventkg.graphstore.ladybug.bulk`). A false "equal" would lose
+(``WaitingRows.apply_late`` in :mod:`eventkg.graphstore.ladybug.bulk.waiting`). A false "equal" would lose
 an update, so a digest in this file must never describe anything but T's durable content.
 
 Why a sidecar file (``<store>.digests``) and not a table in the database: a node table would be
@@ -118,10 +118,11 @@ class DigestBook:
         os.replace(tmp, self.path)
 
 
-class TableDigests:
-    """The store's side of the rules: the book on disk plus the digests a COPY gave since the last
-    CHECKPOINT (``pending``, set in the book only once a CHECKPOINT made them durable, rule 2).
-    Without a book (a read-only store) nothing is kept and every digest is unknown.
+class DigestTracker:
+    """Each table's digest as the store's writes change it (the store's side of the rules): the
+    book on disk plus the digests a COPY gave since the last CHECKPOINT (``pending``, set in the
+    book only once a CHECKPOINT made them durable, rule 2). Without a book (a read-only store)
+    nothing is kept and every digest is unknown.
 
     ``wrote`` is set by every write stamped (:meth:`stamp`) and cleared by whoever asks "did the
     store change since...": an ingest's beginning (``GraphStore.begin_ingest``), a bulk session's
