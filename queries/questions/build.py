@@ -93,6 +93,38 @@ def infile_degree(size: int, contexts: Iterable[list[Triple]]) -> np.ndarray:
     return np.bincount(np.fromiter((a for a, _ in pairs), dtype=np.int64, count=len(pairs)), minlength=size)
 
 
+def stories(csr: EventCSR) -> np.ndarray:
+    """Each instance event's story, -1 for schema events: its connected component among the relation
+    edges between instance events (the EV² loader links one question's instances, and only those)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n, inst = len(csr), csr.level == 1
+    src = np.repeat(np.arange(n), np.diff(csr.indptr))
+    keep = inst[src] & inst[csr.nbr]
+    graph = coo_matrix((np.ones(int(keep.sum()), dtype=np.int8), (src[keep], csr.nbr[keep])), shape=(n, n))
+    return np.where(inst, connected_components(graph.tocsr(), directed=False)[1], -1)
+
+
+def story_instances(csr: EventCSR, story: np.ndarray, together: Sequence[int], rng: random.Random) -> dict[int, int] | None:
+    """An instance of each type of ``together``, all of one story (seeded among the stories that hold
+    them all); None when no story does."""
+    per = {p: csr.instances(p) for p in together}
+    first = min(together, key=lambda p: len(per[p]))
+    candidates = sorted({int(story[i]) for i in per[first]})
+    rng.shuffle(candidates)
+    for s in candidates:
+        got: dict[int, int] = {}
+        for p in together:
+            here = [i for i in per[p] if story[i] == s]
+            if not here:
+                break
+            got[p] = rng.choice(here)
+        else:
+            return got
+    return None
+
+
 @dataclass
 class Pending:
     """A CEC question before its negatives, which are drawn once every question's context is known."""
@@ -119,7 +151,7 @@ class QuestionBuilder:
 
     def __init__(self, csr: EventCSR, task: str, level: str, rng: random.Random, negatives: NegativeSource | None,
                  pool: Sequence[int], *, max_len: int, pairs: int, vague_prob: float, require_context: bool,
-                 tries: int = 64, repeat: bool = False) -> None:
+                 tries: int = 64, repeat: bool = False, one_story: bool = False) -> None:
         from eventkg.queries.subgraphs import verbalise  # its module imports scikit-learn: load on use
 
         self.csr, self.task, self.level, self.rng, self.negatives = csr, task, level, rng, negatives
@@ -137,6 +169,7 @@ class QuestionBuilder:
         self.positions: list[int] = []  # answer positions still to hand out (exact balance)
         self.asked: set[tuple[int, str, int]] = set()  # (event, relation, answer) already asked
         self.repeat = repeat
+        self.story = stories(csr) if level == "instance" and one_story else None
         self.labels = [0, 0, 0]  # CRR questions made per label (choice position): a, b, Vague
         self.skipped: dict[str, int] = {}  # why a drafted question was skipped -> how many
 
@@ -233,10 +266,13 @@ class QuestionBuilder:
         negs = self.negatives_for(p.nodes, h, t, rel)
         if negs is None:
             return None
+        ctx = [x for tr in context for x in (tr[0], tr[2])]
+        namer = self._namer([h, t, *negs, *ctx], [h, t, *ctx])
+        if namer is None:
+            return None
         choices = list(negs)
         self.rng.shuffle(choices)
         choices.insert(self.position(4), t)
-        namer = self._namer([h, t, *negs, *(x for tr in context for x in (tr[0], tr[2]))])
         return Draft(namer.shown(), lambda: self._cec_row(qid, h, t, rel, context, negs, choices, namer))
 
     def _cec_row(self, qid: str, h: int, t: int, rel: str, context: list[Triple], negs: list[int], choices: list[int],
@@ -258,18 +294,18 @@ class QuestionBuilder:
         self.vet.load(h, FAMILY_MASK[fam])
         if self.vet.induced(t, tuple(CODE[r] for r in FAMILIES[fam])) != 1 << CODE[rel]:
             return []  # both directions of the family hold somewhere: no single right answer
-        namer = self._namer([h, t, *(x for tr in context for x in (tr[0], tr[2]))])
         if not self.repeat and (h, rel, t) in self.asked:
             self.skip("(event, relation, answer) already asked")
             return []
         label = FAMILIES[fam].index(rel)
         out: list[Draft] = []
-        if self._room(label):
+        ctx = [x for tr in context for x in (tr[0], tr[2])]
+        if not self._room(label):
+            self.skip("CRR label over its quota")
+        elif (namer := self._namer([h, t, *ctx], [h, t, *ctx])) is not None:
             self.asked.add((h, rel, t))
             self.labels[label] += 1
             out.append(Draft(namer.shown(), lambda: self._crr_row(qid, h, t, rel, fam, context, [(h, rel, t)], namer)))
-        else:
-            self.skip("CRR label over its quota")
         if self._room(2):
             vague = self._vague(qid, comp, h, context)
             if vague is not None:
@@ -300,7 +336,10 @@ class QuestionBuilder:
             self.skip("no Vague partner of the related partner's degree")
             return None
         z, r = got[0], EVENT_RELATIONS[code]
-        namer = self._namer([h, z, *(n for tr in context for n in (tr[0], tr[2]))])
+        ctx = [n for tr in context for n in (tr[0], tr[2])]
+        namer = self._namer([h, z, *ctx], [h, *ctx])
+        if namer is None:
+            return None
         return Draft([*namer.shown(), x],
                      lambda: self._crr_row(qid, h, z, VAGUE, family_of(r), context, [(h, r, x)], namer))
 
@@ -334,8 +373,17 @@ class QuestionBuilder:
         named = namer.triples(context)
         return {"context": self.verbalise(named), "context_tpl": [list(x) for x in named]}
 
-    def _namer(self, nodes: list[int]) -> Namer:
-        return Namer(self.csr, self.level, list(dict.fromkeys(nodes)), self.rng)
+    def _namer(self, nodes: list[int], together: Sequence[int]) -> Namer | None:
+        """The names of ``nodes``; at instance level those of ``together`` (the query, the answer, the
+        context) shown by instances of one story, as in EV²; None (counted) when no story holds them all."""
+        shown: dict[int, int] = {}
+        if self.story is not None:
+            got = story_instances(self.csr, self.story, list(dict.fromkeys(together)), self.rng)
+            if got is None:
+                self.skip("no story holds every event of the question")
+                return None
+            shown = got
+        return Namer(self.csr, self.level, list(dict.fromkeys(nodes)), self.rng, shown)
 
     def _finish(self, row: dict[str, Any], namer: Namer, schema_triples: list[Triple]) -> GeneratedQuestion:
         csr = self.csr
@@ -357,14 +405,15 @@ class Namer:
     The random draws (instance numbers and shown instances) are made when it is built; the
     texts are read only when a name is asked for."""
 
-    def __init__(self, csr: EventCSR, level: str, order: list[int], rng: random.Random) -> None:
+    def __init__(self, csr: EventCSR, level: str, order: list[int], rng: random.Random,
+                 shown: dict[int, int] | None = None) -> None:
         self.csr, self.level, self.order = csr, level, order
         self.instance: dict[int, int] = {}
         self._numbers: dict[int, str] = {}
         if level == "instance":
             numbers = rng.sample(range(1, 101), len(order)) if len(order) <= 100 else range(1, len(order) + 1)
             for p, k in zip(order, numbers, strict=False):
-                self.instance[p] = rng.choice(csr.instances(p))
+                self.instance[p] = shown[p] if shown and p in shown else rng.choice(csr.instances(p))
                 self._numbers[p] = f"event{k}"
 
     def shown(self) -> list[int]:

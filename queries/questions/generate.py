@@ -31,7 +31,11 @@ The engine behind :func:`eventkg.queries.questions.make.make_questions`, the ent
 
 Instance level: components are walked over event types that have instance events
 (``HAS_TYPE``); each type in a question is shown as one of its instances, numbered
-``eventN`` per question as in EV², with ``instances``, ``event_type`` and ``event_relation``
+``eventN`` per question as in EV²; the query, the answer and the context by instances of one
+story (a connected set of instance events joined by relation edges, as the EV² loader stores one
+question's) when ``one_story`` is asked (a question no story holds is skipped, counted; off by
+default: its negatives, of unrelated types, come from other stories, so the most similar choice
+and the word overlap of a CRR pair tell the answer), with ``instances``, ``event_type`` and ``event_relation``
 (as the release: the type-level triples of the question's graph, i.e. the context plus the
 answer triple ``(type(e0), rel, type(e1))``; for Vague, the context plus the edge of
 ``e0`` whose family is asked).
@@ -98,6 +102,7 @@ def _generate_questions(
     progress: Callable[[int], None] | None,
     repeat: bool = False,
     stats: dict[str, int] | None = None,
+    one_story: bool = False,
 ) -> list[GeneratedQuestion]:
     """Up to ``n`` questions with their store ids, by the rules of the module docstring.
 
@@ -111,7 +116,7 @@ def _generate_questions(
     pool = question_pool(csr, level)
     builder = QuestionBuilder(csr, task, level, random.Random(f"eventkg-questions-{seed}"), negatives, pool,
                               max_len=max_len, pairs=pairs, vague_prob=vague_prob, require_context=require_context,
-                              repeat=repeat)
+                              repeat=repeat, one_story=one_story)
     out: list[GeneratedQuestion] = []
     # the loop makes many short-lived objects and no cycles; cyclic-GC passes would only cost time
     gc_was_on = gc.isenabled()

@@ -41,6 +41,7 @@ def make_questions(
     require_context: bool = True,
     repeat: bool = False,
     stats: dict[str, int] | None = None,
+    one_story: bool = False,
 ) -> list[GeneratedQuestion]:
     """Up to ``n`` EV²-style ``task`` (cec or crr) questions of ``level`` from ``source``'s graph.
 
@@ -53,18 +54,17 @@ def make_questions(
     (:meth:`~eventkg.graphstore.base.GraphStore.read_only_phase`) and saved after, as
     ``eventkg questions --store-questions`` does. ``graph`` (the store's ``EventIndex``)
     and ``sampler`` let a caller asking several times read the graph and the index once.
-    ``max_len``, ``pairs``, ``vague_prob`` and ``require_context`` are Algorithm 1's rules
-    (:mod:`eventkg.queries.questions.generate`). ``repeat`` lets an (event, relation, answer)
-    be asked again; ``stats`` (a dict) receives the questions skipped, by reason (no negative
-    matched to the answer, a repeat...); ``notice`` hears it when fewer than ``n`` came. Returns :class:`~eventkg.queries.questions.rows.GeneratedQuestion`
+    ``max_len``, ``pairs``, ``vague_prob``, ``require_context``, ``repeat`` (an (event, relation,
+    answer) asked again) and ``one_story`` (instance level: one story's instances; off by default)
+    are Algorithm 1's rules (:mod:`eventkg.queries.questions.generate`); ``stats`` (a dict) receives
+    the questions skipped, by reason (no negative matched to the answer, a repeat...); ``notice`` hears it when fewer than ``n`` came. Returns :class:`~eventkg.queries.questions.rows.GeneratedQuestion`
     objects (``.row`` is the EV² JSON row).
 
     >>> [q.row for q in make_questions(store, "cec", n=10, negatives="random")]  # doctest: +SKIP
     """
-    task = _check_options(task, level, n, negatives)
-    stats = {} if stats is None else stats
+    task, stats = _check_options(task, level, n, negatives), {} if stats is None else stats
     rules = dict(size=size, max_len=max_len, pairs=pairs, vague_prob=vague_prob, require_context=require_context,
-                 progress=progress, repeat=repeat, stats=stats)
+                 progress=progress, repeat=repeat, stats=stats, one_story=one_story)
     read_here = graph is None and isinstance(source, GraphStore)  # the graph and sampler are this call's own
     # drawn with the store read-only when it is saved to after: its engine keeps less of what it read
     with source.read_only_phase() if save and read_here else nullcontext():

@@ -95,3 +95,38 @@ def test_crr_labels_are_balanced_by_quota(csr, vague_prob) -> None:
     # every answer, the pairs asked from their other end included, still follows from the graph
     rows = [dict(q.row, e0=q.names[q.row["e0"]], e1=q.names[q.row["e1"]], context_tpl=[]) for q in made]
     assert [kg_oracle_answer(csr, r) for r in rows] == [r["rel"] for r in rows]
+
+
+@pytest.fixture(scope="module")
+def stories() -> tuple[EventCSR, dict[str, int]]:
+    """Stories as the EV² loader stores them: each a chain of instance events (relation edges between
+    them, HAS_TYPE to their types) whose types share the type-level edges with other stories."""
+    rng = np.random.default_rng(11)
+    edges, types, props, story_of = [], [], [], {}
+    for s in range(400):
+        kinds = rng.choice(600, size=5, replace=False)
+        inst = [f"s{s}i{k}" for k in range(5)]
+        for k, (i, t) in enumerate(zip(inst, kinds.tolist(), strict=True)):
+            props.append((i, f"story {s} sentence {k}", "instance"))
+            types.append((i, f"t{t}"))
+            story_of[i] = s
+        for a, b in zip(range(4), range(1, 5), strict=True):
+            rel = ["BEFORE", "CAUSES"][int(rng.integers(2))]
+            edges += [(inst[a], rel, inst[b]), (f"t{kinds[a]}", rel, f"t{kinds[b]}")]
+    props += [(f"t{t}", f"type {t}", "schema") for t in range(600)]
+    return EventCSR.from_rows(edges, types=types, props=props), story_of
+
+
+@pytest.mark.parametrize("task", ["cec", "crr"])
+def test_instance_questions_tell_one_story(stories, task) -> None:
+    """The query, the answer and the context of an instance question are shown by one story's instances."""
+    csr, story_of = stories
+    stats: dict[str, int] = {}
+    made = make_questions(csr, task, "instance", 200, 1, negatives="random", stats=stats, one_story=True)
+    assert len(made) >= 30, stats
+    for q in made:
+        row = q.row
+        together = {row["e0"], *(x for tr in row["context_tpl"] for x in (tr[0], tr[2]))}
+        if row["rel"] != "Vague":
+            together.add(row["e1"])
+        assert len({story_of[q.names[x]] for x in together}) == 1, row
