@@ -5,7 +5,8 @@ questions with random negatives (drawn in the answer's degree band, positions ba
 repeats), prints load and generation seconds and questions per minute (load included), the
 skipped questions by reason, the provability of ``--check`` of them by the 4-step reach search
 (``bench/query_bench_questions.provable``), and writes the first ``--keep`` rows as JSON lines for
-``eventkg audit``.
+``eventkg audit``. Audit a file generated at its own size (``-n`` equal to ``--keep``): negatives are
+matched to the in-file degree over the whole run, so a subset of a larger run is not what was matched.
 
 Run:
     .venv/bin/python bench/questions_shortcut_bench.py STORE -n 100000 --keep 5000 --out S_CEC_random.jsonl
