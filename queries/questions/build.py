@@ -31,6 +31,8 @@ from eventkg.queries.table1 import ALL_RELATIONS, CODE
 from eventkg.queries.vetting import MeetInTheMiddle
 
 Triple = tuple[int, str, int]
+#: how far a negative's cosine to the query may be from the answer's, when negatives are matched in similarity
+SIMILARITY_BAND = 0.05
 
 
 def dag_paths(comp: Component, max_len: int) -> dict[int, dict[int, list[list[Triple]]]]:
@@ -169,6 +171,8 @@ class QuestionBuilder:
         self.positions: list[int] = []  # answer positions still to hand out (exact balance)
         self.asked: set[tuple[int, str, int]] = set()  # (event, relation, answer) already asked
         self.repeat = repeat
+        self.vectors: np.ndarray | None = None  # see use_vectors
+        self.width = SIMILARITY_BAND
         self.story = stories(csr) if level == "instance" and one_story else None
         self.labels = [0, 0, 0]  # CRR questions made per label (choice position): a, b, Vague
         self.skipped: dict[str, int] = {}  # why a drafted question was skipped -> how many
@@ -220,6 +224,18 @@ class QuestionBuilder:
         uniq, starts = np.unique(keys[order], return_index=True)
         self.by_key = {int(k): part for k, part in zip(uniq, np.split(self.linked[order], starts[1:]), strict=True)}
 
+    def use_vectors(self, vectors: np.ndarray, width: float = SIMILARITY_BAND) -> None:
+        """Match negatives in similarity too: ``vectors`` (one unit-norm row per event position) give
+        each candidate's cosine to the query, kept within ``width`` of the answer's."""
+        self.vectors, self.width = vectors, width
+
+    def similar(self, h: int, t: int, cands: Sequence[int] | np.ndarray) -> np.ndarray:
+        """The candidates whose cosine to ``h`` is within the band around the answer ``t``'s."""
+        vec, cands = self.vectors, np.asarray(cands, dtype=np.int64)
+        assert vec is not None
+        target = float(vec[h] @ vec[t])
+        return cands[np.abs(vec[cands] @ vec[h] - target) <= self.width]
+
     def negatives_for(self, nodes: list[int], h: int, t: int, rel: str) -> list[int] | None:
         """Three vetted negatives of the answer's key (degree band; after :meth:`match_infile`, in the
         store and in the file): proposed by the sampler (if any, kept when of the key), topped up at
@@ -230,6 +246,11 @@ class QuestionBuilder:
         if same is None:
             self.skip("no negative of the answer's degree")
             return None
+        if self.vectors is not None:
+            same = self.similar(h, t, same)
+            if not len(same):
+                self.skip("no negative of the answer's similarity to the query")
+                return None
         self.vet.load(h, mask)
         skip = set(nodes)
         chosen: list[int] = []
@@ -240,7 +261,7 @@ class QuestionBuilder:
             for zid in ids:
                 z = csr.position(zid)
                 if (z is not None and z not in skip and self.allowed[z] and csr.level[z] == csr.level[h]
-                        and self.key[z] == band):
+                        and self.key[z] == band and (self.vectors is None or len(self.similar(h, t, [z])))):
                     skip.add(z)
                     proposed.append(z)
             if proposed:
@@ -249,7 +270,7 @@ class QuestionBuilder:
         if len(chosen) < 3:
             chosen += draw_unlinked(self.vet, same, self.rng, 3 - len(chosen), mask, skip, self.tries)
         if len(chosen) < 3:
-            self.skip("no negative of the answer's degree")
+            self.skip("no negative of the answer's degree" + (" and similarity" if self.vectors is not None else ""))
             return None
         return chosen
 

@@ -103,6 +103,7 @@ def _generate_questions(
     repeat: bool = False,
     stats: dict[str, int] | None = None,
     one_story: bool = False,
+    vectors: np.ndarray | None = None,
 ) -> list[GeneratedQuestion]:
     """Up to ``n`` questions with their store ids, by the rules of the module docstring.
 
@@ -117,6 +118,8 @@ def _generate_questions(
     builder = QuestionBuilder(csr, task, level, random.Random(f"eventkg-questions-{seed}"), negatives, pool,
                               max_len=max_len, pairs=pairs, vague_prob=vague_prob, require_context=require_context,
                               repeat=repeat, one_story=one_story)
+    if vectors is not None:  # CEC negatives matched in similarity to the query too
+        builder.use_vectors(vectors)
     out: list[GeneratedQuestion] = []
     # the loop makes many short-lived objects and no cycles; cyclic-GC passes would only cost time
     gc_was_on = gc.isenabled()

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from typing import Any
 
+import numpy as np
+
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import check_event_level
 from eventkg.queries.questions.rows import TASKS, GeneratedQuestion, NegativeSource, QuestionError
@@ -42,6 +44,7 @@ def make_questions(
     repeat: bool = False,
     stats: dict[str, int] | None = None,
     one_story: bool = False,
+    similar: bool = False,
 ) -> list[GeneratedQuestion]:
     """Up to ``n`` EV²-style ``task`` (cec or crr) questions of ``level`` from ``source``'s graph.
 
@@ -52,27 +55,26 @@ def make_questions(
     proposals are vetted all the same). ``save`` also writes them as Question nodes of the store
     (same seed, same ids: a re-run changes nothing); they are drawn with the store read-only
     (:meth:`~eventkg.graphstore.base.GraphStore.read_only_phase`) and saved after, as
-    ``eventkg questions --store-questions`` does. ``graph`` (the store's ``EventIndex``)
-    and ``sampler`` let a caller asking several times read the graph and the index once.
+    ``eventkg questions --store-questions`` does. ``graph`` and ``sampler``: read once, reused.
     ``max_len``, ``pairs``, ``vague_prob``, ``require_context``, ``repeat`` (an (event, relation,
     answer) asked again) and ``one_story`` (instance level: one story's instances; off by default)
-    are Algorithm 1's rules (:mod:`eventkg.queries.questions.generate`); ``stats`` (a dict) receives
-    the questions skipped, by reason (no negative matched to the answer, a repeat...); ``notice`` hears it when fewer than ``n`` came. Returns :class:`~eventkg.queries.questions.rows.GeneratedQuestion`
-    objects (``.row`` is the EV² JSON row).
+    are Algorithm 1's rules (:mod:`eventkg.queries.questions.generate`); ``similar``: CEC negatives
+    also within a band of the answer's cosine to the query (``model``'s sentence encoder); ``stats``
+    (a dict) receives the questions skipped, by reason; ``notice`` hears it when fewer than ``n``
+    came. Returns :class:`~eventkg.queries.questions.rows.GeneratedQuestion` objects (``.row``: the EV² row).
 
     >>> [q.row for q in make_questions(store, "cec", n=10, negatives="random")]  # doctest: +SKIP
     """
     task, stats = _check_options(task, level, n, negatives), {} if stats is None else stats
     rules = dict(size=size, max_len=max_len, pairs=pairs, vague_prob=vague_prob, require_context=require_context,
-                 progress=progress, repeat=repeat, stats=stats, one_story=one_story)
+                 progress=progress, repeat=repeat, stats=stats, one_story=one_story, similar=similar)
     read_here = graph is None and isinstance(source, GraphStore)  # the graph and sampler are this call's own
     # drawn with the store read-only when it is saved to after: its engine keeps less of what it read
     with source.read_only_phase() if save and read_here else nullcontext():
         store, graph = _store_and_graph(source, graph, level, save, notice)
         made = _draw(store, graph, task, level, n, seed, negatives, model, sampler, rules)
         if notice and len(made) < n:
-            why = ", ".join(f"{v:,} {k}" for k, v in sorted(stats.items())) or "none skipped"
-            notice(f"the graph yields {len(made):,} {task} {level} questions of the {n:,} asked (skipped: {why})")
+            notice(_fewer(made, n, task, level, stats))
         if read_here:  # let the graph read here go before the bulk session's COPYs (the memory budget)
             graph = sampler = None
     if save and made:
@@ -80,6 +82,11 @@ def make_questions(
 
         store_questions(store, made, seed)
     return made
+
+
+def _fewer(made: list[GeneratedQuestion], n: int, task: str, level: str, stats: dict[str, int]) -> str:
+    why = ", ".join(f"{v:,} {k}" for k, v in sorted(stats.items())) or "none skipped"
+    return f"the graph yields {len(made):,} {task} {level} questions of the {n:,} asked (skipped: {why})"
 
 
 def _draw(store: GraphStore | None, graph: Any, task: str, level: str, n: int, seed: int, negatives: str,
@@ -92,7 +99,20 @@ def _draw(store: GraphStore | None, graph: Any, task: str, level: str, n: int, s
             raise QuestionError("FAISS negatives are searched in a store's vector index; this source is a graph "
                                 "(ask for random negatives or give a sampler)")
         sampler = _faiss_sampler(store, model)
+    if rules.pop("similar") and task == "CEC":
+        rules["vectors"] = event_vectors(graph, model)
     return _generate_questions(graph, task, level, n, seed, negatives=sampler if task == "CEC" else None, **rules)
+
+
+def event_vectors(graph: Any, model: str | None) -> np.ndarray:
+    """One unit-norm sentence vector per event position of ``graph`` (its name read as words, as the
+    audit reads a schema choice), from ``model`` (None: the configured one)."""
+    from eventkg.queries.event_graph import as_csr
+    from eventkg.queries.vectors.embeddings import Embedder
+
+    csr = as_csr(graph)
+    vectors = np.asarray(Embedder(model, device="cpu").encode([csr.name(p).replace("_", " ") for p in range(len(csr))]))
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
 
 def _check_options(task: str, level: str, n: int, negatives: str) -> str:

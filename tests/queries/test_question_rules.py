@@ -130,3 +130,20 @@ def test_instance_questions_tell_one_story(stories, task) -> None:
         if row["rel"] != "Vague":
             together.add(row["e1"])
         assert len({story_of[q.names[x]] for x in together}) == 1, row
+
+
+def test_negatives_match_the_answer_similarity_to_the_query(csr) -> None:
+    """With ``similar=True`` every negative's cosine to the query (the offline sentence model) is
+    within the band around the answer's, so the most similar choice is no longer the answer."""
+    from eventkg.queries.questions.build import SIMILARITY_BAND
+    from eventkg.queries.questions.make import event_vectors
+
+    pytest.importorskip("sentence_transformers")
+    vec = event_vectors(csr, None)
+    made = make_questions(csr, "cec", "schema", 300, 6, negatives="random", similar=True)
+    assert len(made) >= 100
+    for q in made:
+        h, t = csr.position(q.names[q.row["e0"]]), csr.position(q.names[q.row["e1"]])
+        target = float(vec[h] @ vec[t])
+        for z in q.row["negative_chosen"]:
+            assert abs(float(vec[h] @ vec[csr.position(q.names[z])]) - target) <= SIMILARITY_BAND + 1e-6
