@@ -84,6 +84,8 @@ def questions_cmd(
     model: Annotated[str | None, typer.Option("--model", help="Embedding model for --negatives faiss.")] = None,
     size: Annotated[int, typer.Option("--size", min=2, help="Component size N (walks keep N..N+2 nodes).")] = 3,
     repeat: Annotated[bool, typer.Option("--repeat", help="Allow an (event, relation, answer) to be asked again.")] = False,
+    similar: Annotated[bool, typer.Option("--similar", help="CEC negatives also matched to the answer's similarity to the query (sentence model --model).")] = False,
+    one_story: Annotated[bool, typer.Option("--one-story", help="Instance level: query, answer and context from one story's instances.")] = False,
 ) -> None:
     """Generate EV²-style CEC or CRR questions from the graph, as EV² JSON lines.
 
@@ -99,7 +101,7 @@ def questions_cmd(
         bars.update("questions", 0, n)
         made = make_questions(store, task, level, n, seed, negatives=negatives, model=model, size=size,
                               save=store_q, progress=lambda k: bars.advance("questions", k), notice=notice,
-                              repeat=repeat)
+                              repeat=repeat, similar=similar, one_story=one_story)
     rows = [q.row for q in made]
     if out == "-":
         for row in rows:
