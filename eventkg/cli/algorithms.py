@@ -86,6 +86,7 @@ def questions_cmd(
     repeat: Annotated[bool, typer.Option("--repeat", help="Allow an (event, relation, answer) to be asked again.")] = False,
     similar: Annotated[bool, typer.Option("--similar", help="CEC negatives also matched to the answer's similarity to the query (sentence model --model).")] = False,
     one_story: Annotated[bool, typer.Option("--one-story", help="Instance level: query, answer and context from one story's instances.")] = False,
+    adversarial: Annotated[bool, typer.Option("--filter", help="CEC: over-generate twice, drop what the audit's baselines solve (AFLite-style, seeded); says how many and why.")] = False,
 ) -> None:
     """Generate EV²-style CEC or CRR questions from the graph, as EV² JSON lines.
 
@@ -101,7 +102,8 @@ def questions_cmd(
         bars.update("questions", 0, n)
         made = make_questions(store, task, level, n, seed, negatives=negatives, model=model, size=size,
                               save=store_q, progress=lambda k: bars.advance("questions", k), notice=notice,
-                              repeat=repeat, similar=similar, one_story=one_story)
+                              repeat=repeat, similar=similar, one_story=one_story,
+                              adversarial=adversarial)
     rows = [q.row for q in made]
     if out == "-":
         for row in rows:

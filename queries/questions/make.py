@@ -20,6 +20,9 @@ from eventkg.graphstore.model import check_event_level
 from eventkg.queries.questions.rows import TASKS, GeneratedQuestion, NegativeSource, QuestionError
 
 NEGATIVES = ("faiss", "random")
+#: make_questions' options passed on to generation as they are
+RULES = ("size", "max_len", "pairs", "vague_prob", "require_context", "progress", "repeat", "stats", "one_story",
+         "similar", "adversarial")
 
 
 def make_questions(
@@ -45,6 +48,7 @@ def make_questions(
     stats: dict[str, int] | None = None,
     one_story: bool = False,
     similar: bool = False,
+    adversarial: bool = False,
 ) -> list[GeneratedQuestion]:
     """Up to ``n`` EV²-style ``task`` (cec or crr) questions of ``level`` from ``source``'s graph.
 
@@ -55,19 +59,18 @@ def make_questions(
     proposals are vetted all the same). ``save`` also writes them as Question nodes of the store
     (same seed, same ids: a re-run changes nothing); they are drawn with the store read-only
     (:meth:`~eventkg.graphstore.base.GraphStore.read_only_phase`) and saved after, as
-    ``eventkg questions --store-questions`` does. ``graph`` and ``sampler``: read once, reused.
-    ``max_len``, ``pairs``, ``vague_prob``, ``require_context``, ``repeat`` (an (event, relation,
+    ``eventkg questions --store-questions`` does. ``graph`` and ``sampler``: read once, reused. ``max_len``, ``pairs``, ``vague_prob``, ``require_context``, ``repeat`` (an (event, relation,
     answer) asked again) and ``one_story`` (instance level: one story's instances; off by default)
     are Algorithm 1's rules (:mod:`eventkg.queries.questions.generate`); ``similar``: CEC negatives
-    also within a band of the answer's cosine to the query (``model``'s sentence encoder); ``stats``
-    (a dict) receives the questions skipped, by reason; ``notice`` hears it when fewer than ``n``
+    also within a band of the answer's cosine to the query (``model``'s sentence encoder);
+    ``adversarial``: CEC over-generated twice and filtered (:mod:`~eventkg.queries.questions.filtering`);
+    ``stats`` (a dict) receives the questions skipped or dropped, by reason; ``notice`` hears it when fewer than ``n``
     came. Returns :class:`~eventkg.queries.questions.rows.GeneratedQuestion` objects (``.row``: the EV² row).
 
     >>> [q.row for q in make_questions(store, "cec", n=10, negatives="random")]  # doctest: +SKIP
     """
     task, stats = _check_options(task, level, n, negatives), {} if stats is None else stats
-    rules = dict(size=size, max_len=max_len, pairs=pairs, vague_prob=vague_prob, require_context=require_context,
-                 progress=progress, repeat=repeat, stats=stats, one_story=one_story, similar=similar)
+    rules = {k: v for k, v in locals().items() if k in RULES}  # Algorithm 1's options, passed on
     read_here = graph is None and isinstance(source, GraphStore)  # the graph and sampler are this call's own
     # drawn with the store read-only when it is saved to after: its engine keeps less of what it read
     with source.read_only_phase() if save and read_here else nullcontext():
@@ -101,6 +104,14 @@ def _draw(store: GraphStore | None, graph: Any, task: str, level: str, n: int, s
         sampler = _faiss_sampler(store, model)
     if rules.pop("similar") and task == "CEC":
         rules["vectors"] = event_vectors(graph, model)
+    if rules.pop("adversarial") and task == "CEC":
+        from eventkg.queries.questions.filtering import adversarial_filter
+
+        made = _generate_questions(graph, task, level, 2 * n, seed, negatives=sampler, **rules)
+        dropped: dict[str, int] = {}
+        kept = adversarial_filter(made, n, seed, dropped)
+        rules["stats"].update({f"dropped by the filter: {k} solves it": v for k, v in dropped.items()})
+        return kept
     return _generate_questions(graph, task, level, n, seed, negatives=sampler if task == "CEC" else None, **rules)
 
 

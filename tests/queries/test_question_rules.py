@@ -147,3 +147,27 @@ def test_negatives_match_the_answer_similarity_to_the_query(csr) -> None:
         target = float(vec[h] @ vec[t])
         for z in q.row["negative_chosen"]:
             assert abs(float(vec[h] @ vec[csr.position(q.names[z])]) - target) <= SIMILARITY_BAND + 1e-6
+
+
+def test_adversarial_filter_drops_what_the_baselines_solve(csr) -> None:
+    """A file whose answer is the hub its contexts name (planted, as the audit tests plant it) passes
+    the in-file checks after the filter, which says how many it dropped and why; same seed, same file."""
+    from types import SimpleNamespace
+
+    from eventkg.queries.questions.filtering import adversarial_filter
+    from tests.queries.test_audit import cec_rows
+
+    rows = cec_rows(hub=True)[:200] + [dict(r, id=f"c{r['id']}") for r in cec_rows(seed=5)[:200]]
+    made = [SimpleNamespace(row=r) for r in rows]  # half of the answers planted
+    assert _audit(made)["infile_degree_max"] > 0.25 + 0.10
+    dropped: dict[str, int] = {}
+    kept = adversarial_filter(made, 400, 1, dropped)
+    assert dropped and sum(dropped.values()) == len(made) - len(kept)
+    scores = _audit(kept)
+    for check in ("infile_degree_max", "infile_mentions_max", "choice_only", "word_overlap_max"):
+        assert abs(scores[check] - 0.25) <= 0.10, (check, scores[check], dropped)
+    assert [q.row["id"] for q in adversarial_filter(made, 400, 1, {})] == [q.row["id"] for q in kept]
+    stats: dict[str, int] = {}
+    again = make_questions(csr, "cec", "schema", 200, 1, negatives="random", adversarial=True, stats=stats)
+    assert len(again) <= 200 and all(k.startswith("dropped by the filter") or "negative" in k or "asked" in k
+                                     for k in stats)
