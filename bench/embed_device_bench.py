@@ -5,7 +5,7 @@ What it measures, on ``--texts`` ASER-shaped event texts (the ``words`` column t
 
 1. **build on the accelerator**: every text through the index build's own resumable path
    (:func:`eventkg.queries.vectors.encode.encode_chunks`: chunks saved as they finish), on
-   ``--device`` with the batch size :func:`eventkg.queries.vectors.embeddings.default_batch_size` picks
+   ``--device`` with the batch size :func:`eventkg.queries.vectors.embeddings.default_encode_batch` picks
    for it; texts/s and the wall time for all of them;
 2. **batch sizes**: the same encoder on a ``--sweep`` sample with other batch sizes, so the
    default can be seen to be near the best;
@@ -42,7 +42,7 @@ from eventkg.ingest.aser_shape import make_aser_shape_kg
 from eventkg.queries.vectors.embeddings import (
     POOL_MIN_TEXTS,
     Embedder,
-    default_batch_size,
+    default_encode_batch,
     resolve_device,
     usable_cores,
 )
@@ -77,7 +77,7 @@ def pooled_rate(embedder: Embedder, texts: list[str]) -> tuple[float, float]:
     embedder.encode(texts[:64])  # the model loaded in this process, as a build has it
     t = time.perf_counter()
     embedder.expect(POOL_MIN_TEXTS)
-    embedder.encode(texts[: 4 * embedder.workers * embedder.batch_size])
+    embedder.encode(texts[: 4 * embedder.workers * embedder.encode_batch])
     start = time.perf_counter() - t
     t = time.perf_counter()
     embedder.encode(texts)
@@ -99,7 +99,7 @@ def build_rate(embedder: Embedder, texts: list[str], work: Path) -> tuple[float,
 
 def tokenize_rate(embedder: Embedder, texts: list[str]) -> float:
     """Texts/s of the model's tokenizer alone, in the encoder's batches (the GPU path's CPU part)."""
-    bs = embedder.batch_size
+    bs = embedder.encode_batch
     tokenize = getattr(embedder.st, "preprocess", None) or embedder.st.tokenize  # renamed in 6.x
     tokenize(texts[:64])
     t = time.perf_counter()
@@ -141,7 +141,7 @@ def main() -> None:
 
             fig["gpu"] = torch.cuda.get_device_name(0)
         gpu = Embedder(model, device=device)
-        fig["default_batch"], fig["default_workers"] = default_batch_size(device), gpu.workers
+        fig["default_batch"], fig["default_workers"] = default_encode_batch(device), gpu.workers
         fig["build_rate"], fig["build_s"] = build_rate(gpu, texts, tmp / "chunks")
         print(f"build on {device} (batch {fig['default_batch']}, {gpu.workers} worker processes): "
               f"{fig['build_rate']:,.0f} texts/s, {fig['build_s']:.1f} s for {len(texts):,}")
@@ -153,7 +153,7 @@ def main() -> None:
                   f"{fig['workers'][w][1]:.1f} s to start them")
         fig["sweep"] = {}
         for bs in (int(b) for b in args.batch_sizes.split(",") if b):
-            fig["sweep"][bs] = rate(Embedder(model, device=device, batch_size=bs, workers=1), sweep)
+            fig["sweep"][bs] = rate(Embedder(model, device=device, encode_batch=bs, workers=1), sweep)
             print(f"  batch {bs:5d}, one process: {fig['sweep'][bs]:,.0f} texts/s")
         fig["tokenize_rate"] = tokenize_rate(gpu, sweep)
         print(f"  tokenizer alone, one process: {fig['tokenize_rate']:,.0f} texts/s")
@@ -163,7 +163,7 @@ def main() -> None:
         fig["cpu_rate"] = rate(cpu, sample)
         fig["cpu_all_s"] = len(texts) / fig["cpu_rate"]
         fig["speedup"] = fig["build_rate"] / fig["cpu_rate"]
-        print(f"baseline cpu ({fig['cpu_cores']} cores, batch {cpu.batch_size}): {fig['cpu_rate']:,.0f} texts/s "
+        print(f"baseline cpu ({fig['cpu_cores']} cores, batch {cpu.encode_batch}): {fig['cpu_rate']:,.0f} texts/s "
               f"-> {fig['cpu_all_s'] / 60:.1f} min for all; {device} is {fig['speedup']:.1f}x")
         if device.startswith("cuda"):
             cpu_vecs = cpu.encode(sample)

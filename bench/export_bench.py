@@ -10,7 +10,7 @@ each mode then runs in its own process, so its peak RSS (``ru_maxrss``) is its o
   exporter pays to read the store.
 * ``rdf-whole-nt``: the unstreamed baseline: one rdflib Graph of the whole store, then one
   ``serialize`` (what ``export_rdf`` avoids).
-* ``nt`` / ``ttl``: ``export_rdf`` (batches of ``BATCH_ROWS`` rows).
+* ``nt`` / ``ttl``: ``export_rdf`` (batches of ``PAGE_ROWS`` rows).
 * ``graphml``: ``export_graphml`` (networkx holds the whole graph).
 
 Printed: seconds, triples (or rows) per second, peak RSS in MB and the ratios to the

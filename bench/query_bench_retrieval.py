@@ -91,7 +91,7 @@ def bench_build(store: GraphStore, sample: int, rounds: int = 2) -> dict:
     assert len(old_texts) == table.num_rows
     rng = random.Random(1)
     texts = [table.column("text")[i].as_py() for i in sorted(rng.sample(range(table.num_rows), sample))]
-    old = Embedder(batch_size=256, device="cpu")
+    old = Embedder(encode_batch=256, device="cpu")
     new = Embedder(device="auto")
     new.encode(texts[:256])  # load the model once, warm both paths' allocator
     old.encode(texts[:256])
@@ -113,7 +113,7 @@ def bench_build(store: GraphStore, sample: int, rounds: int = 2) -> dict:
     old_s, new_s = min(old_times), min(new_times)
     n = table.num_rows
     return {
-        "events": n, "sample": sample, "device": new.device, "batch_size": new.batch_size,
+        "events": n, "sample": sample, "device": new.device, "batch_size": new.encode_batch,
         "read_all_texts_s": {"columnar": round(new_read, 2), "previous_iter_nodes": round(old_read_s, 2)},
         "rounds": rounds, "texts_per_s": {"chunked_resumable": round(sample / new_s), "previous": round(sample / old_s)},
         "all_rounds_s": {"chunked_resumable": [round(t, 1) for t in new_times], "previous": [round(t, 1) for t in old_times]},

@@ -43,6 +43,10 @@ if TYPE_CHECKING:  # pyarrow is imported lazily: plain CLI commands never need i
     import pyarrow as pa
 
 
+#: rows per page of a streamed read (``iter_nodes``, ``iter_edges``) and ids per page of lookups
+PAGE_ROWS = 50_000
+
+
 class StoreError(EventKGError):
     """A problem with the store the user can fix (bad URL, unreachable server, unwritable path...).
 
@@ -381,24 +385,24 @@ class GraphStore(ABC):
         """
 
     @abstractmethod
-    def iter_nodes(self, label: str, batch_size: int = 50_000) -> Iterator[dict[str, Any]]:
-        """Every node of a label, read ``batch_size`` at a time.
+    def iter_nodes(self, label: str, page_size: int = PAGE_ROWS) -> Iterator[dict[str, Any]]:
+        """Every node of a label, read ``page_size`` at a time.
 
         Args:
             label: The node label.
-            batch_size: Rows read per query.
+            page_size: Rows read per query.
 
         Yields:
             Each node's properties (with ``id`` and ``sources``).
         """
 
     @abstractmethod
-    def iter_edges(self, rel_type: str, batch_size: int = 50_000) -> Iterator[dict[str, Any]]:
-        """Every edge of a type, read ``batch_size`` at a time.
+    def iter_edges(self, rel_type: str, page_size: int = PAGE_ROWS) -> Iterator[dict[str, Any]]:
+        """Every edge of a type, read ``page_size`` at a time.
 
         Args:
             rel_type: The relationship type.
-            batch_size: Rows read per query.
+            page_size: Rows read per query.
 
         Yields:
             ``{"src", "dst", "sources", props...}`` per edge.
@@ -447,8 +451,8 @@ class GraphStore(ABC):
         labels = {REL_TYPES[t].source for t in rel_types} | {REL_TYPES[t].target for t in rel_types}
         ids = list(g.nodes)
         for label in labels:
-            for i in range(0, len(ids), 50_000):
-                for nid, props in self.get_nodes(label, ids[i : i + 50_000]).items():
+            for i in range(0, len(ids), PAGE_ROWS):
+                for nid, props in self.get_nodes(label, ids[i : i + PAGE_ROWS]).items():
                     g.nodes[nid].update(props, label=label)
         return g
 

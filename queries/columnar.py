@@ -11,7 +11,7 @@ module reads the columns it needs as ``pyarrow`` tables:
   back with ``pyarrow.csv``, or, where every row has one width (the nodes' keys and ids,
   :func:`fixed_rows`), straight into numpy arrays;
 * Neo4j: keyset pages ordered by ``id`` (nodes) or one streamed result pulled
-  ``batch_size`` records at a time (edges), each page turned into one Arrow batch;
+  ``page_size`` records at a time (edges), each page turned into one Arrow batch;
 * any other :class:`~eventkg.graphstore.base.GraphStore`: its ``iter_nodes`` / ``iter_edges``,
   batched.
 
@@ -36,15 +36,16 @@ import pyarrow.csv as pa_csv
 from eventkg.graphstore.base import GraphStore, StoreError
 from eventkg.graphstore.model import REL_TYPES
 
-BATCH = 200_000
+#: rows per page of a keyed (``after``) read through the store's Cypher
+PAGE_ROWS = 200_000
 #: node offsets per paged read, at least (offset_pages; node_page): the engine builds each
 #: page's result in its buffer pool, so a page must fit a bounded pool (a page of 1M texts did
 #: not fit 256 MB)
-PAGE = 250_000
+OFFSET_PAGE = 250_000
 EDGE_PAGE = 1_000_000  # source node offsets per paged edge read (16 bytes a row: a page of ~2M edges fits)
 #: buffer-pool bytes allowed per node row of a whole-table read (node_page): the engine scans the
 #: whole column for every page (its offset filter is not pushed into the scan), so a page is as
-#: big as the pool allows: 2M rows at the default 1 GB pool, 8 times fewer scans than PAGE
+#: big as the pool allows: 2M rows at the default 1 GB pool, 8 times fewer scans than OFFSET_PAGE
 NODE_ROW_BYTES = 512
 
 #: bytes of an exported file read back at a time (exported): the batch held while it is used
@@ -66,7 +67,7 @@ def _ladybug_conn(store: GraphStore) -> Any | None:
     return store.connection if isinstance(store, LadybugStore) else None
 
 
-def _ladybug_arrow(conn: Any, cypher: str, params: dict[str, Any] | None = None, chunk: int = BATCH) -> pa.Table:
+def _ladybug_arrow(conn: Any, cypher: str, params: dict[str, Any] | None = None, chunk: int = PAGE_ROWS) -> pa.Table:
     conn.execute("BEGIN TRANSACTION READ ONLY")
     try:
         return conn.execute(cypher, dict(params or {})).get_as_arrow(chunk)
@@ -85,7 +86,7 @@ def _is_neo4j(store: GraphStore) -> bool:
     return str(getattr(store, "url", "")).startswith(NEO4J_SCHEMES)
 
 
-def event_texts(store: GraphStore, level: str | None = None, batch_size: int = BATCH) -> pa.Table:
+def event_texts(store: GraphStore, level: str | None = None, page_size: int = PAGE_ROWS) -> pa.Table:
     """``(id, text)`` of the Event nodes of ``level`` (None: all) with a non-empty text.
 
     Row order is the store's; callers that need a stable order sort by ``id``.
@@ -103,23 +104,23 @@ def event_texts(store: GraphStore, level: str | None = None, batch_size: int = B
             page = store.query(
                 f"MATCH (e:Event) WHERE {where} AND ($after IS NULL OR e.id > $after) "
                 "RETURN e.id AS id, e.text AS text ORDER BY e.id LIMIT $n",
-                {**params, "after": after, "n": batch_size},
+                {**params, "after": after, "n": page_size},
             )
             if page:
                 batches.append(pa.RecordBatch.from_pylist(page, schema=schema))
-            if len(page) < batch_size:
+            if len(page) < page_size:
                 return pa.Table.from_batches(batches, schema=schema)
             after = page[-1]["id"]
     ids: list[str] = []
     texts: list[str] = []
-    for row in store.iter_nodes("Event", batch_size):
+    for row in store.iter_nodes("Event", page_size):
         if row.get("text") and (level is None or row.get("level") == level):
             ids.append(row["id"])
             texts.append(row["text"])
     return pa.table({"id": pa.array(ids, pa.string()), "text": pa.array(texts, pa.string())})
 
 
-def event_nodes(store: GraphStore, batch_size: int = BATCH, *, with_text: bool = True) -> pa.Table:
+def event_nodes(store: GraphStore, page_size: int = PAGE_ROWS, *, with_text: bool = True) -> pa.Table:
     """``(id, text, level)`` of every Event node (text and level null where unset), store order;
     ``with_text=False``: ``(id, level)``."""
     cols = ("id", "text", "level") if with_text else ("id", "level")
@@ -133,23 +134,23 @@ def event_nodes(store: GraphStore, batch_size: int = BATCH, *, with_text: bool =
         while True:
             page = store.query(
                 f"MATCH (e:Event) WHERE $after IS NULL OR e.id > $after RETURN {ret} ORDER BY e.id LIMIT $n",
-                {"after": after, "n": batch_size},
+                {"after": after, "n": page_size},
             )
             if page:
                 batches.append(pa.RecordBatch.from_pylist(page, schema=schema))
-            if len(page) < batch_size:
+            if len(page) < page_size:
                 return pa.Table.from_batches(batches, schema=schema)
             after = page[-1]["id"]
-    batches = _row_batches(store.iter_nodes("Event", batch_size), cols, schema, batch_size)
+    batches = _row_batches(store.iter_nodes("Event", page_size), cols, schema, page_size)
     return pa.Table.from_batches(list(batches), schema=schema)
 
 
 def node_page() -> int:
-    """Node offsets per paged whole-table read of an embedded store: ``PAGE`` or more, as the
+    """Node offsets per paged whole-table read of an embedded store: ``OFFSET_PAGE`` or more, as the
     engine's buffer pool allows (``NODE_ROW_BYTES`` a row)."""
     from eventkg.graphstore.ladybug.engine import buffer_pool_bytes
 
-    return max(PAGE, buffer_pool_bytes() // NODE_ROW_BYTES)
+    return max(OFFSET_PAGE, buffer_pool_bytes() // NODE_ROW_BYTES)
 
 
 @dataclass
@@ -471,7 +472,7 @@ def text_pages_of(export: Export, use_threads: bool = True) -> Iterator[tuple[np
         yield _np(b.column(0)), b.column(1)
 
 
-def offset_pages(store: GraphStore, cypher: str, var: str, page: int = PAGE) -> Iterator[pa.Table]:
+def offset_pages(store: GraphStore, cypher: str, var: str, page: int = OFFSET_PAGE) -> Iterator[pa.Table]:
     """An embedded store's ``cypher`` (with ``{where}`` where the offset filter goes, on the Event
     node bound to ``var``) run ``page`` Event offsets at a time, each page one Arrow table."""
     conn = _ladybug_conn(store)
@@ -513,7 +514,7 @@ def event_frequencies(store: GraphStore) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=pa.schema([("id", pa.string()), ("frequency", pa.float64())]))
 
 
-def edges(store: GraphStore, rel_type: str, batch_size: int = BATCH) -> pa.Table:
+def edges(store: GraphStore, rel_type: str, page_size: int = PAGE_ROWS) -> pa.Table:
     """``(src, dst, weight)`` of every edge of ``rel_type`` (weight = its count/weight, or null)."""
     rel = REL_TYPES[rel_type]
     prop = WEIGHT_PROPERTY[rel_type]
@@ -523,7 +524,7 @@ def edges(store: GraphStore, rel_type: str, batch_size: int = BATCH) -> pa.Table
     conn = _ladybug_conn(store)
     if conn is not None:
         return _ladybug_arrow(conn, cypher).rename_columns(["src", "dst", "weight"]).cast(schema)
-    batches = _row_batches(store.iter_edges(rel_type, batch_size), ("src", "dst", prop), schema, batch_size)
+    batches = _row_batches(store.iter_edges(rel_type, page_size), ("src", "dst", prop), schema, page_size)
     return pa.Table.from_batches(list(batches), schema=schema)
 
 

@@ -30,7 +30,7 @@ a statement whose IRI ``ekgid:edge-HASH`` is a stable hash of (TYPE, SRC, DST)
 SPARQL reads an edge's weight as ``?st rdf:subject ?s ; rdf:predicate ekg:CAUSES ;
 rdf:object ?o ; ekg:weight ?w``. Edges without any property get no statement.
 
-Streaming: the rows are cut into batches of ``batch_size`` nodes or edges; each batch becomes a
+Streaming: the rows are cut into batches of ``page_size`` nodes or edges; each batch becomes a
 small rdflib ``Graph`` that is serialised and appended to the file, then dropped, so memory
 stays bounded by one batch whatever the store's size (figures: ``docs/performance.md``). N-Triples batches are plain
 concatenation (one triple per line). Turtle batches are whole Turtle documents; the prefix
@@ -75,7 +75,7 @@ PREFIXES = {
     "xsd": "http://www.w3.org/2001/XMLSchema#",
 }
 #: nodes or edges per rdflib Graph: ~10-20 triples each, a few MB of Python objects per batch
-BATCH_ROWS = 5_000
+PAGE_ROWS = 5_000
 
 
 def node_iri(node_id: str) -> str:
@@ -93,7 +93,7 @@ def statement_iri(rel_type: str, src: str, dst: str) -> str:
     return EDGE + stable_id(rel_type, src, dst)
 
 
-def export_rdf(source: Source, path: str | Path, *, batch_size: int = BATCH_ROWS) -> dict[str, Any]:
+def export_rdf(source: Source, path: str | Path, *, page_size: int = PAGE_ROWS) -> dict[str, Any]:
     """Write ``source`` (a store, or a graph in the store's networkx shape) as Turtle or N-Triples.
 
     The format follows the suffix of ``path`` (``.ttl`` or ``.nt``; anything else is an
@@ -106,7 +106,7 @@ def export_rdf(source: Source, path: str | Path, *, batch_size: int = BATCH_ROWS
     rows = chain((("nodes", *r) for r in node_rows(source)), (("edges", *r) for r in edge_rows(source)))
     with atomic_output(path) as out:
         write = _turtle_writer(out) if fmt == "Turtle" else _ntriples_writer(out)
-        for chunk in batched(rows, batch_size):
+        for chunk in batched(rows, page_size):
             graph = _graph()
             for kind, name, row in chunk:
                 (_add_node if kind == "nodes" else _add_edge)(graph, name, row)

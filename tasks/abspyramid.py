@@ -72,10 +72,7 @@ def load_tuples(store: GraphStore) -> list[dict[str, Any]]:
                          "instance": e.get("instance") or "", "concept": e.get("concept") or "",
                          "label": e.get("label"), "det_split": _split_name(e.get("det_split")),
                          "gen_split": _split_name(e.get("gen_split")), "gen_row": e.get("gen_row") or ""})
-    heads = {}
-    ids = sorted({r["head_id"] for r in rows})
-    for i in range(0, len(ids), 50_000):
-        heads.update(store.get_nodes("Event", ids[i : i + 50_000]))
+    heads = store.get_nodes("Event", sorted({r["head_id"] for r in rows}))
     legacy = [r for r in rows if r["det_split"] is None and r["gen_split"] is None and r["label"] is not None]
     if legacy:
         assign = grouped_splits([f"{r['head_id']}\x1f{r['instance']}" for r in legacy])

@@ -77,10 +77,8 @@ def load_items(store: GraphStore) -> list[Item]:
     stmt_ids: dict[str, list[tuple[int, str]]] = defaultdict(list)
     for e in store.iter_edges("PART_OF"):
         stmt_ids[e["dst"]].append((int(e.get("order") or 0), e["src"]))
-    texts = {}
     all_stmt = sorted({s for v in stmt_ids.values() for _, s in v})
-    for i in range(0, len(all_stmt), 50_000):
-        texts.update({k: v.get("text") or "" for k, v in store.get_nodes("Statement", all_stmt[i : i + 50_000]).items()})
+    texts = {k: v.get("text") or "" for k, v in store.get_nodes("Statement", all_stmt).items()}
     for aid, pairs in stmt_ids.items():
         statements[aid] = [(o, texts.get(s, "")) for o, s in sorted(pairs)]
     counterfactual = {e["dst"]: e["src"] for e in store.iter_edges("COUNTERFACTUAL_OF")}

@@ -65,29 +65,29 @@ def get_nodes(conn: Any, label: str, ids: Sequence[str], *, props: bool, chunk: 
     return out
 
 
-def iter_nodes(conn: Any, label: str, batch_size: int) -> Iterator[dict[str, Any]]:
+def iter_nodes(conn: Any, label: str, page_size: int) -> Iterator[dict[str, Any]]:
     """Every node of a label, streamed."""
     cols = ["id", "sources", *NODE_TYPES[label].properties]
     ret = ", ".join(f"n.`{c}` AS `{c}`" for c in cols)
-    yield from _stream(conn, f"MATCH (n:{label}) RETURN {ret}", batch_size)
+    yield from _stream(conn, f"MATCH (n:{label}) RETURN {ret}", page_size)
 
 
-def iter_edges(conn: Any, rel_type: str, batch_size: int) -> Iterator[dict[str, Any]]:
+def iter_edges(conn: Any, rel_type: str, page_size: int) -> Iterator[dict[str, Any]]:
     """Every edge of a type (``src``, ``dst`` and its properties), streamed."""
     rel = REL_TYPES[rel_type]
     ret = ", ".join(f"e.`{c}` AS `{c}`" for c in ["sources", *rel.properties])
     yield from _stream(
         conn,
         f"MATCH (a:{rel.source})-[e:{rel_type}]->(b:{rel.target}) RETURN a.id AS src, b.id AS dst, {ret}",
-        batch_size,
+        page_size,
     )
 
 
-def _stream(conn: Any, cypher: str, batch_size: int) -> Iterator[dict[str, Any]]:
+def _stream(conn: Any, cypher: str, page_size: int) -> Iterator[dict[str, Any]]:
     result = conn.execute(cypher)
     cols = result.get_column_names()
     while result.has_next():
-        for _ in range(batch_size):
+        for _ in range(page_size):
             if not result.has_next():
                 break
             yield decoded(dict(zip(cols, result.get_next(), strict=True)))

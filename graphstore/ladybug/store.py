@@ -27,7 +27,7 @@ from typing import Any
 import networkx as nx
 
 from eventkg import settings
-from eventkg.graphstore.base import Batch, GraphStore, StoreError, WriteRefused, WriteResult, validate_batch
+from eventkg.graphstore.base import PAGE_ROWS, Batch, GraphStore, StoreError, WriteRefused, WriteResult, validate_batch
 from eventkg.graphstore.digest import EMPTY
 from eventkg.graphstore.keyset import KeySet
 from eventkg.graphstore.ladybug import reads
@@ -272,13 +272,13 @@ class LadybugStore(GraphStore):
         self._session.flush()
         return reads.get_nodes(self._database.conn, label, ids, props=props, chunk=LOOKUP_CHUNK)
 
-    def iter_nodes(self, label: str, batch_size: int = 50_000) -> Iterator[dict[str, Any]]:
+    def iter_nodes(self, label: str, page_size: int = PAGE_ROWS) -> Iterator[dict[str, Any]]:
         self._session.flush()
-        yield from reads.iter_nodes(self._database.conn, label, batch_size)
+        yield from reads.iter_nodes(self._database.conn, label, page_size)
 
-    def iter_edges(self, rel_type: str, batch_size: int = 50_000) -> Iterator[dict[str, Any]]:
+    def iter_edges(self, rel_type: str, page_size: int = PAGE_ROWS) -> Iterator[dict[str, Any]]:
         self._session.flush()
-        yield from reads.iter_edges(self._database.conn, rel_type, batch_size)
+        yield from reads.iter_edges(self._database.conn, rel_type, page_size)
 
     def neighbourhood(
         self,

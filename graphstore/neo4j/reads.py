@@ -4,7 +4,7 @@
 * Nodes are fetched by id with ``UNWIND $ids AS i MATCH (n:Label {id: i})`` in chunks of
   :data:`LOOKUP_CHUNK`: an index seek per id through the label's uniqueness constraint.
 * ``iter_nodes`` reads keyset pages in ``id`` order (the constraint's index serves the order);
-  ``iter_edges`` is one streaming result pulled ``batch_size`` records at a time.
+  ``iter_edges`` is one streaming result pulled ``page_size`` records at a time.
 * A neighbourhood is expanded one query per hop, its branches grouped per far label (few
   branches plan fast), then the edges among the held nodes are read per endpoint labels.
 
@@ -22,7 +22,7 @@ import neo4j
 import networkx as nx
 from neo4j.graph import Node, Path, Relationship
 
-from eventkg.graphstore.base import StoreError, neighbourhood_types
+from eventkg.graphstore.base import PAGE_ROWS, StoreError, neighbourhood_types
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 from eventkg.graphstore.neo4j.connect import Connection
 
@@ -90,7 +90,7 @@ def get_nodes(read: Read, label: str, ids: Sequence[str]) -> dict[str, dict[str,
     return out
 
 
-def iter_nodes(read: Read, label: str, batch_size: int = 50_000) -> Iterator[dict[str, Any]]:
+def iter_nodes(read: Read, label: str, page_size: int = PAGE_ROWS) -> Iterator[dict[str, Any]]:
     """Keyset pages in ``id`` order (the constraint's index serves the order)."""
     if label not in NODE_TYPES:
         raise StoreError(f"unknown node label {label!r}")
@@ -99,17 +99,17 @@ def iter_nodes(read: Read, label: str, batch_size: int = 50_000) -> Iterator[dic
         where = "WHERE n.id > $after" if after is not None else "WHERE n.id IS NOT NULL"
         page = read(
             f"MATCH (n:{label}) {where} RETURN properties(n) AS p ORDER BY n.id LIMIT $n",
-            {"after": after, "n": batch_size},
+            {"after": after, "n": page_size},
         )
         for rec in page:
             yield node_row(label, rec["p"])
-        if len(page) < batch_size:
+        if len(page) < page_size:
             return
         after = page[-1]["p"]["id"]
 
 
-def iter_edges(conn: Connection, rel_type: str, batch_size: int = 50_000) -> Iterator[dict[str, Any]]:
-    """One streaming result, pulled from the server ``batch_size`` records at a time."""
+def iter_edges(conn: Connection, rel_type: str, page_size: int = PAGE_ROWS) -> Iterator[dict[str, Any]]:
+    """One streaming result, pulled from the server ``page_size`` records at a time."""
     if rel_type not in REL_TYPES:
         raise StoreError(f"unknown relationship type {rel_type!r}")
     rel = REL_TYPES[rel_type]
@@ -117,7 +117,7 @@ def iter_edges(conn: Connection, rel_type: str, batch_size: int = 50_000) -> Ite
         f"MATCH (a:{rel.source})-[e:{rel_type}]->(b:{rel.target}) "
         "RETURN a.id AS src, b.id AS dst, properties(e) AS p"
     )
-    with conn.session(write=False, fetch_size=batch_size) as s:
+    with conn.session(write=False, fetch_size=page_size) as s:
         for rec in s.run(cypher):
             p = rec["p"]
             row = {"src": rec["src"], "dst": rec["dst"], "sources": list(p.get("sources") or [])}

@@ -23,7 +23,7 @@ from typing import Any
 import networkx as nx
 from neo4j.exceptions import Neo4jError, ServiceUnavailable
 
-from eventkg.graphstore.base import Batch, GraphStore, StoreError, WriteRefused, WriteResult, validate_batch
+from eventkg.graphstore.base import PAGE_ROWS, Batch, GraphStore, StoreError, WriteRefused, WriteResult, validate_batch
 from eventkg.graphstore.neo4j import reads
 from eventkg.graphstore.neo4j.connect import Connection, connect, one_line
 from eventkg.graphstore.neo4j.transactions import TX_BYTES, TX_ROWS, Limits
@@ -129,11 +129,11 @@ class Neo4jStore(GraphStore):
     def get_nodes(self, label: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         return reads.get_nodes(self._conn.read, label, ids)
 
-    def iter_nodes(self, label: str, batch_size: int = 50_000) -> Iterator[dict[str, Any]]:
-        return reads.iter_nodes(self._conn.read, label, batch_size)
+    def iter_nodes(self, label: str, page_size: int = PAGE_ROWS) -> Iterator[dict[str, Any]]:
+        return reads.iter_nodes(self._conn.read, label, page_size)
 
-    def iter_edges(self, rel_type: str, batch_size: int = 50_000) -> Iterator[dict[str, Any]]:
-        return reads.iter_edges(self._conn, rel_type, batch_size)
+    def iter_edges(self, rel_type: str, page_size: int = PAGE_ROWS) -> Iterator[dict[str, Any]]:
+        return reads.iter_edges(self._conn, rel_type, page_size)
 
     def neighbourhood(
         self,

@@ -21,7 +21,7 @@ it changes.
 
 Device and speed: ``device="auto"`` (the CLI's ``--device auto``, the default) uses CUDA
 when ``torch.cuda.is_available()``, else Apple's MPS, else the CPU. The batch size follows
-the device (:func:`default_batch_size`: 64 on CPU, where bigger batches only add padding
+the device (:func:`default_encode_batch`: 64 on CPU, where bigger batches only add padding
 work, 512 on a GPU with >= 16 GB, 256 on smaller ones). Big encodes run with torch's
 intra-op threads set to the cores this process may use; sentence-transformers sorts each
 call's texts by length before batching, so a batch pads to similar lengths; vectors are
@@ -157,7 +157,7 @@ def resolve_device(device: str | None = "auto") -> str:
     return "mps" if mps is not None and mps.is_available() else "cpu"
 
 
-def default_batch_size(device: str) -> int:
+def default_encode_batch(device: str) -> int:
     """Texts per forward pass for ``device`` (see the module docstring)."""
     if device.startswith("cuda"):
         import torch
@@ -210,13 +210,13 @@ class Embedder:
     The model is loaded on the first :meth:`encode`, so code that only reads a persisted
     index never pays for loading it. ``encoded`` counts texts encoded (tests use it to
     prove an index was reused rather than rebuilt). ``device`` is resolved by
-    :func:`resolve_device`; ``batch_size`` None picks :func:`default_batch_size`.
+    :func:`resolve_device`; ``encode_batch`` None picks :func:`default_encode_batch`.
     """
 
     def __init__(
         self,
         model_name: str | None = None,
-        batch_size: int | None = None,
+        encode_batch: int | None = None,
         device: str | None = "auto",
         workers: int | None = None,
     ) -> None:
@@ -226,7 +226,7 @@ class Embedder:
             resolve_device(device)  # raises the one-line error now
         self._device_asked = device
         self._device: str | None = None  # resolved on first use: reading an index never imports torch
-        self._batch_size = batch_size
+        self._encode_batch = encode_batch
         self._workers = workers
         self._pool: dict[str, Any] | None = None
         self.encoded = 0
@@ -238,12 +238,12 @@ class Embedder:
         return self._device
 
     @property
-    def batch_size(self) -> int:
-        return self._batch_size or default_batch_size(self.device)
+    def encode_batch(self) -> int:
+        return self._encode_batch or default_encode_batch(self.device)
 
-    @batch_size.setter
-    def batch_size(self, value: int) -> None:
-        self._batch_size = value
+    @encode_batch.setter
+    def encode_batch(self, value: int) -> None:
+        self._encode_batch = value
 
     @property
     def workers(self) -> int:
@@ -268,17 +268,17 @@ class Embedder:
         small = len(texts) <= SMALL_INPUT
         started = self.expect(len(texts))  # one call big enough on its own: its workers end with it
         # once started, the workers take every call that gives each a few batches
-        pooled = self._pool is not None and len(texts) >= 4 * self.workers * self.batch_size
+        pooled = self._pool is not None and len(texts) >= 4 * self.workers * self.encode_batch
         try:
             with _single_thread(small), _all_cores(not small and self.device == "cpu"):
                 vecs = model.encode(
                     list(texts),
-                    batch_size=self.batch_size,
+                    batch_size=self.encode_batch,
                     normalize_embeddings=True,
                     convert_to_numpy=True,
                     show_progress_bar=show_progress,
                     pool=self._pool if pooled else None,
-                    chunk_size=max(self.batch_size, -(-len(texts) // (4 * self.workers))) if pooled else None,
+                    chunk_size=max(self.encode_batch, -(-len(texts) // (4 * self.workers))) if pooled else None,
                 )
         finally:
             if started:

@@ -122,7 +122,7 @@ def _announce(texts: Any, done: int, work: Path, chunk: int, embedder: Embedder,
     rate = len(sample) / max(1e-9, time.perf_counter() - t0)
     notice(
         f"embedding {todo:,} texts of {what} with {embedder.name} on {embedder.device} "
-        f"(batch {embedder.batch_size}): about {_fmt_seconds(todo / rate)} at ~{rate:,.0f} texts/s"
+        f"(batch {embedder.encode_batch}): about {_fmt_seconds(todo / rate)} at ~{rate:,.0f} texts/s"
         + (f" in one process, less with the {embedder.workers} worker processes it starts" if embedder.pays_for_workers(todo) else "")
         + f"; chunks of {chunk:,} are saved as they finish, so an interrupted build resumes"
     )

@@ -17,12 +17,12 @@ from eventkg.tasks.models.base import Completion, Model, Request
 class HFModel(Model):
     """A local Hugging Face model folder, run with ``transformers`` (no hub access)."""
 
-    def __init__(self, path: str, device: str | None = None, batch_size: int = 4) -> None:
+    def __init__(self, path: str, device: str | None = None, generate_batch: int = 4) -> None:
         if not path or not Path(path).expanduser().is_dir():
             raise ModelSpecError(f"hf model {path!r}: not a local model folder (hf:PATH needs a directory with config.json)")
         self.path = str(Path(path).expanduser().resolve())
         self.device = device
-        self.batch_size = batch_size
+        self.generate_batch = generate_batch
         self.name = f"hf:{Path(self.path).name}"
         self._model: Any = None
         self._tok: Any = None
@@ -54,8 +54,8 @@ class HFModel(Model):
 
         self._load()
         out: list[Completion] = []
-        for i in range(0, len(requests), self.batch_size):
-            chunk = requests[i : i + self.batch_size]
+        for i in range(0, len(requests), self.generate_batch):
+            chunk = requests[i : i + self.generate_batch]
             enc = self._tok([self._text(r) for r in chunk], return_tensors="pt", padding=True).to(self._device)
             with torch.no_grad():
                 gen = self._model.generate(**enc, max_new_tokens=max(r.max_tokens or 512 for r in chunk), do_sample=False,

@@ -198,8 +198,8 @@ def test_get_iter_and_fetch_graph(store):
     ids = small_world(store)
     got = store.get_nodes("Event", [ids["study"], "missing"])
     assert set(got) == {ids["study"]}
-    assert {n["text"] for n in store.iter_nodes("Event", batch_size=2)} == set(ids)
-    assert len(list(store.iter_edges("CAUSES", batch_size=1))) == 2
+    assert {n["text"] for n in store.iter_nodes("Event", page_size=2)} == set(ids)
+    assert len(list(store.iter_edges("CAUSES", page_size=1))) == 2
     g = store.fetch_graph(["CAUSES", "BEFORE"])
     assert g.number_of_edges() == 3
     assert g.nodes[ids["celebrate"]]["text"] == "celebrate"

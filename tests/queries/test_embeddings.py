@@ -33,7 +33,7 @@ def test_bundled_model_is_the_default(monkeypatch):
 
 
 def test_encode_normalised_float32_in_order():
-    emb = Embedder(batch_size=2)
+    emb = Embedder(encode_batch=2)
     texts = ["cook dinner", "prepare a meal", "fly to Paris", "cook dinner"]
     v = emb.encode(texts)
     assert v.dtype == np.float32 and v.shape == (4, 384) and v.flags.c_contiguous
@@ -86,7 +86,7 @@ def test_big_inputs_through_worker_processes_equal_one_process(monkeypatch):
     monkeypatch.setattr(vector_embeddings, "POOL_MIN_TEXTS", 400)
     texts = [f"{who} {verb} the {what}" for who in ("I", "she", "the dog", "they") for verb in
              ("cook", "see", "carry", "lose", "buy") for what in ("meal", "bag", "car")]
-    pooled = Embedder(device="cpu", workers=2, batch_size=4)
+    pooled = Embedder(device="cpu", workers=2, encode_batch=4)
     pooled.expect(399)
     assert pooled._pool is None  # too few to pay for the workers' start
     try:
@@ -98,7 +98,7 @@ def test_big_inputs_through_worker_processes_equal_one_process(monkeypatch):
     finally:
         pooled.close()
     assert pooled._pool is None
-    one = Embedder(device="cpu", workers=1, batch_size=8).encode(texts)
+    one = Embedder(device="cpu", workers=1, encode_batch=8).encode(texts)
     assert v.shape == (60, 384) and np.allclose(v, one, atol=1e-5)
 
 
@@ -107,7 +107,7 @@ def test_the_index_build_starts_the_workers_for_many_texts_and_stops_them(monkey
 
     monkeypatch.setattr(vector_embeddings, "POOL_MIN_TEXTS", 50)
     texts = [f"event number {i} happens" for i in range(64)]
-    embedder = Embedder(device="cpu", workers=2, batch_size=2)
+    embedder = Embedder(device="cpu", workers=2, encode_batch=2)
     started = []
     monkeypatch.setattr(embedder, "_start_pool", lambda real=embedder._start_pool: started.append(1) or real())
     plan = {"model": embedder.name, "dim": 384, "n": len(texts), "chunk": 16}

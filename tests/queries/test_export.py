@@ -81,7 +81,7 @@ def statements(g: Graph) -> dict[tuple[str, str, str], dict[str, set]]:
 @pytest.mark.parametrize("suffix", [".ttl", ".nt"])
 def test_rdf_parses_back_to_the_store(loaded, tmp_path: Path, suffix: str) -> None:
     path = tmp_path / f"graph{suffix}"
-    export_rdf(loaded, path, batch_size=97)  # many batches: the streamed pieces must join up
+    export_rdf(loaded, path, page_size=97)  # many batches: the streamed pieces must join up
     g = parse_rdf(path)
     counts = loaded.counts()
     for rtype, n in counts["edges"].items():
@@ -96,7 +96,7 @@ def test_rdf_parses_back_to_the_store(loaded, tmp_path: Path, suffix: str) -> No
 
 def test_rdf_keeps_node_text_sources_and_lists(loaded, tmp_path: Path) -> None:
     path = tmp_path / "graph.ttl"
-    export_rdf(loaded, path, batch_size=500)
+    export_rdf(loaded, path, page_size=500)
     g = parse_rdf(path)
     text, sources = URIRef(EKG + "text"), URIRef(EKG + "sources")
     for event in loaded.iter_nodes("Event"):
@@ -191,7 +191,7 @@ def test_a_graph_outside_the_model_is_refused_and_leaves_no_file(tmp_path: Path)
     g.add_node("a", label="Event", text="a")
     g.add_node("b", label="Event", colour="red")
     with pytest.raises(ExportError, match="'colour' is not declared"):
-        export_rdf(g, tmp_path / "g.ttl", batch_size=1)  # node "a" is written before "b" fails
+        export_rdf(g, tmp_path / "g.ttl", page_size=1)  # node "a" is written before "b" fails
     with pytest.raises(ExportError, match="'colour' is not declared"):
         export_graphml(g, tmp_path / "g.graphml")
     assert list(tmp_path.iterdir()) == []

@@ -150,9 +150,9 @@ def test_index_kind_is_a_setting_and_persisted(world, monkeypatch):
 
 
 def test_device_setting():
-    from eventkg.queries.vectors.embeddings import EmbeddingModelError, default_batch_size, resolve_device
+    from eventkg.queries.vectors.embeddings import EmbeddingModelError, default_encode_batch, resolve_device
 
-    assert resolve_device("cpu") == "cpu" and default_batch_size("cpu") == 64
+    assert resolve_device("cpu") == "cpu" and default_encode_batch("cpu") == 64
     import torch
 
     assert resolve_device("auto") == ("cuda" if torch.cuda.is_available() else resolve_device("auto"))
