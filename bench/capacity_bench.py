@@ -1,3 +1,4 @@
+
 """The capacity model's figures: every cost of ``docs/scale.md`` at several sizes in one run, each beside its floor.
 
     .venv/bin/python -m bench.capacity_bench --workdir DIR
@@ -52,6 +53,7 @@ from bench.common import (
     questions_cli_runs,
     timed,
 )
+from eventkg import ingest_source
 
 SIZES = "1000000,3000000,10000000"
 STEPS = ("scan", "ingest", "questions-cold", "questions-warm", "export", "export-floor", "neo4j", "bolt")
@@ -166,14 +168,13 @@ def bolt_ingest(kg: str) -> dict:
     """``ingest aser`` through Bolt into a server on Neo4j's default memory, its heap sampled."""
     from eventkg.graphstore.neo4j.server import launch as neo4j_server
     from eventkg.graphstore.neo4j.store import Neo4jStore
-    from eventkg.ingest import aser
 
     server = neo4j_server.start(heap=None, pagecache=None, home=None)
     try:
         store, counter = Neo4jStore(server.url), Neo4jStore(server.url)
         sampler = HeapSampler(server.process.pid, lambda: sum(counter.counts()["edges"].values()))
         t = time.perf_counter()
-        aser.load(store, kg)
+        ingest_source(store, "aser", kg)
         out = {"ingest_s": time.perf_counter() - t, **sampler.stop()}
         out["edges"] = sum(store.counts()["edges"].values())
         out["edge_rate"] = out["edges"] / out["ingest_s"]

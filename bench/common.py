@@ -1,3 +1,4 @@
+
 """What the bench scripts share: child processes measured on their own, the generated ASER files, the
 engine's own bulk load (the floor of an ingest), and the CLI's question runs.
 
@@ -19,6 +20,8 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+
+from eventkg import ingest_source
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -156,10 +159,9 @@ def engine_tables(kg: str, folder: str) -> None:
 
     from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
     from eventkg.graphstore.tables import conform_table, dedupe
-    from eventkg.ingest import aser
 
     sink = Sink(keep=True)
-    aser.load(sink, kg)
+    ingest_source(sink, "aser", kg)
     Path(folder).mkdir(parents=True, exist_ok=True)
     for name in [*NODE_TYPES, *REL_TYPES]:
         if name in sink.tables:

@@ -18,8 +18,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from eventkg import ingest_source
 from eventkg.graphstore import open_store
-from eventkg.ingest.ev2 import load
 from eventkg.tasks.models import load_model
 from eventkg.tasks.registry import get_task
 from eventkg.tasks.runner import evaluate
@@ -54,7 +54,7 @@ def run(folder: Path, db: Path, specs: tuple[str, ...]) -> tuple[dict, int]:
     """{(task, level, spec): (metrics, {question key: parsed})}, rows rejected."""
     out = {}
     with open_store(str(db)) as store:
-        report = load(store, folder, on_error="skip")
+        report = ingest_source(store, "ev2", folder, on_error="skip")
         for task, level in CELLS:
             for spec in specs:
                 r = evaluate(

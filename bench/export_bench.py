@@ -1,3 +1,4 @@
+
 """Export speed and peak memory: streamed RDF and GraphML beside their baselines, in one run.
 
     .venv/bin/python -m bench.export_bench                # 20,000 events
@@ -30,6 +31,7 @@ import time
 from pathlib import Path
 
 from bench.common import ROOT
+from eventkg import ingest_source
 
 MODES = ("read", "rdf-whole-nt", "nt", "ttl", "graphml")
 
@@ -65,13 +67,12 @@ def run_mode(mode: str, store_url: str, out_dir: Path) -> dict:
 
 def build_store(workdir: Path, events: int, relations: int) -> tuple[str, dict]:
     from eventkg.graphstore import open_store
-    from eventkg.ingest import aser
     from eventkg.ingest.synthetic import make_aser_kg
 
     kg = make_aser_kg(workdir / "KG.db", events, relations)
     url = str(workdir / "bench.lbug")
     with open_store(url) as store:
-        aser.load(store, kg)
+        ingest_source(store, "aser", kg)
         counts = store.counts()
     return url, counts
 

@@ -1,3 +1,4 @@
+
 """ASER ingest benchmark on a toolkit-shaped KG.db: wall time, CPU and peak RSS of each way in, beside a plain scan.
 
     .venv/bin/python -m bench.ingest_bench                       # 1M eventualities / 3M relations
@@ -24,7 +25,7 @@ shows how much of the 2 cores it keeps busy; peak RSS from ``wait4``'s ``ru_maxr
   under the memory the ingest may use, where the default pool takes most of the machine;
 * ``loader``     — the ASER loader with a store that discards batches (our share; not run
   by default);
-* ``ingest``     — ``eventkg.ingest.aser.load`` into a fresh LadybugDB store;
+* ``ingest``     — ``eventkg.ingest_source(store, "aser", ...)`` into a fresh LadybugDB store;
 * ``ingest-map`` — the same with ``--map-events`` (CAUSES/BEFORE edges too);
 * ``crash``      — an ingest killed with SIGKILL at a fixed point (right after the first
   checkpoint that leaves more than half of the held rel tables durable: nodes and those
@@ -63,6 +64,7 @@ from bench.common import (
     tables_folder,
     write_engine_tables,
 )
+from eventkg import ingest_source
 
 MODULE = "bench.ingest_bench"
 
@@ -104,7 +106,7 @@ def ingest(mode: str, kg: str, store_path: str, batch_size: int | None) -> dict:
 
     options = {"batch_size": batch_size} if batch_size else {}
     if mode == "loader":
-        return {"rows": aser.load(Sink(keep=False), kg, **options).rows}
+        return {"rows": ingest_source(Sink(keep=False), "aser", kg, **options).rows}
     store = open_store(store_path)
     if mode == "crash-first":
         kill_after_durable_share(store)
@@ -116,7 +118,7 @@ def ingest(mode: str, kg: str, store_path: str, batch_size: int | None) -> dict:
         eid_map_bytes.append(self.nbytes)
 
     aser.EidMap.freeze = measured_freeze
-    report = aser.load(store, kg, map_events=mode == "ingest-map", **options)
+    report = ingest_source(store, "aser", kg, map_events=mode == "ingest-map", **options)
     counts = store.counts()
     keyset_bytes = store._keys.nbytes()
     store.close()

@@ -1,3 +1,4 @@
+
 """ASER ``KG.db`` into Neo4j, two ways, each measured in one call of :func:`child`.
 
     .venv/bin/python -m bench.neo4j_modes --kg KG.db --mode neo4j-bolt
@@ -5,7 +6,7 @@
 
 * ``neo4j-bolt``: a Neo4j server with Neo4j's default memory settings (512 MB heap, page
   cache as Neo4j sizes it, default transaction memory limit) from
-  ``eventkg.graphstore.neo4j.server.launch``; ``eventkg.ingest.aser.load`` writes the file through Bolt
+  ``eventkg.graphstore.neo4j.server.launch``; ``eventkg.ingest_source(store, "aser", ...)`` writes the file through Bolt
   (``Neo4jStore``). ``seconds`` is the ingest alone (the server is up before the clock
   starts); ``rate`` is Relations rows/s, ``edge_rate`` typed edges/s (a row gives 1-3).
   Then, on the same server and in the same run, the baseline: the raw driver writing
@@ -19,7 +20,7 @@
   ``server_cpu`` says which side the ingest's time went to. The server JVM is warm when the
   baselines run (the ingest paid its JIT warm-up: ~115 µs of server CPU per node on the
   first 96K nodes against ~30 µs warm).
-* ``neo4j-bulk``: ``eventkg.ingest.aser.load`` into a fresh embedded store (``embedded_s``, not part of
+* ``neo4j-bulk``: ``eventkg.ingest_source(store, "aser", ...)`` into a fresh embedded store (``embedded_s``, not part of
   ``seconds``), then the bulk path: ``export neo4j-import`` CSV files (``export_s``),
   ``neo4j-admin database import full`` (``import_s``, as ``neo4j_server.start(import_dir=...)``
   runs it, the initial password written first), the server up (``up_s``), and the
@@ -45,6 +46,7 @@ import time
 from pathlib import Path
 
 from bench.common import peak_rss_of
+from eventkg import ingest_source
 
 MODES = ("neo4j-bolt", "neo4j-bulk")
 RAW_EDGES = 200_000  # edges the raw-driver baseline writes
@@ -133,14 +135,13 @@ def raw_create_rate(server, n_edges: int = RAW_EDGES, batch: int = RAW_BATCH, *,
 def _bolt(kg_path: str, workdir: Path, out: dict) -> None:
     from eventkg.graphstore.neo4j.server import launch as neo4j_server
     from eventkg.graphstore.neo4j.store import Neo4jStore
-    from eventkg.ingest import aser
 
     server = neo4j_server.start(heap=None, pagecache=None, home=None)  # Neo4j's default memory settings
     try:
         store = Neo4jStore(server.url)
         server_cpu0 = _proc_cpu(server.process.pid)
         start, cpu = time.perf_counter(), _cpu_self_and_children()
-        report = aser.load(store, kg_path)
+        report = ingest_source(store, "aser", kg_path)
         out["seconds"] = time.perf_counter() - start
         out["client_cpu"] = _cpu_self_and_children() - cpu
         out["server_cpu"] = _proc_cpu(server.process.pid) - server_cpu0
@@ -178,7 +179,6 @@ def _bulk(kg_path: str, workdir: Path, out: dict) -> None:
     from eventkg.graphstore.neo4j.server import launch as neo4j_server
     from eventkg.graphstore.neo4j.server.jars import cache_dir
     from eventkg.graphstore.neo4j.store import Neo4jStore
-    from eventkg.ingest import aser
 
     lbug, csv_dir, home = workdir / "bulk.lbug", workdir / "neo4j-import", workdir / "neo4j-home"
     for path in (csv_dir, home):
@@ -189,7 +189,7 @@ def _bulk(kg_path: str, workdir: Path, out: dict) -> None:
         neo4j_cds.flags(cache_dir(), role, classpath) for role in (neo4j_cds.ADMIN, neo4j_cds.SERVER))
     start = time.perf_counter()
     with open_store(str(lbug)) as emb:
-        aser.load(emb, kg_path)
+        ingest_source(emb, "aser", kg_path)
     out["embedded_s"] = time.perf_counter() - start
 
     start, cpu = time.perf_counter(), _cpu_self_and_children()

@@ -19,7 +19,7 @@ Every figure sits beside a baseline measured in the same run:
    noise (sentence embeddings have a low intrinsic dimension), and ``uniform`` = uniformly
    random unit vectors, the worst case for any ANN index (no structure to exploit).
 3. **retrieve**: ``retrieve(k=5, hops=2)`` p50/p95 on the store ``ingest/synthetic.py``
-   generates (1M eventualities, 3M relations) ingested with ``aser.load(map_events=True)``,
+   generates (1M eventualities, 3M relations) ingested with ``ingest_source(store, "aser", path, map_events=True)``,
    plus ``--hubs`` hub events with ``--hub-degree`` (12K) CAUSES/BEFORE neighbours each,
    written by this script (the synthetic generator has no hubs). Half the queries are
    texts of hubs or hub neighbours, so the seeds sit on hubs. The store's vector index is
@@ -49,6 +49,7 @@ import faiss
 import numpy as np
 
 from bench.common import default_workdir
+from eventkg import ingest_source
 from eventkg.graphstore import open_store
 from eventkg.graphstore.base import Batch, GraphStore
 from eventkg.queries import adjacency, columnar
@@ -205,7 +206,6 @@ class WordsEmbedder(Embedder):
 
 
 def make_store(workdir: Path, events: int, relations: int, hubs: int, hub_degree: int, fresh: bool) -> tuple[Path, dict]:
-    from eventkg.ingest import aser
     from eventkg.ingest.synthetic import make_aser_kg
 
     kg = workdir / f"kg-{events}-{relations}.db"
@@ -221,7 +221,7 @@ def make_store(workdir: Path, events: int, relations: int, hubs: int, hub_degree
         _, info["generate_s"] = timed(make_aser_kg, kg, events, relations)
     t = time.perf_counter()
     with open_store(str(path)) as store:
-        aser.load(store, kg, map_events=True)
+        ingest_source(store, "aser", kg, map_events=True)
         ids = columnar.event_texts(store).column("id").to_pylist()
         rng = random.Random(5)
         hub_ids = rng.sample(ids, hubs)

@@ -1,3 +1,4 @@
+
 """Where a re-run's memory goes: an ASER ingest into a store, with VmRSS / VmHWM printed at each phase.
 
     .venv/bin/python -m bench.ingest_bench --child crash-first KG.db DIR/s.lbug   # a killed first run
@@ -17,6 +18,8 @@ from __future__ import annotations
 import sys
 import threading
 import time
+
+from eventkg import ingest_source
 
 PEAK_STEP_MB = 25
 
@@ -38,7 +41,6 @@ def main(kg: str, store_path: str, map_events: bool = False) -> None:
     from eventkg.graphstore import open_store
     from eventkg.graphstore.ladybug.bulk.waiting import WaitingRows
     from eventkg.graphstore.ladybug.stored_keys import StoredKeys
-    from eventkg.ingest import aser
 
     start = time.perf_counter()
 
@@ -75,7 +77,7 @@ def main(kg: str, store_path: str, map_events: bool = False) -> None:
     store = open_store(store_path)
     log("opened")
     store.on_bulk_write = lambda message: log(message) if message else None
-    aser.load(store, kg, map_events=map_events)
+    ingest_source(store, "aser", kg, map_events=map_events)
     log("loaded")
     store.close()
     log("closed")

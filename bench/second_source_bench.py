@@ -1,3 +1,4 @@
+
 """A second ASER file into a store that holds a graph already: wall time, CPU and peak RSS.
 
     .venv/bin/python -m bench.second_source_bench --workdir DIR
@@ -41,6 +42,7 @@ import time
 from pathlib import Path
 
 from bench.common import child_result, cpu_seconds, default_workdir, fresh, generated_kg, run_child
+from eventkg import ingest_source
 
 UPDATED_EVENTS = 25_000  # about what ASER 330K/1M changes of the 1M/3M graph's events (repeated texts)
 MODES = ("fresh", "onto", "onto-before", "onto-no-digests", "onto-no-digests-before", "engine-floor")
@@ -51,14 +53,13 @@ def child(mode: str, kg: str, store_path: str) -> None:
     from eventkg.graphstore import open_store
     from eventkg.graphstore.ladybug.bulk import held_tables
     from eventkg.graphstore.ladybug.database import import_ladybug
-    from eventkg.ingest import aser
 
     import_ladybug()
     if mode.endswith("-before"):
         held_tables.CHECKPOINT_APPENDS = False
     start, cpu = time.perf_counter(), cpu_seconds()
     with open_store(store_path) as store:
-        report = aser.load(store, kg, map_events=True)
+        report = ingest_source(store, "aser", kg, map_events=True)
         counts = store.counts()
     print(json.dumps({"mode": mode, "rows": report.rows, "seconds": time.perf_counter() - start,
                       "cpu": cpu_seconds() - cpu, "counts": counts, "created": report.created,

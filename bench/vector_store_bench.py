@@ -103,12 +103,12 @@ def step_samples(work: Path) -> dict:
 def step_aser(work: Path, n: int) -> dict:
     from eventkg import open_store
     from eventkg.ingest.aser_shape import make_aser_shape_kg
-    from eventkg.ingest.registry import load
+    from eventkg.ingest.registry import ingest_source
     from eventkg.queries.retrieve import retrieve
 
     db = make_aser_shape_kg(work / "KG.db", n, 3 * n, seed=11)
     store = open_store(str(work / "aser.lbug"))
-    load(store, "aser", db, map_events=True)
+    ingest_source(store, "aser", db, map_events=True)
     result = {"opens": opens(store, ["schema", None])}
     from eventkg.queries.vectors import index as vx
 

@@ -31,7 +31,7 @@ _API: dict[str, str] = {
     "Batch": "eventkg.graphstore.base:Batch",
     "StoreError": "eventkg.graphstore.base:StoreError",
     # ingest
-    "ingest_source": "eventkg.ingest.registry:load",
+    "ingest_source": "eventkg.ingest.registry:ingest_source",
     "LOADERS": "eventkg.ingest.registry:LOADERS",
     # queries
     "induce": "eventkg.queries.induce:induce",

@@ -131,7 +131,7 @@ def _silent(step: str, done: int, total: int | None) -> None:
 
 def ingest_samples(store: GraphStore, root: Path = SAMPLES, progress: Progress = _silent) -> list[dict[str, Any]]:
     """Every bundled sample into ``store`` (idempotent upserts); one summary dict per source."""
-    from eventkg.ingest.registry import load
+    from eventkg.ingest.registry import ingest_source
 
     out = []
     for src in SOURCES:
@@ -140,7 +140,7 @@ def ingest_samples(store: GraphStore, root: Path = SAMPLES, progress: Progress =
             raise DemoError(f"{path}: bundled sample missing (the package was installed without its sample files)")
         step = f"ingest {src.name}"
         progress(step, 0, None)
-        report = load(store, src.name, path, progress=lambda rows, rejected, step=step: progress(step, rows, None),
+        report = ingest_source(store, src.name, path, progress=lambda rows, rejected, step=step: progress(step, rows, None),
                       **src.load_options(root))
         progress(step, report.rows, report.rows)
         out.append({"source": src.name, "path": str(path), "rows": report.rows, "rejected": report.rejected,

@@ -1,8 +1,10 @@
 """Loaders: one module per source, each a streaming pipeline parse -> validate -> normalise -> batch -> store.
 
->>> from eventkg import open_store
->>> from eventkg.ingest import ev2
->>> report = ev2.load(open_store("/tmp/kg.lbug"), "ingest/samples/ev2", on_error="skip")  # doctest: +SKIP
+One entry point, the registry's :func:`~eventkg.ingest.registry.ingest_source` (also
+``eventkg.ingest_source``); each source's defaults are declared in its registry entry::
+
+    >>> from eventkg import ingest_source, open_store
+    >>> report = ingest_source(open_store("kg.lbug"), "ev2", "ingest/samples/ev2", on_error="skip")  # doctest: +SKIP
 
 Modules: :mod:`eventkg.ingest.ev2`, :mod:`eventkg.ingest.eeckg`, :mod:`eventkg.ingest.aser`, :mod:`eventkg.ingest.abspyramid`,
 :mod:`eventkg.ingest.clomo`; shared pieces in :mod:`eventkg.ingest.pipeline`, :mod:`eventkg.ingest.nodes`,

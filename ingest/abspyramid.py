@@ -39,7 +39,6 @@ from eventkg.ingest.checks import Keys
 from eventkg.ingest.errors import RowError
 from eventkg.ingest.nodes import edge_row, event_row, node_row
 from eventkg.ingest.pipeline import (
-    IngestReport,
     Parsed,
     Reject,
     Row,
@@ -146,12 +145,3 @@ def parse(source: Source) -> Parsed:
     return Parsed(files, iter_rows(files, source.keys))
 
 
-def load(store, path: str | Path, **options: Any) -> IngestReport:
-    """``eventkg.ingest.registry.load(store, 'abspyramid', path, **options)``: the library call that
-    ``eventkg ingest abspyramid PATH`` makes.
-
-    >>> report = load(store, "ingest/samples/abspyramid")  # doctest: +SKIP
-    """
-    from eventkg.ingest.registry import load as registry_load
-
-    return registry_load(store, SOURCE, path, **options)

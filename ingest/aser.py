@@ -71,7 +71,7 @@ from eventkg.graphstore.keyset import BucketIndex, fingerprints
 from eventkg.graphstore.model import ASER_RELATIONS, ID_ALPHABET, ID_CHARS, ID_DIGEST_BYTES, normalise_text, upper_snake
 from eventkg.ingest.errors import MissingFilesError, WrongSchemaError
 from eventkg.ingest.nodes import edge_row, fast_event_id, node_row
-from eventkg.ingest.pipeline import Chunk, IngestReport, Parsed, Prefetch, Reject, Row, Source
+from eventkg.ingest.pipeline import Chunk, Parsed, Prefetch, Reject, Row, Source
 from eventkg.ingest.sqlite_arrow import (
     NUMBER,
     TEXT,
@@ -583,15 +583,6 @@ def parse(source: Source, map_events: bool = False, concepts: str | Path | None 
     return Parsed(files + ([cpath] if cpath else []), _prepend(first, items), prefetch=True)
 
 
-def load(store, path: str | Path, **options: Any) -> IngestReport:
-    """``eventkg.ingest.registry.load(store, 'aser', path, **options)``: the library call that
-    ``eventkg ingest aser PATH`` makes.
-
-    >>> report = load(store, "ingest/samples/aser")  # doctest: +SKIP
-    """
-    from eventkg.ingest.registry import load as registry_load
-
-    return registry_load(store, SOURCE, path, **options)
 
 
 def _prepend(first: Row | Reject | Chunk | None, rest: Iterator[Row | Reject | Chunk]) -> Iterator[Row | Reject | Chunk]:

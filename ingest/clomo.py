@@ -45,7 +45,6 @@ from eventkg.ingest.checks import Keys, missing_parts
 from eventkg.ingest.errors import RowError
 from eventkg.ingest.nodes import edge_row, node_row
 from eventkg.ingest.pipeline import (
-    IngestReport,
     Parsed,
     Reject,
     Row,
@@ -238,12 +237,3 @@ def parse(source: Source, partial: bool = False) -> Parsed:
     return Parsed(files, iter_rows(files, source.keys), left_out)
 
 
-def load(store, path: str | Path, **options: Any) -> IngestReport:
-    """``eventkg.ingest.registry.load(store, 'clomo', path, **options)``: the library call that
-    ``eventkg ingest clomo PATH`` makes.
-
-    >>> report = load(store, "ingest/samples/clomo")  # doctest: +SKIP
-    """
-    from eventkg.ingest.registry import load as registry_load
-
-    return registry_load(store, SOURCE, path, **options)

@@ -51,7 +51,6 @@ from eventkg.ingest.checks import Keys
 from eventkg.ingest.errors import RowError
 from eventkg.ingest.nodes import edge_row, event_relation_edge, event_row
 from eventkg.ingest.pipeline import (
-    IngestReport,
     Parsed,
     Reject,
     Row,
@@ -255,12 +254,3 @@ def parse(source: Source) -> Parsed:
     return Parsed(files, iter_rows(files, source.keys))
 
 
-def load(store, path: str | Path, **options: Any) -> IngestReport:
-    """``eventkg.ingest.registry.load(store, 'eeckg', path, **options)``: the library call that
-    ``eventkg ingest eeckg PATH`` makes.
-
-    >>> report = load(store, "ingest/samples/eeckg")  # doctest: +SKIP
-    """
-    from eventkg.ingest.registry import load as registry_load
-
-    return registry_load(store, SOURCE, path, **options)

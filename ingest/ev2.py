@@ -82,7 +82,6 @@ from eventkg.ingest.checks import Keys, missing_parts
 from eventkg.ingest.errors import RowError
 from eventkg.ingest.nodes import edge_row, event_relation_edge, event_row, node_row
 from eventkg.ingest.pipeline import (
-    IngestReport,
     Parsed,
     Reject,
     Row,
@@ -430,12 +429,3 @@ def parse(source: Source, partial: bool = False) -> Parsed:
                   counts=lambda: {WITHOUT_TEXT: len(without_text)})
 
 
-def load(store, path: str | Path, **options: Any) -> IngestReport:
-    """``eventkg.ingest.registry.load(store, 'ev2', path, **options)``: the library call that
-    ``eventkg ingest ev2 PATH`` makes.
-
-    >>> report = load(store, "ingest/samples/ev2")  # doctest: +SKIP
-    """
-    from eventkg.ingest.registry import load as registry_load
-
-    return registry_load(store, SOURCE, path, **options)

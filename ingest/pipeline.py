@@ -562,7 +562,7 @@ def ingest(store: GraphStore, source: str, parse: Parse, path: str | Path, *, on
     """One loader's ingest: ``parse`` the files at ``path``, then :func:`run` the items into ``store``.
 
     The body every loader shares: the keys checked across the ingest, the report's repeats,
-    left-out parts and the loader's own counts. :func:`eventkg.ingest.registry.load` calls it.
+    left-out parts and the loader's own counts. :func:`eventkg.ingest.registry.ingest_source` calls it.
     """
     keys = Keys()
     parsed = parse(Source(Path(path), keys, limit, batch_size), **own)

@@ -167,7 +167,7 @@ def check_options(info: LoaderInfo, options: dict[str, Any]) -> None:
         raise LoaderError(f"source {info.name!r} does not take {name}{whose}; {info.name} takes {takes}", name)
 
 
-def load(store: GraphStore, source: str, path: str | Path, **options: Any) -> IngestReport:
+def ingest_source(store: GraphStore, source: str, path: str | Path, **options: Any) -> IngestReport:
     """Ingest ``path`` into ``store`` with the loader registered as ``source``.
 
     The registry runs the pipeline (:func:`eventkg.ingest.pipeline.ingest`) on the loader's
@@ -190,7 +190,7 @@ def load(store: GraphStore, source: str, path: str | Path, **options: Any) -> In
             line and reason.
 
     Examples:
-        >>> load(store, "ev2", "ingest/samples/ev2", on_error="skip")  # doctest: +SKIP
+        >>> ingest_source(store, "ev2", "ingest/samples/ev2", on_error="skip")  # doctest: +SKIP
     """
     from eventkg.ingest.pipeline import ingest
 

@@ -1,6 +1,6 @@
 """``eventkg ingest SOURCE PATH``: one command for every loader of :data:`eventkg.ingest.registry.LOADERS`.
 
-A thin skin over :func:`eventkg.ingest.registry.load`: this module parses options, draws the
+A thin skin over :func:`eventkg.ingest.registry.ingest_source`: this module parses options, draws the
 progress bar and prints the summary. Each registry entry declares its own options
 (:class:`~eventkg.ingest.registry.LoaderOption`); they are added to the command's signature
 here, under a help panel naming their source, so ``eventkg ingest --help`` teaches them and
@@ -48,7 +48,7 @@ def ingest_command(
     if source is None or path is None:
         console.print(ctx.get_help())
         raise typer.Exit(0 if source is None else EXIT_CODE)
-    from eventkg.ingest.registry import check_options, get_loader, load
+    from eventkg.ingest.registry import check_options, get_loader, ingest_source
 
     options: dict[str, Any] = {"on_error": on_error, "rejects": rejects, "limit": limit}
     if batch_size is not None:  # otherwise each loader's measured default applies
@@ -59,7 +59,7 @@ def ingest_command(
         check_paths(state(ctx).store_url, rejects)
         with state(ctx).open() as store, IngestProgress(source, disabled=as_json) as bar:
             store.on_bulk_write = bar.stage
-            report = load(store, source, path, progress=bar.rows, **options)
+            report = ingest_source(store, source, path, progress=bar.rows, **options)
     except EventKGError as exc:  # one line even under typer's test runner (cli.main is not in the way)
         typer.echo(f"error: {with_flag(exc)}", err=True)
         raise typer.Exit(EXIT_CODE) from None

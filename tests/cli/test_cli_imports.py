@@ -1,3 +1,4 @@
+
 """``eventkg --help``, ``eventkg ingest --help`` and ``eventkg stats`` load no heavy library.
 
 Each runs in its own process under ``python -X importtime``, whose stderr names every module
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from eventkg.ingest.clomo import load
+from eventkg import ingest_source
 from tests.support.paths import SAMPLES
 
 HEAVY = ("torch", "sentence_transformers", "faiss", "sklearn", "nltk", "matplotlib", "rdflib", "transformers")
@@ -38,7 +39,7 @@ def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     path = tmp_path_factory.mktemp("imports") / "kg.lbug"
     with open_store(str(path)) as store:
-        load(store, SAMPLES / "clomo")
+        ingest_source(store, "clomo", SAMPLES / "clomo")
     return path
 
 

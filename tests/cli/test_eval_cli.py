@@ -1,3 +1,4 @@
+
 """``eventkg eval`` user errors: a wrong ``--model`` spec, an unreachable server or an unknown
 task is one line on stderr and exit code 2, never a traceback, and writes no report."""
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from eventkg.ingest.ev2 import load
+from eventkg import ingest_source
 from tests.support.paths import CHECKOUT
 
 ROOT = CHECKOUT
@@ -17,7 +18,7 @@ ROOT = CHECKOUT
 
 @pytest.fixture
 def ev2_url(embedded_store, samples_dir: Path) -> str:
-    load(embedded_store, samples_dir / "ev2")
+    ingest_source(embedded_store, "ev2", samples_dir / "ev2")
     url = embedded_store.url
     embedded_store.close()
     return url

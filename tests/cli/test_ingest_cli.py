@@ -30,9 +30,11 @@ def test_every_ingest_command_has_help_with_example():
         assert "Example:" in result.stdout, name
 
 
-def test_registry_module_has_load():
+def test_one_entry_point_to_ingest():
+    """A loader module is its parse (the registry runs the pipeline on it); nothing else ingests."""
     for info in LOADERS.values():
-        assert callable(info.load_module().load)
+        module = info.load_module()
+        assert callable(module.parse) and not hasattr(module, "load")
     assert get_loader("ev2").name == "ev2"
 
 
@@ -96,8 +98,8 @@ def test_unknown_source_and_missing_path():
 
 
 def test_library_load_refuses_an_option_of_another_source(embedded_store, samples_dir):
-    from eventkg.ingest.registry import LoaderError, load
+    from eventkg.ingest.registry import LoaderError, ingest_source
 
     with pytest.raises(LoaderError, match="source 'clomo' does not take concepts "):
-        load(embedded_store, "clomo", samples_dir / "clomo", concepts="x.db")
-    assert load(embedded_store, "clomo", samples_dir / "clomo", limit=3).rows == 3
+        ingest_source(embedded_store, "clomo", samples_dir / "clomo", concepts="x.db")
+    assert ingest_source(embedded_store, "clomo", samples_dir / "clomo", limit=3).rows == 3

@@ -12,6 +12,7 @@ import json
 
 import pytest
 
+from eventkg import ingest_source
 from eventkg.graphstore import Batch, StoreError, open_store
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 from eventkg.graphstore.neo4j import admin_import
@@ -19,7 +20,6 @@ from eventkg.graphstore.neo4j.admin_import import _lanes, admin_arguments, expor
 from eventkg.graphstore.neo4j.schema import creation_order, schema_statements
 from eventkg.graphstore.neo4j.server import huge_pages
 from eventkg.graphstore.neo4j.server import launch as server_mod
-from eventkg.ingest import abspyramid, aser, clomo, eeckg, ev2
 from tests.support.paths import SAMPLES
 
 pytestmark = pytest.mark.neo4j
@@ -42,11 +42,11 @@ def awkward_batch() -> Batch:
 
 
 def load_all(store) -> None:
-    ev2.load(store, SAMPLES / "ev2")
-    eeckg.load(store, SAMPLES / "eeckg")
-    aser.load(store, SAMPLES / "aser", map_events=True, concepts=SAMPLES / "aser" / "concept.db")
-    abspyramid.load(store, SAMPLES / "abspyramid")
-    clomo.load(store, SAMPLES / "clomo")
+    ingest_source(store, "ev2", SAMPLES / "ev2")
+    ingest_source(store, "eeckg", SAMPLES / "eeckg")
+    ingest_source(store, "aser", SAMPLES / "aser", map_events=True, concepts=SAMPLES / "aser" / "concept.db")
+    ingest_source(store, "abspyramid", SAMPLES / "abspyramid")
+    ingest_source(store, "clomo", SAMPLES / "clomo")
     store.write_batch(awkward_batch())
 
 

@@ -17,6 +17,7 @@ import networkx as nx
 import pytest
 from typer.testing import CliRunner
 
+from eventkg import ingest_source
 from eventkg.cli.app import app
 from eventkg.graphstore import open_store
 from eventkg.graphstore.base import GraphStore
@@ -37,20 +38,19 @@ from eventkg.graphstore.saved_cypher import (
     parse_queries,
     run_saved_query,
 )
-from eventkg.ingest import abspyramid, aser, clomo, eeckg, ev2
 from eventkg.queries.induce import induce
 from tests.support.paths import SAMPLES
 from tests.support.scripts_import import load_script_module
 
-LOADERS = (ev2, eeckg, aser, abspyramid, clomo)
+SOURCES = ("ev2", "eeckg", "aser", "abspyramid", "clomo")
 world = load_script_module("sample_world")  # the facts the sample files are written from
 EVENT_TYPES = ["CAUSES", "BEFORE", "HAS_SUBEVENT"]
 runner = CliRunner()
 
 
 def ingest_samples(store: GraphStore, samples: Path) -> None:
-    for module in LOADERS:
-        module.load(store, samples / module.__name__.rsplit(".", 1)[1])
+    for source in SOURCES:
+        ingest_source(store, source, samples / source)
 
 
 @pytest.fixture(scope="module")
@@ -478,7 +478,7 @@ def test_backend_of(tmp_path: Path) -> None:
 def abs_store(tmp_path: Path, samples_dir: Path) -> str:
     url = str(tmp_path / "abs.lbug")
     with open_store(url) as s:
-        abspyramid.load(s, samples_dir / "abspyramid")
+        ingest_source(s, "abspyramid", samples_dir / "abspyramid")
     return url
 
 

@@ -72,7 +72,7 @@ _CRASH = textwrap.dedent("""
             os._exit(9)  # like SIGKILL: no cleanup runs
         return copied
     TableWriter.copy_staged = copy_then_die
-    registry.load(open_store(sys.argv[1]), "eeckg", sys.argv[2])
+    registry.ingest_source(open_store(sys.argv[1]), "eeckg", sys.argv[2])
 """)
 
 

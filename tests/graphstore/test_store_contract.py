@@ -7,6 +7,7 @@ import hashlib
 
 import pytest
 
+from eventkg import ingest_source
 from eventkg.graphstore import Batch, MissingEndpointError, StoreError, WriteRefused
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES, event_id
 
@@ -31,14 +32,13 @@ def small_world(store) -> dict[str, str]:
 
 
 def test_an_ingest_refuses_a_store_with_ids_of_the_first_scheme_and_leaves_it_as_it_was(store):
-    from eventkg.ingest import ev2
     from tests.support.paths import SAMPLES
 
     old = hashlib.blake2b(b"Event\x1fschema\x1fstudy", digest_size=10).hexdigest()  # 20 hex digits
     store.upsert_nodes("Event", [{"id": old, "text": "study", "level": "schema", "sources": ["old"]}])
     before = store.counts()
     with pytest.raises(StoreError, match="older eventkg .*20 hex digits"):
-        ev2.load(store, SAMPLES / "ev2")
+        ingest_source(store, "ev2", SAMPLES / "ev2")
     assert store.counts() == before and store.unfinished_ingests() == []
 
 

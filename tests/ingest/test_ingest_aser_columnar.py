@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from eventkg import ingest_source
 from eventkg.graphstore import open_store
 from eventkg.graphstore.model import event_id
 from eventkg.ingest import aser
@@ -29,20 +30,20 @@ def kg(tmp_path):
 
 def test_small_chunks_and_the_sqlite_fallback_give_the_same_graph(tmp_path, kg, monkeypatch):
     with open_store(str(tmp_path / "a.lbug")) as a:
-        report = aser.load(a, kg, map_events=True)
+        report = ingest_source(a, "aser", kg, map_events=True)
         assert report.rows == 2000 and report.rejected == 0
         assert expect.nonzero(a.counts()) == expect.aser(kg, map_events=True)
         want = fingerprint(a)
     monkeypatch.setattr(aser, "EID_MAP_MAX", 300)  # eventualities past 300 resolve through SQLite
     with open_store(str(tmp_path / "b.lbug")) as b:
-        report = aser.load(b, kg, map_events=True, batch_size=170)
+        report = ingest_source(b, "aser", kg, map_events=True, batch_size=170)
         assert report.batches > 10
         assert fingerprint(b) == want
 
 
 def test_limit_stops_inside_the_relations(tmp_path, kg):
     with open_store(str(tmp_path / "s.lbug")) as s:
-        report = aser.load(s, kg, limit=503, batch_size=100)
+        report = ingest_source(s, "aser", kg, limit=503, batch_size=100)
         assert report.rows == 503 and report.limited
         assert s.counts()["nodes"]["Event"] == 500
         conn = sqlite3.connect(kg)
@@ -60,7 +61,7 @@ def test_words_that_need_normalising_get_the_model_id(tmp_path, samples_dir):
     conn.commit()
     conn.close()
     with open_store(str(tmp_path / "s.lbug")) as s:
-        aser.load(s, db)
+        ingest_source(s, "aser", db)
         got = s.get_nodes("Event", [event_id(w) for w in odd])
         assert len(got) == len(odd)
         assert got[event_id(odd[0])]["text"] == "PersonX eat cake"
@@ -82,14 +83,14 @@ def _broken_kg(tmp_path, samples_dir):
 def test_bad_rows_fail_with_their_id(tmp_path, samples_dir):
     db = _broken_kg(tmp_path, samples_dir)
     with open_store(str(tmp_path / "s.lbug")) as s, pytest.raises(BadRowError, match=r"\[Eventualities _id=e-blank\]: missing field 'words'"):
-        aser.load(s, db)
+        ingest_source(s, "aser", db)
 
 
 def test_bad_rows_skipped_with_reasons(tmp_path, samples_dir):
     db = _broken_kg(tmp_path, samples_dir)
     rejects = tmp_path / "r.jsonl"
     with open_store(str(tmp_path / "s.lbug")) as s:
-        report = aser.load(s, db, on_error="skip", rejects=rejects)
+        report = ingest_source(s, "aser", db, on_error="skip", rejects=rejects)
         assert report.rejected == 4
         lines = rejects.read_text().splitlines()
         reasons = {rec["line"]: rec["reason"] for rec in map(json.loads, lines)}
@@ -115,7 +116,7 @@ def test_counts_keep_every_bit(tmp_path, samples_dir):
     words = dict(conn.execute("SELECT _id, words FROM Eventualities"))
     conn.close()
     with open_store(str(tmp_path / "s.lbug")) as s:
-        aser.load(s, db)
+        ingest_source(s, "aser", db)
         src, dst = event_id(words[hid]), event_id(words[tid])
         got = [[e["count"] for e in s.iter_edges(t) if (e["src"], e["dst"]) == (src, dst)] for t in aser.REL_TYPES[: len(values)]]
         assert got == [[v] for v in values]
@@ -128,7 +129,7 @@ def test_a_corrupt_file_fails_on_one_line_naming_where(tmp_path):
         fh.seek(size // 2)
         fh.write(b"\xa5" * (size // 4))
     with open_store(str(tmp_path / "s.lbug")) as s, pytest.raises(BadRowError, match=r"unreadable SQLite data \(.*malformed"):
-        aser.load(s, kg)
+        ingest_source(s, "aser", kg)
 
 
 def test_eid_map_resolves_by_fingerprint_and_leaves_unknown_eids_to_sqlite(kg):
@@ -170,7 +171,7 @@ def test_eid_map_keeps_stable_event_ids_as_bytes_and_gives_the_same_strings_back
 
 def test_eids_sharing_a_first_hash_resolve_through_sqlite_and_give_the_same_graph(tmp_path, kg, monkeypatch):
     with open_store(str(tmp_path / "a.lbug")) as a:
-        aser.load(a, kg, map_events=True)
+        ingest_source(a, "aser", kg, map_events=True)
         want = fingerprint(a)
     real = aser.fingerprints
 
@@ -183,7 +184,7 @@ def test_eids_sharing_a_first_hash_resolve_through_sqlite_and_give_the_same_grap
     from_sqlite = aser.EidMap._from_sqlite
     monkeypatch.setattr(aser.EidMap, "_from_sqlite", lambda self, e, o: asked.append(len(e)) or from_sqlite(self, e, o))
     with open_store(str(tmp_path / "b.lbug")) as b:
-        aser.load(b, kg, map_events=True)
+        ingest_source(b, "aser", kg, map_events=True)
         assert asked and fingerprint(b) == want
 
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from eventkg import ingest_source
 from eventkg.graphstore import open_store
 from eventkg.graphstore.model import ASER_RELATIONS, upper_snake
-from eventkg.ingest import aser
 from eventkg.ingest.aser_shape import make_aser_shape_kg
 from tests.support.paths import CHECKOUT
 
@@ -117,7 +117,7 @@ def test_the_loader_ingests_it_exactly_with_repeats_across_batches(kg, tmp_path)
     nodes, edges = _expected(kg)
     assert nodes < N_EV  # repeated texts are one node each
     with open_store(str(tmp_path / "s.lbug")) as store:
-        report = aser.load(store, kg, batch_size=2_000)  # repeats fall into different batches
+        report = ingest_source(store, "aser", kg, batch_size=2_000)  # repeats fall into different batches
         counts = store.counts()
     assert report.rejected == 0
     assert counts["nodes"]["Event"] == nodes

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from eventkg.ingest import abspyramid, aser, clomo, eeckg, ev2
+from eventkg import ingest_source
 from tests.support import expected_counts as expect
 
 
@@ -14,23 +14,21 @@ def _check(store, expected: dict) -> None:
 
 @pytest.mark.parametrize("source", ["ev2", "clomo", "eeckg", "abspyramid"])
 def test_project_samples_counts(store, samples_dir, source):
-    module = {"ev2": ev2, "clomo": clomo, "eeckg": eeckg, "abspyramid": abspyramid}[source]
-    report = module.load(store, samples_dir / source)
+    report = ingest_source(store, source, samples_dir / source)
     assert report.rejected == 0 and report.rows > 0
     _check(store, getattr(expect, source)(samples_dir / source))
 
 
 def test_project_aser_counts(store, samples_dir):
     kg, cdb = samples_dir / "aser" / "KG.db", samples_dir / "aser" / "concept.db"
-    report = aser.load(store, kg, map_events=True, concepts=cdb)
+    report = ingest_source(store, "aser", kg, map_events=True, concepts=cdb)
     assert report.rejected == 0
     _check(store, expect.aser(kg, map_events=True, concepts=cdb))
 
 
 @pytest.mark.parametrize("source", ["ev2", "clomo"])
 def test_real_samples_counts(store, shared_samples, source):
-    module = {"ev2": ev2, "clomo": clomo}[source]
-    report = module.load(store, shared_samples / source)
+    report = ingest_source(store, source, shared_samples / source)
     assert report.rejected == 0 and report.rows > 0
     _check(store, getattr(expect, source)(shared_samples / source))
 
@@ -38,17 +36,17 @@ def test_real_samples_counts(store, shared_samples, source):
 @pytest.mark.parametrize("map_events", [False, True])
 def test_real_aser_counts(store, shared_samples, map_events):
     kg = shared_samples / "aser" / "KG.db"
-    report = aser.load(store, shared_samples / "aser", map_events=map_events)
+    report = ingest_source(store, "aser", shared_samples / "aser", map_events=map_events)
     assert report.rows == 1100 and report.rejected == 0
     _check(store, expect.aser(kg, map_events=map_events))
 
 
 def test_sources_share_event_nodes(embedded_store, samples_dir):
     """An event type in EV² and EECKG is one node carrying both sources; AbsPyramid heads = ASER words."""
-    ev2.load(embedded_store, samples_dir / "ev2")
-    eeckg.load(embedded_store, samples_dir / "eeckg")
-    aser.load(embedded_store, samples_dir / "aser")
-    abspyramid.load(embedded_store, samples_dir / "abspyramid")
+    ingest_source(embedded_store, "ev2", samples_dir / "ev2")
+    ingest_source(embedded_store, "eeckg", samples_dir / "eeckg")
+    ingest_source(embedded_store, "aser", samples_dir / "aser")
+    ingest_source(embedded_store, "abspyramid", samples_dir / "abspyramid")
     from eventkg.graphstore.model import event_id
 
     both = embedded_store.get_nodes("Event", [event_id("study_for_exam"), event_id("PersonX study for exam")])

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from eventkg import ingest_source
 from eventkg.cli.app import app
 from eventkg.graphstore import open_store
 from eventkg.graphstore.model import event_id, normalise_text, stable_id
-from eventkg.ingest import ev2
 from eventkg.queries.stats import instances_without_text
 from tests.support import expected_counts as expect
 
@@ -70,7 +70,7 @@ def one(store, cypher: str, **params) -> int:
 
 
 def test_textless_instance_is_linked_as_the_question_says(store, tmp_path):
-    report = ev2.load(store, write(tmp_path / "ev2", {"I_CEC.jsonl": [I_CEC], "I_CRR.jsonl": [I_CRR]}), partial=True)
+    report = ingest_source(store, "ev2", write(tmp_path / "ev2", {"I_CEC.jsonl": [I_CEC], "I_CRR.jsonl": [I_CRR]}), partial=True)
     assert report.rejected == 0 and report.extra["instances_without_text"] == 2
     e2, e3 = textless_id("7-1", "event2", "pass_exam"), textless_id("7-1", "event3", "learn")
     e1 = event_id(INSTANCES["event1"], "instance")
@@ -128,10 +128,10 @@ def test_textless_ids_are_scoped_by_question(embedded_store, tmp_path):
     """The same instance id in another question is another event; re-ingesting adds nothing."""
     other = dict(I_CEC, id="8-0")
     folder = write(tmp_path / "ev2", {"I_CEC.jsonl": [I_CEC, other]})
-    ev2.load(embedded_store, folder, partial=True)
+    ingest_source(embedded_store, "ev2", folder, partial=True)
     assert instances_without_text(embedded_store) == 4  # event2 and event3 of 7-1 and of 8-0
     before = embedded_store.counts()
-    report = ev2.load(embedded_store, folder, partial=True)
+    report = ingest_source(embedded_store, "ev2", folder, partial=True)
     assert embedded_store.counts() == before and report.extra["instances_without_text"] == 4
 
 
@@ -139,12 +139,12 @@ def test_an_id_with_neither_text_nor_type_is_refused(embedded_store, tmp_path):
     bad = dict(I_CEC, event_type={k: v for k, v in TYPES.items() if k != "event5"})
     bad["instances"] = {k: v for k, v in INSTANCES.items() if k != "event5"}
     folder = write(tmp_path / "ev2", {"I_CEC.jsonl": [I_CEC, bad]})
-    report = ev2.load(embedded_store, folder, on_error="skip", partial=True)
+    report = ingest_source(embedded_store, "ev2", folder, on_error="skip", partial=True)
     assert report.rejected == 1
     with pytest.raises(
         Exception, match=r"I_CEC.jsonl:2: instance id 'event5' has no entry in 'instances' and no 'event_type'"
     ):
-        ev2.load(embedded_store, folder, partial=True)
+        ingest_source(embedded_store, "ev2", folder, partial=True)
 
 
 def test_context_is_read_from_text_only_when_it_is_all_triples(embedded_store, tmp_path):
@@ -158,7 +158,7 @@ def test_context_is_read_from_text_only_when_it_is_all_triples(embedded_store, t
         "context": '"learn" has subevent "read". "study" is a result of "learn".',
     }
     free = dict(row, id="4-0", context="Ann learned, then studied.")
-    ev2.load(embedded_store, write(tmp_path / "ev2", {"S_CRR.jsonl": [row, free]}), partial=True)
+    ingest_source(embedded_store, "ev2", write(tmp_path / "ev2", {"S_CRR.jsonl": [row, free]}), partial=True)
     c = expect.nonzero(embedded_store.counts())
     # 2 triples read: learn HAS_SUBEVENT read, learn CAUSES study; Vague adds no edge; free text adds none
     assert c["edges"] == {"HAS_SUBEVENT": 1, "CAUSES": 1, "HAS_CONTEXT": 3, "ASKS": 4}
@@ -184,7 +184,7 @@ def test_project_samples_carry_the_release_oddities(samples_dir):
 
 
 def test_project_samples_count_instances_without_text(store, samples_dir):
-    report = ev2.load(store, samples_dir / "ev2")
+    report = ingest_source(store, "ev2", samples_dir / "ev2")
     # by hand: the answer without entry, the empty context text, the Vague row's typed context id
     assert report.rejected == 0 and report.extra["instances_without_text"] == 3
     assert expect.ev2_instances_without_text(samples_dir / "ev2") == 3
@@ -241,7 +241,7 @@ def test_truncated_file_one_line_nothing_written_rerun_finishes(tmp_path, sample
 
 
 def test_real_sample_ingests_with_nothing_rejected(store, shared_samples):
-    report = ev2.load(store, shared_samples / "ev2")
+    report = ingest_source(store, "ev2", shared_samples / "ev2")
     lines = sum(1 for f in (shared_samples / "ev2").glob("*.jsonl") for ln in f.read_text().splitlines() if ln.strip())
     assert report.rejected == 0 and report.rows >= lines > 0
     assert expect.nonzero(store.counts()) == expect.ev2(shared_samples / "ev2")

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from eventkg import ingest_source
 from eventkg.graphstore import open_store
-from eventkg.ingest import abspyramid, aser, clomo, eeckg, ev2
 from eventkg.ingest.synthetic import make_aser_kg
 from tests.support.expected_counts import fingerprint
 from tests.support.paths import CHECKOUT
@@ -21,11 +21,11 @@ ROOT = CHECKOUT
 
 
 def load_all(store, samples: Path) -> None:
-    ev2.load(store, samples / "ev2")
-    eeckg.load(store, samples / "eeckg")
-    aser.load(store, samples / "aser", map_events=True, concepts=samples / "aser" / "concept.db")
-    abspyramid.load(store, samples / "abspyramid")
-    clomo.load(store, samples / "clomo")
+    ingest_source(store, "ev2", samples / "ev2")
+    ingest_source(store, "eeckg", samples / "eeckg")
+    ingest_source(store, "aser", samples / "aser", map_events=True, concepts=samples / "aser" / "concept.db")
+    ingest_source(store, "abspyramid", samples / "abspyramid")
+    ingest_source(store, "clomo", samples / "clomo")
 
 
 def test_ingesting_twice_changes_nothing(store, samples_dir):
@@ -36,10 +36,10 @@ def test_ingesting_twice_changes_nothing(store, samples_dir):
 
 
 def test_small_batches_give_the_same_graph(embedded_store, tmp_path, samples_dir):
-    ev2.load(embedded_store, samples_dir / "ev2", batch_size=300)
+    ingest_source(embedded_store, "ev2", samples_dir / "ev2", batch_size=300)
     other = open_store(str(tmp_path / "other.lbug"))
     try:
-        ev2.load(other, samples_dir / "ev2")
+        ingest_source(other, "ev2", samples_dir / "ev2")
         assert fingerprint(embedded_store) == fingerprint(other)
     finally:
         other.close()

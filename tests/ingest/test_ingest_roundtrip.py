@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from eventkg import ingest_source
 from eventkg.graphstore.model import FAMILIES, INVERSE, STORED_TO_FORWARD, event_id, family_of
-from eventkg.ingest import ev2
 
 
 def relations_between(store, a: str, b: str) -> set[str]:
@@ -25,7 +25,7 @@ def relations_between(store, a: str, b: str) -> set[str]:
 
 
 def check_round_trip(store, folder: Path) -> int:
-    ev2.load(store, folder)
+    ingest_source(store, "ev2", folder)
     checked = 0
     for name in ("I_CEC.jsonl", "I_CRR.jsonl"):
         for line in (folder / name).read_text().splitlines():
@@ -52,7 +52,7 @@ def test_round_trip_real_samples(store, shared_samples):
 
 def test_project_sample_is_big_enough_for_generation(embedded_store, samples_dir):
     """60-120 event types and 150+ schema edges over the three families."""
-    ev2.load(embedded_store, samples_dir / "ev2")
+    ingest_source(embedded_store, "ev2", samples_dir / "ev2")
     fams = {}
     for stored in STORED_TO_FORWARD:
         rows = embedded_store.query(
@@ -66,7 +66,7 @@ def test_project_sample_is_big_enough_for_generation(embedded_store, samples_dir
 
 @pytest.mark.parametrize("name", ["I_CEC.jsonl", "I_CRR.jsonl", "S_CEC.jsonl", "S_CRR.jsonl"])
 def test_question_payload_is_lossless(embedded_store, samples_dir, name):
-    ev2.load(embedded_store, samples_dir / "ev2" / name)
+    ingest_source(embedded_store, "ev2", samples_dir / "ev2" / name)
     rows = [json.loads(line) for line in (samples_dir / "ev2" / name).read_text().splitlines()]
     stored = [json.loads(q["payload"]) for q in embedded_store.iter_nodes("Question")]
     key = lambda r: json.dumps(r, sort_keys=True)  # noqa: E731

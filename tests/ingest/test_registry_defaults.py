@@ -16,7 +16,7 @@ SAMPLES = Path(__file__).resolve().parents[2] / "ingest" / "samples"
 def _batches(tmp_path: Path, name: str, **options) -> int:
     store = open_store(str(tmp_path / f"{name}.lbug"))
     try:
-        return registry.load(store, "eeckg", SAMPLES / "eeckg", on_error="skip",
+        return registry.ingest_source(store, "eeckg", SAMPLES / "eeckg", on_error="skip",
                              rejects=tmp_path / f"{name}.rejects.jsonl", **options).batches
     finally:
         store.close()

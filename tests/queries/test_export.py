@@ -20,9 +20,9 @@ import pytest
 from rdflib import RDF, Graph, URIRef
 from rdflib.collection import Collection
 
+from eventkg import ingest_source
 from eventkg.graphstore import open_store
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
-from eventkg.ingest import aser, ev2
 from eventkg.queries.export_graphml import export_graphml
 from eventkg.queries.export_rdf import export_rdf
 from eventkg.queries.export_rows import ExportError
@@ -36,8 +36,8 @@ RDF_FORMATS = {".ttl": "turtle", ".nt": "nt"}
 
 
 def load_samples(store) -> None:
-    ev2.load(store, SAMPLES / "ev2")
-    aser.load(store, SAMPLES / "aser", map_events=True, concepts=SAMPLES / "aser" / "concept.db")
+    ingest_source(store, "ev2", SAMPLES / "ev2")
+    ingest_source(store, "aser", SAMPLES / "aser", map_events=True, concepts=SAMPLES / "aser" / "concept.db")
 
 
 @pytest.fixture
@@ -212,7 +212,7 @@ def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
 def ev2_path(tmp_path: Path) -> str:
     path = str(tmp_path / "ev2.lbug")
     with open_store(path) as store:
-        ev2.load(store, SAMPLES / "ev2")
+        ingest_source(store, "ev2", SAMPLES / "ev2")
     return path
 
 

@@ -17,6 +17,7 @@ import pytest
 from scipy.stats import binomtest
 from typer.testing import CliRunner
 
+from eventkg import ingest_source
 from eventkg.graphstore import open_store
 from eventkg.graphstore.model import FAMILIES, INVERSE, VAGUE, event_id, family_of
 from eventkg.queries.csr import EVENT_REL_TYPES
@@ -37,8 +38,7 @@ def load_project_samples(store) -> list[str]:
         folder = PROJECT_SAMPLES / source
         if not folder.is_dir():
             continue
-        module = __import__(f"eventkg.ingest.{source}", fromlist=["load"])
-        module.load(store, folder)
+        ingest_source(store, source, folder)
         loaded.append(source)
     return loaded
 
@@ -377,13 +377,13 @@ def test_cli_questions(tmp_path: Path) -> None:
 
 
 def test_generated_files_load_with_the_ev2_loader(tmp_path: Path, sample_index) -> None:
-    ev2 = pytest.importorskip("eventkg.ingest.ev2")
+    pytest.importorskip("eventkg.ingest.ev2")
     folder = tmp_path / "ev2"
     folder.mkdir()
     for task, level, prefix in (("CEC", "schema", "S"), ("CRR", "instance", "I")):
         rows = question_rows(sample_index, task, level, 30, seed=8)
         (folder / f"{prefix}_{task}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     with open_store(str(tmp_path / "re.lbug")) as s:
-        report = ev2.load(s, folder, partial=True)  # two of the five files: a partial EV² folder
+        report = ingest_source(s, "ev2", folder, partial=True)  # two of the five files: a partial EV² folder
         assert report.rejected == 0
         assert s.query("MATCH (q:Question) RETURN count(q) AS n")[0]["n"] == 60

@@ -8,6 +8,7 @@ import random
 import numpy as np
 import pytest
 
+from eventkg import ingest_source
 from eventkg.graphstore import open_store
 from eventkg.graphstore.model import FAMILIES, INVERSE, VAGUE, family_of
 from eventkg.queries.csr import EVENT_REL_TYPES, EventCSR
@@ -22,13 +23,12 @@ from tests.support.question_graphs import Facts, question_rows, synthetic_batch
 @pytest.fixture(scope="module")
 def aser_store(tmp_path_factory):
     """A small ASER-shaped KG.db (hubs included) ingested with --map-events."""
-    from eventkg.ingest import aser
     from eventkg.ingest.aser_shape import make_aser_shape_kg
 
     folder = tmp_path_factory.mktemp("aser_q")
     db = make_aser_shape_kg(folder / "KG.db", 3000, 9000, seed=3)
     store = open_store(str(folder / "s.lbug"))
-    aser.load(store, db, map_events=True)
+    ingest_source(store, "aser", db, map_events=True)
     yield store
     store.close()
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from eventkg import ingest_source
 from eventkg.graphstore import open_store
-from eventkg.ingest.abspyramid import load as load_abspyramid
-from eventkg.ingest.ev2 import load as load_ev2
 from eventkg.tasks.base import Item
 from eventkg.tasks.models import load_model
 from eventkg.tasks.models.base import Request
@@ -84,7 +83,7 @@ def _answers(store, task: str, level: str, full: bool) -> dict[str, str]:
 
 def _predictions(folder: Path, db: Path, full: bool = False) -> dict[tuple[str, str], dict[str, str]]:
     with open_store(str(db)) as store:
-        load_ev2(store, folder, partial=True)  # the question files only: no clustering.json
+        ingest_source(store, "ev2", folder, partial=True)  # the question files only: no clustering.json
         return {(task, level): _answers(store, task, level, full)
                 for task in ("ev2-cec", "ev2-crr") for level in ("schema", "instance")}
 
@@ -143,7 +142,7 @@ def test_generated_questions_abstain(tmp_path: Path) -> None:
     from eventkg.queries.oracle import EV2Oracle
 
     with open_store(str(tmp_path / "g.lbug")) as store:
-        load_ev2(store, _write(tmp_path / "ev2", FILES), partial=True)
+        ingest_source(store, "ev2", _write(tmp_path / "ev2", FILES), partial=True)
         oracle = EV2Oracle(store)
         row = dict(I_CEC[0])
         assert oracle.answer(row) == "event2"
@@ -189,7 +188,7 @@ def test_majority_fits_on_another_level_never_on_scored_items() -> None:
 
 def test_majority_on_the_release_shape_fits_the_other_level(tmp_path: Path) -> None:
     with open_store(str(tmp_path / "m.lbug")) as store:
-        load_ev2(store, _write(tmp_path / "ev2", FILES), partial=True)
+        ingest_source(store, "ev2", _write(tmp_path / "ev2", FILES), partial=True)
         run = evaluate(store, get_task("ev2-crr", level="instance"), load_model("majority"))
         # scored: the instance CRR item; fitted: the schema CRR item only (gold After)
         assert run.metrics["_run"]["model"]["fitted_groups"] == ["schema"]
@@ -216,7 +215,7 @@ def test_abspyramid_detection_reads_other_tuples_then_wordnet(tmp_path: Path) ->
     ev = {"event": "<PersonX wins the match>", "concept": "success", "label": 1}
     (event / "test.json").write_text(json.dumps(ev) + "\n", encoding="utf-8")
     with open_store(str(tmp_path / "a.lbug")) as store:
-        load_abspyramid(store, tmp_path / "abs")
+        ingest_source(store, "abspyramid", tmp_path / "abs")
         task = get_task("abspyramid-det")
         items = {it.doc["head"]: it for it in task.build(store)}
         model = load_model("kg-oracle", store=store)
@@ -258,7 +257,7 @@ def test_alignment_types_come_from_other_questions_only(tmp_path: Path) -> None:
              "event_relation": [["pass_exam", "Before", "swim"], ["swim", "Causes", "get_tired"]]}
     files = dict(FILES, I_CRR=[*I_CRR, other])
     with open_store(str(tmp_path / "al.lbug")) as store:
-        load_ev2(store, _write(tmp_path / "ev2", files), partial=True)
+        ingest_source(store, "ev2", _write(tmp_path / "ev2", files), partial=True)
         task = get_task("ev2-alignment")
         item = next(it for it in task.build(store) if it.doc["instances"].get("event1") == "Ann studied all week.")
         reply = json.loads(load_model("kg-oracle", store=store).generate([Request(prompt="", item=item, task=task)])[0].text)

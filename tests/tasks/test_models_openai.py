@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from eventkg import ingest_source
 from eventkg.errors import EventKGError
-from eventkg.ingest.ev2 import load
 from eventkg.tasks.errors import ModelSpecError, ModelUnreachable
 from eventkg.tasks.models import load_model
 from eventkg.tasks.models.cache import ResponseCache
@@ -74,7 +74,7 @@ def server():
 
 
 def test_end_to_end_retries_timeout_and_cache(embedded_store, samples_dir: Path, server, tmp_path: Path, monkeypatch) -> None:
-    load(embedded_store, samples_dir / "ev2")
+    ingest_source(embedded_store, "ev2", samples_dir / "ev2")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123")
     cache = ResponseCache(tmp_path / "cache")
     opts = {"timeout": 0.5, "backoff": 0.01, "concurrency": 1, "cache": cache}
@@ -129,7 +129,7 @@ def test_refused_connection_fails_fast_with_default_retries(embedded_store, samp
                                                             tmp_path: Path) -> None:
     """Nothing listening: one quick retry, then the one-line error - not ~18 s of backoff (the
     default options back off 1+2+4+8 s on 429/5xx and timeouts), even with many items queued."""
-    load(embedded_store, samples_dir / "ev2")
+    ingest_source(embedded_store, "ev2", samples_dir / "ev2")
     server.close()
     model = load_model(f"openai:m@{server.url}", cache=ResponseCache(tmp_path))  # default retries and backoff
     assert model.max_retries >= 3 and model.backoff >= 1

@@ -19,7 +19,7 @@ import pytest
 
 from eventkg.graphstore import open_store
 from eventkg.graphstore.model import stable_id
-from eventkg.ingest.registry import load
+from eventkg.ingest.registry import ingest_source
 from eventkg.tasks.errors import TaskError
 from eventkg.tasks.registry import get_task
 from eventkg.tasks.release import ReleaseError
@@ -73,7 +73,7 @@ def _generation_files(root: Path) -> list[tuple[Path, str | None]]:
 @pytest.fixture(scope="module")
 def abs_store(tmp_path_factory):
     store = open_store(str(tmp_path_factory.mktemp("absrel") / "store.lbug"))
-    load(store, "abspyramid", SAMPLES)
+    ingest_source(store, "abspyramid", SAMPLES)
     yield store
     store.close()
 

@@ -22,9 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from eventkg import ingest_source
 from eventkg.graphstore import open_store
-from eventkg.ingest.clomo import load as load_clomo
-from eventkg.ingest.ev2 import load as load_ev2
 from eventkg.tasks.errors import TaskError
 from eventkg.tasks.ev2 import release_row
 from eventkg.tasks.metrics import alignment_item, cluster_lookup
@@ -88,7 +87,7 @@ def ev2_store(tmp_path_factory):
     if not (EV2 / "data").is_dir():
         pytest.skip(f"the EV² release is not at {EV2}")
     store = open_store(str(tmp_path_factory.mktemp("ev2rel") / "store.lbug"))
-    load_ev2(store, EV2 / "data")
+    ingest_source(store, "ev2", EV2 / "data")
     yield store
     store.close()
 
@@ -288,7 +287,7 @@ def test_release_style_finds_the_checkout_the_questions_came_from(ev2_data, tmp_
     assert FOLDER_SOURCE == EV2_FOLDER_SOURCE  # what the ingest writes is what the task reads
     folder = _layout(tmp_path, checkout=True)
     with open_store(str(tmp_path / "checkout.lbug")) as store:
-        load_ev2(store, folder)
+        ingest_source(store, "ev2", folder)
         assert ingested_ev2_folders(store) == [folder]  # the link as given, not the folder it points to
         reference = {method: {_key(row): srcs[0] for row, srcs in zip(_rows(file), _dataset(ev2_data, method, file).src_list,
                                                                        strict=True)}
@@ -305,7 +304,7 @@ def test_release_style_finds_the_checkout_the_questions_came_from(ev2_data, tmp_
         assert len(sent) == 25 and all(p in {*reference["S_CEC"].values(), *reference["I_CEC"].values()} for p in sent)
     plain = _layout(tmp_path, checkout=False)
     with open_store(str(tmp_path / "plain.lbug")) as store:
-        load_ev2(store, plain)
+        ingest_source(store, "ev2", plain)
         with pytest.raises(ReleaseError) as info:
             evaluate_models(store, "ev2-alignment", ["random"], out_dir=tmp_path / "refused", task_options={"style": "release"})
         msg = str(info.value)
@@ -330,7 +329,7 @@ def test_template_placeholders_and_errors(tmp_path: Path) -> None:
 
 
 def test_template_renders_as_written(embedded_store, samples_dir: Path, tmp_path: Path) -> None:
-    load_ev2(embedded_store, samples_dir / "ev2")
+    ingest_source(embedded_store, "ev2", samples_dir / "ev2")
     path = tmp_path / "t.txt"
     path.write_text("Q: $question\n$choices\nLetters: $letters; cost $$1 ", encoding="utf-8")
     task = get_task("ev2-crr", template=str(path))
@@ -418,7 +417,7 @@ def clomo_store(tmp_path_factory):
     if not (CLOMO / "data").is_dir():
         pytest.skip(f"the CLoMo release is not at {CLOMO}")
     store = open_store(str(tmp_path_factory.mktemp("clomorel") / "store.lbug"))
-    load_clomo(store, CLOMO / "data")
+    ingest_source(store, "clomo", CLOMO / "data")
     yield store
     store.close()
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from scipy.stats import binom
 
-from eventkg.ingest.ev2 import load
+from eventkg import ingest_source
 from eventkg.tasks.models import load_model
 from eventkg.tasks.registry import get_task
 from eventkg.tasks.report import write_report
@@ -20,7 +20,7 @@ from tests.support.paths import CHECKOUT
 
 @pytest.fixture
 def ev2_store(embedded_store, samples_dir: Path):
-    load(embedded_store, samples_dir / "ev2")
+    ingest_source(embedded_store, "ev2", samples_dir / "ev2")
     return embedded_store
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from eventkg.ingest.ev2 import load
+from eventkg import ingest_source
 from eventkg.tasks.export_lmeval import GROUP, export_lm_eval
 
 
@@ -17,7 +17,7 @@ def test_export_loads_and_runs_in_lm_eval(embedded_store, samples_dir: Path, tmp
     for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
         monkeypatch.setenv(var, "1")
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-datasets"))
-    load(embedded_store, samples_dir / "ev2")
+    ingest_source(embedded_store, "ev2", samples_dir / "ev2")
     counts = export_lm_eval(embedded_store, tmp_path / "lm")
     expected = {}
     for level in ("schema", "instance"):
