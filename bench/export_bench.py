@@ -39,9 +39,9 @@ MODES = ("read", "rdf-whole-nt", "nt", "ttl", "graphml")
 def run_mode(mode: str, store_url: str, out_dir: Path) -> dict:
     """One mode in this process; returns seconds, items written and peak RSS (MB)."""
     from eventkg.graphstore import open_store
-    from eventkg.queries.export_graphml import export_graphml
-    from eventkg.queries.export_rdf import _add_edge, _add_node, _graph, export_rdf
-    from eventkg.queries.export_rows import edge_rows, node_rows
+    from eventkg.queries.export.graphml import export_graphml
+    from eventkg.queries.export.rdf import _add_edge, _add_node, _graph, export_rdf
+    from eventkg.queries.export.rows import edge_rows, node_rows
 
     with open_store(store_url, read_only=True) as store:
         t0 = time.perf_counter()

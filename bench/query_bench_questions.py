@@ -17,7 +17,7 @@ so that reruns start at once. Prints, for the present code:
 and, with ``--baseline-python`` (an interpreter with the previous eventkg installed, e.g.
 from ``git archive 49cd1aa``), the previous implementation on the same store in the same run
 (row-streamed ``EventIndex.from_store``, 4-step reach per question) on ``--baseline-n``
-questions, with the ratios. Both sides import ``eventkg.queries.subgraphs`` (which loads
+questions, with the ratios. Both sides import ``eventkg.queries.retrieval.subgraphs`` (which loads
 scikit-learn, ~2 s) before the clock starts: a one-time import, not a per-question cost.
 
 With ``--cli --store STORE [--store STORE2 ...] -n 50000 --seed 1 [--baseline-path DIR]``: the
@@ -45,11 +45,11 @@ from pathlib import Path
 from bench.common import default_workdir, questions_cli_runs
 from eventkg.graphstore import open_store
 from eventkg.graphstore.model import FAMILIES, VAGUE, family_of
-from eventkg.queries.csr import EventCSR
-from eventkg.queries.event_graph import EventIndex
+from eventkg.queries.graph.csr import EventCSR
+from eventkg.queries.graph.event_graph import EventIndex
+from eventkg.queries.induction.table1 import CODE
 from eventkg.queries.questions.make import make_questions
 from eventkg.queries.questions.rows import GeneratedQuestion
-from eventkg.queries.table1 import CODE
 
 FOLDER = default_workdir("eventkg-bench")
 EVENTS, RELATIONS = 1_000_000, 3_000_000
@@ -57,9 +57,9 @@ EVENTS, RELATIONS = 1_000_000, 3_000_000
 _BASELINE = """
 import json, resource, sys, time
 from eventkg.graphstore import open_store
-from eventkg.queries.event_graph import EventIndex
+from eventkg.queries.graph.event_graph import EventIndex
 from eventkg.queries.questions.generate import generate_questions
-import eventkg.queries.subgraphs  # the same one-time import as the present side
+import eventkg.queries.retrieval.subgraphs  # the same one-time import as the present side
 store, n, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 with open_store(store, read_only=True) as s:
@@ -129,8 +129,8 @@ def run_baseline(python: str, store: Path, n: int, seed: int) -> dict[str, float
 
 def bench(store: Path, n: int, seed: int, check: int, baseline_python: str | None, baseline_n: int,
           cold: bool = False) -> dict:
-    import eventkg.queries.subgraphs  # noqa: F401  (one-time scikit-learn import, see the docstring)
-    from eventkg.queries import csr_cache
+    import eventkg.queries.retrieval.subgraphs  # noqa: F401  (one-time scikit-learn import, see the docstring)
+    from eventkg.queries.graph import csr_cache
 
     rss0 = rss_mb()
     with open_store(str(store), read_only=True) as s:

@@ -52,8 +52,8 @@ from bench.common import default_workdir
 from eventkg import ingest_source
 from eventkg.graphstore import open_store
 from eventkg.graphstore.base import Batch, GraphStore
-from eventkg.queries import adjacency, columnar
-from eventkg.queries.retrieve import retrieve
+from eventkg.queries.graph import adjacency, columnar
+from eventkg.queries.retrieval.retrieve import retrieve
 from eventkg.queries.vectors import files as vector_files
 from eventkg.queries.vectors import index as vx
 from eventkg.queries.vectors.embeddings import Embedder

@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.query_bench_questions import provable  # noqa: E402
 from eventkg.graphstore import open_store  # noqa: E402
-from eventkg.queries.csr import EventCSR  # noqa: E402
-from eventkg.queries.event_graph import EventIndex  # noqa: E402
+from eventkg.queries.graph.csr import EventCSR  # noqa: E402
+from eventkg.queries.graph.event_graph import EventIndex  # noqa: E402
 from eventkg.queries.questions.make import make_questions  # noqa: E402
 
 
@@ -39,7 +39,7 @@ def main() -> None:
     ap.add_argument("--keep", type=int, default=5000)
     ap.add_argument("--out", default="S_CEC_random.jsonl")
     a = ap.parse_args()
-    import eventkg.queries.subgraphs  # noqa: F401  (the one-time scikit-learn import, outside the clock)
+    import eventkg.queries.retrieval.subgraphs  # noqa: F401  (the one-time scikit-learn import, outside the clock)
 
     t0 = time.perf_counter()
     with open_store(a.store, read_only=True) as s:

@@ -104,7 +104,7 @@ def step_aser(work: Path, n: int) -> dict:
     from eventkg import open_store
     from eventkg.ingest.aser_shape import make_aser_shape_kg
     from eventkg.ingest.registry import ingest_source
-    from eventkg.queries.retrieve import retrieve
+    from eventkg.queries.retrieval.retrieve import retrieve
 
     db = make_aser_shape_kg(work / "KG.db", n, 3 * n, seed=11)
     store = open_store(str(work / "aser.lbug"))

@@ -160,7 +160,7 @@ def _make_questions(store: GraphStore, n: int, seed: int, negatives: str,
     Returns the count per ``TASK level`` and the keys (:func:`_row_key`) of the rows made, so
     that only this run's questions are scored.
     """
-    from eventkg.queries.event_graph import EventIndex
+    from eventkg.queries.graph.event_graph import EventIndex
     from eventkg.queries.questions.make import make_questions
 
     progress("read the event graph", 0, None)

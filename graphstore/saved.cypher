@@ -163,7 +163,7 @@ ORDER BY split
 // Each end walks its $limit strongest edges and, from those, the $limit strongest next edges
 // (a beam: a path through weaker edges of a busy event is not found; raise $limit to widen it);
 // a path is a walk from the head that meets a walk to the tail. Table 1 is encoded below as
-// regular expressions over the step names, tried in table order (queries/induce.py is the
+// regular expressions over the step names, tried in table order (queries/induction/induce.py is the
 // reference and the tests compare the two); one step induces itself; `induced` is null when
 // no rule matches.
 // from the head: its $limit strongest edges, and the $limit strongest next edges from those

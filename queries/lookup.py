@@ -12,7 +12,7 @@ from typing import Any
 
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import CANONICAL, EVENT_LEVELS, check_event_level, event_id, normalise_text
-from eventkg.queries.event_graph import UnknownEventError
+from eventkg.queries.graph.event_graph import UnknownEventError
 
 LEVELS = EVENT_LEVELS  # the data model's event levels
 
@@ -52,9 +52,9 @@ def paths_between(store: GraphStore, event_a: str, event_b: str, *, max_len: int
     at most L edges lies within ceil(L/2) hops of one end. Each path is
     ``{"nodes": [names], "relations": [...], "induced": str | None, "length": int}``.
     """
-    from eventkg.queries.csr import EVENT_REL_TYPES
-    from eventkg.queries.event_graph import EventIndex
-    from eventkg.queries.induce import paths
+    from eventkg.queries.graph.csr import EVENT_REL_TYPES
+    from eventkg.queries.graph.event_graph import EventIndex
+    from eventkg.queries.induction.induce import paths
 
     a, _ = find_event(store, event_a, level)
     b, _ = find_event(store, event_b, level)

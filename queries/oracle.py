@@ -22,7 +22,7 @@ Consequences, tested: moving the gold of every question in an instance file to a
 choice leaves every prediction unchanged; doing it in a schema file leaves the schema
 predictions unchanged (the instance ones may move: their knowledge changed).
 
-Answering is Table 1 induction (:mod:`eventkg.queries.induce`) over walks of at most ``max_len``
+Answering is Table 1 induction (:mod:`eventkg.queries.induction.induce`) over walks of at most ``max_len``
 edges read both ways: CEC takes the one choice the asked relation reaches from ``e0`` (a
 direct edge breaks a tie), CRR the one family member induced from ``e0`` to ``e1``, and
 ``Vague`` when none is (closed world, as EV² builds Vague: no relation of the family). With
@@ -39,10 +39,10 @@ from typing import Any
 
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import CANONICAL, FAMILIES, STORED_TO_FORWARD, VAGUE, event_id
-from eventkg.queries.csr import EVENT_REL_TYPES, event_name
-from eventkg.queries.event_graph import EventIndex, UnknownEventError, as_index
+from eventkg.queries.graph.csr import EVENT_REL_TYPES, event_name
+from eventkg.queries.graph.event_graph import EventIndex, UnknownEventError, as_index
+from eventkg.queries.induction.table1 import CODE
 from eventkg.queries.questions.rows import QuestionError
-from eventkg.queries.table1 import CODE
 
 EV2_SOURCE = "ev2"
 Triple = tuple[str, str, str]

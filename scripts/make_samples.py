@@ -33,7 +33,7 @@ import sample_world as world  # noqa: E402
 from eventkg.graphstore.model import STORED_TO_FORWARD, normalise_text  # noqa: E402
 from eventkg.ingest.aser import EVENT_MAPPING as ASER_EVENT_MAPPING  # noqa: E402
 from eventkg.ingest.eeckg import EVENT_MAP as EECKG_EVENT_MAP  # noqa: E402
-from eventkg.queries.table1 import AUTOMATON, CODE, DEAD  # noqa: E402
+from eventkg.queries.induction.table1 import AUTOMATON, CODE, DEAD  # noqa: E402
 
 REL = {"C": "Causes", "B": "Before", "S": "HasSubevent"}
 INVERSE = {"Causes": "IsResult", "Before": "After", "HasSubevent": "IsSubevent"}

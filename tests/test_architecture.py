@@ -158,11 +158,11 @@ def import_graph() -> nx.DiGraph:
 def test_the_checks_see_every_layer_and_resolve_imports() -> None:
     """Guards the checks themselves: a wrong package-dir reading would make them pass vacuously."""
     names = modules()
-    assert {"eventkg.graphstore.ladybug.store", "eventkg.ingest.pipeline", "eventkg.queries.subgraphs",
+    assert {"eventkg.graphstore.ladybug.store", "eventkg.ingest.pipeline", "eventkg.queries.retrieval.subgraphs",
             "eventkg.tasks.runner", "eventkg.cli.app"} <= names.keys()
     targets = {imp.target for imp in imports("eventkg.graphstore.ladybug.store")}
     assert {"eventkg.graphstore.base", "eventkg.graphstore.ladybug.bulk", "eventkg.graphstore.ladybug.reads"} <= targets
-    lazy = [imp for imp in imports("eventkg.queries.subgraphs") if imp.target == "eventkg.queries.induce"]
+    lazy = [imp for imp in imports("eventkg.queries.retrieval.subgraphs") if imp.target == "eventkg.queries.induction.induce"]
     assert lazy and not any(imp.top_level for imp in lazy)  # imported inside answer_path only
     assert layer("eventkg.cli.evaluate") == "cli" and layer("eventkg.errors") is None
 

@@ -42,7 +42,7 @@ def test_installed_layers_are_the_checkout_folders(tmp_path: Path) -> None:
 def test_public_api_from_eventkg(tmp_path: Path) -> None:
     code = (
         "import sys, eventkg\n"
-        "assert 'eventkg.queries.retrieve' not in sys.modules  # lazy: nothing loaded before use\n"
+        "assert 'eventkg.queries.retrieval.retrieve' not in sys.modules  # lazy: nothing loaded before use\n"
         "from eventkg import open_store, ingest_source, retrieve, induce, evaluate, make_questions, EventKGError\n"
         "from eventkg.graphstore import StoreError\n"
         "assert issubclass(StoreError, EventKGError)\n"

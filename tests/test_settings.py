@@ -243,7 +243,7 @@ def test_cli_reports_a_bad_value_in_one_line(tmp_path):
 def test_importing_the_embedding_modules_loads_no_heavy_library():
     code = (
         "import sys, eventkg.settings, eventkg.queries.vectors.embeddings, eventkg.queries.vectors.index\n"
-        "import eventkg.queries.negatives.nearest, eventkg.queries.retrieve\n"
+        "import eventkg.queries.negatives.nearest, eventkg.queries.retrieval.retrieve\n"
         "heavy = ('faiss', 'torch', 'sentence_transformers', 'sklearn', 'nltk', 'transformers')\n"
         "print(' '.join(m for m in heavy if m in sys.modules))"
     )

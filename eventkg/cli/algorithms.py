@@ -1,6 +1,6 @@
 """``eventkg induce``, ``eventkg paths`` and ``eventkg questions``: the query-layer algorithms.
 
-Thin skins over :func:`eventkg.queries.induce.induce`, :func:`eventkg.queries.lookup.paths_between` and
+Thin skins over :func:`eventkg.queries.induction.induce.induce`, :func:`eventkg.queries.lookup.paths_between` and
 :func:`eventkg.queries.questions.make.make_questions`.
 """
 
@@ -25,7 +25,7 @@ def induce_cmd(
 
     Example:  eventkg induce Before,Causes,Before
     """
-    from eventkg.queries.induce import induce, parse_relations
+    from eventkg.queries.induction.induce import induce, parse_relations
 
     rels = parse_relations(relations)
     result = induce(rels)

@@ -1,8 +1,8 @@
 """``eventkg export``: the graph (or a retrieved subgraph) and benchmark items for other tools.
 
-Thin skin over the library: ``rdf`` is :func:`eventkg.queries.export_rdf.export_rdf`,
-``graphml`` is :func:`eventkg.queries.export_graphml.export_graphml` (both on the whole store, or
-on :func:`eventkg.queries.export_select.select_subgraph` with ``--text``), ``lm-eval`` is
+Thin skin over the library: ``rdf`` is :func:`eventkg.queries.export.rdf.export_rdf`,
+``graphml`` is :func:`eventkg.queries.export.graphml.export_graphml` (both on the whole store, or
+on :func:`eventkg.queries.export.select.select_subgraph` with ``--text``), ``lm-eval`` is
 :func:`eventkg.tasks.export_lmeval.export_lm_eval` and ``neo4j-import`` is
 :func:`eventkg.graphstore.neo4j.admin_import.export_neo4j_import`. Library modules are imported
 inside the commands, so ``eventkg --help`` loads neither rdflib nor the embedding stack.
@@ -57,7 +57,7 @@ def _export(ctx: typer.Context, write: Callable[[Any, Path], dict], file: Path, 
         if text is None:
             counts = write(store, file)
         else:
-            from eventkg.queries.export_select import select_subgraph
+            from eventkg.queries.export.select import select_subgraph
 
             counts = write(select_subgraph(store, text, notice=notice, **given), file)
     if as_json:
@@ -80,7 +80,7 @@ def export_rdf_command(ctx: typer.Context, file: File, text: Text = None, k: K =
 
     Example:  eventkg export rdf graph.ttl  &&  eventkg export rdf learn.nt --text "learn" -k 3 --hops 1
     """
-    from eventkg.queries.export_rdf import export_rdf
+    from eventkg.queries.export.rdf import export_rdf
 
     _export(ctx, export_rdf, file, as_json, text, k=k, hops=hops, rel_types=rel, level=level, model_name=model,
             device=device, index_kind=index_kind)
@@ -95,7 +95,7 @@ def export_graphml_command(ctx: typer.Context, file: File, text: Text = None, k:
 
     Example:  eventkg export graphml study.graphml --text "PersonX studies all night" -k 5 --hops 2
     """
-    from eventkg.queries.export_graphml import export_graphml
+    from eventkg.queries.export.graphml import export_graphml
 
     _export(ctx, export_graphml, file, as_json, text, k=k, hops=hops, rel_types=rel, level=level, model_name=model,
             device=device, index_kind=index_kind)

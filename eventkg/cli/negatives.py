@@ -1,7 +1,7 @@
 """``eventkg negatives`` and ``eventkg subgraph``: the embedding-backed queries.
 
 Both are thin skins over :func:`eventkg.queries.negatives.for_question.negatives_for` and
-:func:`eventkg.queries.retrieve.retrieve`; the FAISS index they share is built on first use and
+:func:`eventkg.queries.retrieval.retrieve.retrieve`; the FAISS index they share is built on first use and
 reused afterwards (see :mod:`eventkg.queries.vectors.index`); each event is embedded once per model,
 whichever command and level asked first (the other reuses its vectors). A first build says on stderr how
 many events it will embed and its ETA, shows a progress bar with rate and time left, and
@@ -103,7 +103,7 @@ def subgraph(
 
     Example:  eventkg subgraph --text "PersonX studies all night" -k 5 --hops 2 --format prompt --max-tokens 200
     """
-    from eventkg.queries.retrieve import retrieve
+    from eventkg.queries.retrieval.retrieve import retrieve
     from eventkg.queries.vectors.index import open_index
 
     if fmt not in FORMATS:

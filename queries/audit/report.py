@@ -83,10 +83,10 @@ def audit_files(paths: list[str | Path], *, store: Any = None, model: str | None
 def store_view(source: Any) -> StoreView:
     """A :class:`StoreView` of a store (its event graph and the events' ``frequency``) or of a graph."""
     from eventkg.graphstore.base import GraphStore
-    from eventkg.queries.event_graph import as_csr
+    from eventkg.queries.graph.event_graph import as_csr
 
     if isinstance(source, GraphStore):
-        from eventkg.queries.csr import EventCSR
+        from eventkg.queries.graph.csr import EventCSR
 
         csr = EventCSR.from_store(source)
         return StoreView(csr, _frequencies(source, csr))

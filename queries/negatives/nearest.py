@@ -10,7 +10,7 @@ disguise, so it is rejected when:
   Table 1 (temporal: BEFORE, CAUSES, HAS_SUBEVENT; causal: CAUSES, HAS_SUBEVENT;
   hierarchical: HAS_SUBEVENT), or reached by a walk of up to ``max_path`` (4, the paper's
   longest question path) edges whose relation sequence induces a relation of the family
-  (``eventkg.queries.induce``'s Table 1 automaton; were that module absent, the whole ``max_path``-hop
+  (``eventkg.queries.induction.induce``'s Table 1 automaton; were that module absent, the whole ``max_path``-hop
   neighbourhood over those types is excluded instead, which is stricter);
 - it is a near-duplicate of A (cosine similarity >= ``similarity_cap``) or of a negative
   already chosen;
@@ -61,7 +61,7 @@ def require_event_relations(store: GraphStore, family: str) -> None:
     the links that disqualify a negative are both missing, so say how to get them.
     """
     from eventkg.graphstore.model import ASER_RELATIONS, upper_snake
-    from eventkg.queries.columnar import edge_counts
+    from eventkg.queries.graph.columnar import edge_counts
 
     types = INDUCING_TYPES[family]
     if any(edge_counts(store, list(types)).values()):
@@ -81,9 +81,9 @@ def require_event_relations(store: GraphStore, family: str) -> None:
 
 
 def _induction_automaton() -> tuple[Any, dict[str, int], int] | None:
-    """``eventkg.queries.induce``'s Table 1 automaton (AUTOMATON, CODE, DEAD), when that module is there."""
+    """``eventkg.queries.induction.induce``'s Table 1 automaton (AUTOMATON, CODE, DEAD), when that module is there."""
     try:
-        from eventkg.queries.table1 import AUTOMATON, CODE, DEAD
+        from eventkg.queries.induction.table1 import AUTOMATON, CODE, DEAD
     except ImportError:
         return None
     return AUTOMATON, CODE, DEAD
@@ -209,7 +209,7 @@ class NearestNegatives:
     def _induced(self, g, start: str, family: str) -> set[str]:
         """Nodes reached from ``start`` by a walk whose relation sequence induces the family.
 
-        The walk carries the Table 1 automaton state (from ``eventkg.queries.induce``), so
+        The walk carries the Table 1 automaton state (from ``eventkg.queries.induction.induce``), so
         sequences no rule can complete are dropped at once. Walks may revisit nodes, which
         can only add links (the safe side for negatives).
         """

@@ -2,7 +2,7 @@
 
 The embedding-free sampler (``--negatives random``) and the fallback behind any other one.
 Candidates are drawn from a pool in small batches and vetted together by
-:class:`eventkg.queries.vetting.MeetInTheMiddle` (one vector pass per batch, not one 4-step
+:class:`eventkg.queries.induction.vetting.MeetInTheMiddle` (one vector pass per batch, not one 4-step
 search per query).
 """
 
@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 
 from eventkg.graphstore.model import FAMILIES, family_of
-from eventkg.queries.csr import EventCSR
-from eventkg.queries.event_graph import EventIndex, UnknownEventError, as_csr
-from eventkg.queries.table1 import CODE
-from eventkg.queries.vetting import MeetInTheMiddle
+from eventkg.queries.graph.csr import EventCSR
+from eventkg.queries.graph.event_graph import EventIndex, UnknownEventError, as_csr
+from eventkg.queries.induction.table1 import CODE
+from eventkg.queries.induction.vetting import MeetInTheMiddle
 
 #: family -> bitmask of its two relation codes
 FAMILY_MASK = {fam: (1 << CODE[a]) | (1 << CODE[b]) for fam, (a, b) in FAMILIES.items()}

@@ -1,14 +1,14 @@
 """Questions from components: pairs, Table 1 relation, context, vetted negatives, EV² rows.
 
 One :class:`QuestionBuilder` per run turns Algorithm 1 components
-(:mod:`eventkg.queries.components`) into :class:`Draft` questions by the rules of
+(:mod:`eventkg.queries.graph.components`) into :class:`Draft` questions by the rules of
 :mod:`eventkg.queries.questions.generate`: every choice made, every random number drawn, and the
 events the row will show listed, but no text read yet. The caller reads the texts of a
-batch of drafts at once (:meth:`eventkg.queries.event_texts.StoreTexts.prefetch`: one keyed
+batch of drafts at once (:meth:`eventkg.queries.graph.event_texts.StoreTexts.prefetch`: one keyed
 lookup in the store, not one per event) and then makes their
 :class:`~eventkg.queries.questions.rows.GeneratedQuestion` rows. Everything asked of the whole graph
 (is a negative linked to ``e0``? which family member holds for CRR? is a Vague partner
-unrelated?) goes through one :class:`~eventkg.queries.vetting.MeetInTheMiddle`, loaded once per
+unrelated?) goes through one :class:`~eventkg.queries.induction.vetting.MeetInTheMiddle`, loaded once per
 head event; the rest is Python over the component's 3-5 events.
 """
 
@@ -22,13 +22,13 @@ from typing import Any
 import numpy as np
 
 from eventkg.graphstore.model import EVENT_RELATIONS, FAMILIES, VAGUE, family_of
-from eventkg.queries.components import Component
-from eventkg.queries.csr import EventCSR
-from eventkg.queries.induce import induce
+from eventkg.queries.graph.components import Component
+from eventkg.queries.graph.csr import EventCSR
+from eventkg.queries.induction.induce import induce
+from eventkg.queries.induction.table1 import ALL_RELATIONS, CODE
+from eventkg.queries.induction.vetting import MeetInTheMiddle
 from eventkg.queries.negatives.unlinked import FAMILY_MASK, draw_unlinked
 from eventkg.queries.questions.rows import CEC_QUESTIONS, CRR_CHOICES, CRR_QUESTION, GeneratedQuestion, NegativeSource
-from eventkg.queries.table1 import ALL_RELATIONS, CODE
-from eventkg.queries.vetting import MeetInTheMiddle
 
 Triple = tuple[int, str, int]
 #: how far a negative's cosine to the query may be from the answer's, when negatives are matched in similarity
@@ -154,7 +154,7 @@ class QuestionBuilder:
     def __init__(self, csr: EventCSR, task: str, level: str, rng: random.Random, negatives: NegativeSource | None,
                  pool: Sequence[int], *, max_len: int, pairs: int, vague_prob: float, require_context: bool,
                  tries: int = 64, repeat: bool = False, one_story: bool = False) -> None:
-        from eventkg.queries.subgraphs import verbalise  # its module imports scikit-learn: load on use
+        from eventkg.queries.retrieval.subgraphs import verbalise  # its module imports scikit-learn: load on use
 
         self.csr, self.task, self.level, self.rng, self.negatives = csr, task, level, rng, negatives
         self.pool, self.allowed = pool, np.zeros(len(csr), dtype=bool)

@@ -1,13 +1,13 @@
 """Algorithm 1 over an event graph: CEC and CRR questions (seed 001, section 3) in EV²'s JSON-lines schema.
 
 The engine behind :func:`eventkg.queries.questions.make.make_questions`, the entry point. Construction, per Algorithm 1 component (forward and backward copies, see
-:mod:`eventkg.queries.components`):
+:mod:`eventkg.queries.graph.components`):
 
 1. pairs ``(head, tail)`` where ``tail`` is reachable from ``head`` in the component DAG by a
    path of at most ``max_len`` (4) edges, and ``head`` has predecessors (they are the
    background); up to ``pairs`` (3) pairs per component, in seeded random order;
 2. the queried relation is the direct edge's relation, else Table 1 induction over the DAG
-   path (:func:`eventkg.queries.induce.induce`); pairs whose path induces nothing are skipped;
+   path (:func:`eventkg.queries.induction.induce.induce`); pairs whose path induces nothing are skipped;
 3. the context is every component triple among the head's predecessors (ancestors) and the
    head, so it never states the answer triple or its inverse, and every context triple is a
    stored edge (read through the inverse table);
@@ -44,9 +44,9 @@ Everything is deterministic for a seed and a graph (the index is ordered by even
 two backends holding the same graph give the same questions).
 
 Speed (figures: ``docs/performance.md``, ``bench/query_bench_questions.py``): the graph
-is read in columns into numpy arrays (:mod:`eventkg.queries.csr`), and each "is this event
+is read in columns into numpy arrays (:mod:`eventkg.queries.graph.csr`), and each "is this event
 linked to ``e0``?" is answered by meeting in the middle, two steps from each end
-(:mod:`eventkg.queries.vetting`) instead of a 4-step search from ``e0``. The answers are the
+(:mod:`eventkg.queries.induction.vetting`) instead of a 4-step search from ``e0``. The answers are the
 same as the 4-step search's (walks of at most ``max_len``, read both ways), so the rules above
 hold unchanged. Where this module's parts live: rows and errors
 (:mod:`~eventkg.queries.questions.rows`), construction (:mod:`~eventkg.queries.questions.build`),
@@ -65,9 +65,9 @@ from typing import Any
 
 import numpy as np
 
-from eventkg.queries.components import iter_components
-from eventkg.queries.csr import EventCSR
-from eventkg.queries.event_graph import EventIndex, as_csr
+from eventkg.queries.graph.components import iter_components
+from eventkg.queries.graph.csr import EventCSR
+from eventkg.queries.graph.event_graph import EventIndex, as_csr
 from eventkg.queries.questions.build import Draft, QuestionBuilder
 from eventkg.queries.questions.rows import GeneratedQuestion, NegativeSource
 

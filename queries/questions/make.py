@@ -52,8 +52,8 @@ def make_questions(
 ) -> list[GeneratedQuestion]:
     """Up to ``n`` EV²-style ``task`` (cec or crr) questions of ``level`` from ``source``'s graph.
 
-    ``source``: a store, or a graph already read (an :class:`~eventkg.queries.event_graph.EventIndex`,
-    its :class:`~eventkg.queries.csr.EventCSR`, or a networkx graph in the store's shape).
+    ``source``: a store, or a graph already read (an :class:`~eventkg.queries.graph.event_graph.EventIndex`,
+    its :class:`~eventkg.queries.graph.csr.EventCSR`, or a networkx graph in the store's shape).
     ``negatives``: CEC distractors from the store's FAISS index (``faiss``, embeddings of
     ``model``) or drawn from the graph (``random``); a ``sampler`` given is used instead (its
     proposals are vetted all the same). ``save`` also writes them as Question nodes of the store
@@ -118,7 +118,7 @@ def _draw(store: GraphStore | None, graph: Any, task: str, level: str, n: int, s
 def event_vectors(graph: Any, model: str | None) -> np.ndarray:
     """One unit-norm sentence vector per event position of ``graph`` (its name read as words, as the
     audit reads a schema choice), from ``model`` (None: the configured one)."""
-    from eventkg.queries.event_graph import as_csr
+    from eventkg.queries.graph.event_graph import as_csr
     from eventkg.queries.vectors.embeddings import Embedder
 
     csr = as_csr(graph)
@@ -148,7 +148,7 @@ def _store_and_graph(source: Any, graph: Any, level: str, save: bool,
         return None, source
     _check_store(source, level)
     if graph is None:
-        from eventkg.queries.event_graph import EventIndex
+        from eventkg.queries.graph.event_graph import EventIndex
 
         if notice:
             notice("reading the event graph ...")
@@ -161,7 +161,7 @@ def _check_store(store: GraphStore, level: str) -> None:
     give questions of ``level``: no EV² event relations (an ASER store ingested without
     mapping its discourse relations to event relations), or, for the instance level, no
     instance events at all."""
-    from eventkg.queries.columnar import edge_counts
+    from eventkg.queries.graph.columnar import edge_counts
     from eventkg.queries.negatives.nearest import NegativesError, require_event_relations
 
     try:

@@ -26,7 +26,7 @@ import numpy as np
 
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import EVENT_LEVELS, check_event_level
-from eventkg.queries import columnar
+from eventkg.queries.graph import columnar
 from eventkg.queries.vectors import compressed as vector_large
 from eventkg.queries.vectors import faiss_build as vector_faiss
 from eventkg.queries.vectors.compressed import build_large, open_large
@@ -178,7 +178,7 @@ _LOADED: dict[tuple[str, str], tuple[VectorIndex, int]] = {}
 
 def forget_loaded() -> None:
     """Drop the in-process copies (the next open reads the folder again)."""
-    from eventkg.queries import adjacency
+    from eventkg.queries.graph import adjacency
 
     _LOADED.clear()
     adjacency._LOADED.clear()
@@ -342,7 +342,7 @@ def drop_vectors(folder: Path, model: str) -> None:
 
 def clear_index(store: GraphStore) -> Path | None:
     """Delete the store's index folder (and in-process copies); returns the folder removed."""
-    from eventkg.queries import adjacency
+    from eventkg.queries.graph import adjacency
 
     folder = index_dir(store)
     adjacency.clear(folder)

@@ -3,7 +3,7 @@
 Every saved query runs on every selected backend that its Cypher allows, and its rows are
 checked against an oracle that does not use the query: the facts the samples were made
 from (``scripts/sample_world.py``), the sample files themselves, or the store's own
-``fetch_graph``/``iter_edges`` with networkx and :func:`eventkg.queries.induce.induce`. The scalar
+``fetch_graph``/``iter_edges`` with networkx and :func:`eventkg.queries.induction.induce.induce`. The scalar
 columns must therefore be the same on LadybugDB and Neo4j.
 """
 
@@ -38,7 +38,7 @@ from eventkg.graphstore.saved_cypher import (
     parse_queries,
     run_saved_query,
 )
-from eventkg.queries.induce import induce
+from eventkg.queries.induction.induce import induce
 from tests.support.paths import SAMPLES
 from tests.support.scripts_import import load_script_module
 

@@ -1,10 +1,10 @@
 """The bundled samples are one coherent world: every imported EV² question has exactly one
 right answer in the union graph of all samples as ``eventkg demo`` ingests them.
 
-The check is independent of the oracle's index (``eventkg.queries.event_graph.EventIndex.reach``):
+The check is independent of the oracle's index (``eventkg.queries.graph.event_graph.EventIndex.reach``):
 the store's event relations are fetched as networkx, every walk of at most ``MAX_LEN`` edges
 from the question's ``e0`` is enumerated (edges read both ways, a backward step reading the
-inverse relation) and its relation sequence is read with :func:`eventkg.queries.induce.induce`.
+inverse relation) and its relation sequence is read with :func:`eventkg.queries.induction.induce.induce`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import pytest
 from eventkg.demo import SOURCES, ingest_samples
 from eventkg.graphstore import open_store
 from eventkg.graphstore.model import EVENT_RELATIONS, FAMILIES, INVERSE, STORED_TO_FORWARD, VAGUE, event_id
-from eventkg.queries.induce import induce
+from eventkg.queries.induction.induce import induce
 from eventkg.queries.oracle import EV2Oracle
 
 MAX_LEN = 4  # the kg-oracle's walk length (tasks/ev2.py)

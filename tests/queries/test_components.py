@@ -7,8 +7,8 @@ import random
 import networkx as nx
 
 from eventkg.graphstore.model import INVERSE, event_id
-from eventkg.queries.components import components
-from eventkg.queries.event_graph import EventIndex
+from eventkg.queries.graph.components import components
+from eventkg.queries.graph.event_graph import EventIndex
 
 STORED = {"Causes": "CAUSES", "Before": "BEFORE", "HasSubevent": "HAS_SUBEVENT"}
 

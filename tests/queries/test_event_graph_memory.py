@@ -19,11 +19,11 @@ from hypothesis import strategies as st
 from eventkg.graphstore import open_store
 from eventkg.graphstore.base import Batch
 from eventkg.graphstore.model import INVERSE, stable_id
-from eventkg.queries import columnar, csr_cache
-from eventkg.queries.csr import EVENT_REL_TYPES, EventCSR, _adjacency, _dedupe_sorted, _sort
-from eventkg.queries.event_graph import EventIndex
-from eventkg.queries.event_ids import EventIds, as_bytes, id_order
-from eventkg.queries.event_texts import FileTexts, PendingTexts, StoreTexts
+from eventkg.queries.graph import columnar, csr_cache
+from eventkg.queries.graph.csr import EVENT_REL_TYPES, EventCSR, _adjacency, _dedupe_sorted, _sort
+from eventkg.queries.graph.event_graph import EventIndex
+from eventkg.queries.graph.event_ids import EventIds, as_bytes, id_order
+from eventkg.queries.graph.event_texts import FileTexts, PendingTexts, StoreTexts
 from tests.support.question_graphs import question_rows, synthetic_batch
 
 FORWARD = {"CAUSES": "Causes", "BEFORE": "Before", "HAS_SUBEVENT": "HasSubevent"}
@@ -174,7 +174,7 @@ def test_a_store_without_a_file_keeps_nothing(store) -> None:
 def test_adjacency_built_in_passes_ranks_like_the_rule(embedded, tmp_path) -> None:
     """Each node's neighbours: best weight, then the more frequent neighbour, then its id (stored
     direction out first, then type order), whatever the pass and chunk sizes."""
-    from eventkg.queries import adjacency, adjacency_build, columnar
+    from eventkg.queries.graph import adjacency, adjacency_build, columnar
 
     freq = {n["id"]: n.get("frequency") or 0.0 for n in embedded.iter_nodes("Event")}
     expected: dict[str, list[tuple]] = {i: [] for i in freq}
@@ -309,7 +309,7 @@ def test_ids_whose_kept_leading_bits_tie_are_put_in_byte_order() -> None:
     """id_order keeps an id's leading bits above its row index and sorts once; rows whose kept
     bits tie (ids sharing their first 14 digits here, in runs of several) come out in byte order,
     and _order_ties sorts each tied run on its own, in place."""
-    from eventkg.queries.event_ids import _order_ties
+    from eventkg.queries.graph.event_ids import _order_ties
 
     rng = random.Random(7)
     stems = [f"{rng.getrandbits(56):014x}" for _ in range(40)]

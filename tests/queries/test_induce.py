@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from eventkg.errors import EventKGError
 from eventkg.graphstore.base import Batch
 from eventkg.graphstore.model import EVENT_RELATIONS, INVERSE, event_id
-from eventkg.queries.induce import UnknownRelationError, induce, parse_relations, paths
+from eventkg.queries.induction.induce import UnknownRelationError, induce, parse_relations, paths
 from tests.support.table1 import table1
 
 
@@ -166,7 +166,7 @@ def test_cli_paths(tmp_path) -> None:
 
 def test_reach_masks_agree_with_path_enumeration() -> None:
     """The walk automaton behind question checks: a superset of paths, and exact per family mask."""
-    from eventkg.queries.event_graph import EventIndex
+    from eventkg.queries.graph.event_graph import EventIndex
 
     rng = random.Random(3)
     names = [f"e{i}" for i in range(40)]

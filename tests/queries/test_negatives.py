@@ -48,7 +48,7 @@ def test_negatives_never_linked_to_the_query_by_the_family(world):
 
 
 def test_induction_reaches_beyond_two_hops(world):
-    from eventkg.queries.induce import paths
+    from eventkg.queries.induction.induce import paths
 
     sampler = NearestNegatives(world, level="schema")
     # cook dinner Causes eat dinner HasSubevent chew food HasSubevent swallow food: Table 1

@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 from eventkg.graphstore.base import Batch
 from eventkg.graphstore.model import event_id
-from eventkg.queries import adjacency, columnar
+from eventkg.queries.graph import adjacency, columnar
 from eventkg.queries.negatives.nearest import NegativesError, require_event_relations
-from eventkg.queries.retrieve import retrieve
+from eventkg.queries.retrieval.retrieve import retrieve
 from eventkg.queries.vectors import encode as vector_encode
 from eventkg.queries.vectors import faiss_build as vector_faiss
 from eventkg.queries.vectors import files as vector_files

@@ -8,7 +8,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from eventkg.queries.csr import EventCSR
+from eventkg.queries.graph.csr import EventCSR
 from eventkg.queries.questions.make import make_questions
 
 

@@ -20,8 +20,8 @@ from typer.testing import CliRunner
 from eventkg import ingest_source
 from eventkg.graphstore import open_store
 from eventkg.graphstore.model import FAMILIES, INVERSE, VAGUE, event_id, family_of
-from eventkg.queries.csr import EVENT_REL_TYPES
-from eventkg.queries.event_graph import EventIndex
+from eventkg.queries.graph.csr import EVENT_REL_TYPES
+from eventkg.queries.graph.event_graph import EventIndex
 from eventkg.queries.negatives.unlinked import UnlinkedNegatives
 from eventkg.queries.oracle import KGOracle, kg_oracle_answer
 from eventkg.queries.questions.make import make_questions

@@ -11,11 +11,11 @@ import pytest
 from eventkg import ingest_source
 from eventkg.graphstore import open_store
 from eventkg.graphstore.model import FAMILIES, INVERSE, VAGUE, family_of
-from eventkg.queries.csr import EVENT_REL_TYPES, EventCSR
-from eventkg.queries.event_graph import EventIndex
+from eventkg.queries.graph.csr import EVENT_REL_TYPES, EventCSR
+from eventkg.queries.graph.event_graph import EventIndex
+from eventkg.queries.induction.table1 import ALL_RELATIONS
+from eventkg.queries.induction.vetting import MeetInTheMiddle
 from eventkg.queries.questions.make import make_questions
-from eventkg.queries.table1 import ALL_RELATIONS
-from eventkg.queries.vetting import MeetInTheMiddle
 from tests.support.paths import CHECKOUT
 from tests.support.question_graphs import Facts, question_rows, synthetic_batch
 

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from eventkg.graphstore.model import event_id
-from eventkg.queries.retrieve import RetrievedSubgraph, approx_tokens, retrieve, stored_types
+from eventkg.queries.retrieval.retrieve import RetrievedSubgraph, approx_tokens, retrieve, stored_types
 from tests.support.worlds import write_world
 
 
@@ -93,7 +93,7 @@ def test_networkx_and_json(world):
 
 
 def test_bad_input(world):
-    from eventkg.queries.retrieve import RetrieveError
+    from eventkg.queries.retrieval.retrieve import RetrieveError
 
     with pytest.raises(RetrieveError, match="unknown relation type"):
         retrieve(world, "learn", rel_types=["Likes"])

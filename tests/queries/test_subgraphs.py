@@ -8,9 +8,9 @@ import networkx as nx
 import pytest
 
 from eventkg.graphstore.model import event_id
-from eventkg.queries.induce import induce
-from eventkg.queries.subgraph_scoring import parse_prediction, score_many, score_schema
-from eventkg.queries.subgraphs import EvalSubgraph, answer_path, parse_context, question_subgraph, verbalise
+from eventkg.queries.induction.induce import induce
+from eventkg.queries.retrieval.scoring import parse_prediction, score_many, score_schema
+from eventkg.queries.retrieval.subgraphs import EvalSubgraph, answer_path, parse_context, question_subgraph, verbalise
 from tests.support.question_graphs import question_rows, synthetic_batch
 
 

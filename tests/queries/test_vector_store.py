@@ -14,7 +14,7 @@ import pytest
 from eventkg.graphstore.base import Batch
 from eventkg.graphstore.model import event_id
 from eventkg.queries.negatives.nearest import NearestNegatives
-from eventkg.queries.retrieve import retrieve
+from eventkg.queries.retrieval.retrieve import retrieve
 from eventkg.queries.vectors import compressed as vector_large
 from eventkg.queries.vectors import faiss_build as vector_faiss
 from eventkg.queries.vectors import files as index_files

@@ -15,7 +15,7 @@ import networkx as nx
 
 from eventkg.graphstore.base import Batch
 from eventkg.graphstore.model import INVERSE, event_id
-from eventkg.queries.csr import EVENT_REL_TYPES
+from eventkg.queries.graph.csr import EVENT_REL_TYPES
 from eventkg.queries.questions.make import make_questions
 from tests.support.table1 import table1
 

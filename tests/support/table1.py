@@ -1,6 +1,6 @@
 """An independent reading of seed 001's Table 1: regular expressions over one letter per relation.
 
-The reference the induction code (``eventkg.queries.table1``, ``induce``) is checked against;
+The reference the induction code (``eventkg.queries.induction.table1``, ``induce``) is checked against;
 it shares no code with it.
 """
 

@@ -20,7 +20,7 @@ what BPE tokenizers give for short English phrases; pass e.g.
 ``lambda s: len(tokenizer.encode(s))`` for your model's exact count).
 
 Bounded on big graphs: over Event->Event types the neighbourhood comes from the ranked
-adjacency of :mod:`eventkg.queries.adjacency` (built once beside the vector index, memory-mapped
+adjacency of :mod:`eventkg.queries.graph.adjacency` (built once beside the vector index, memory-mapped
 after). Each node contributes at most ``per_node`` neighbours (default
 :data:`DEFAULT_PER_NODE`), its best by edge count/weight, then by the neighbour's
 frequency; each hop adds at most ``limit`` new nodes. A node that had more is listed in
@@ -43,7 +43,7 @@ import numpy as np
 from eventkg.errors import EventKGError
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import ASER_RELATIONS, CANONICAL, NODE_TYPES, REL_TYPES, upper_snake
-from eventkg.queries import adjacency, columnar
+from eventkg.queries.graph import adjacency, columnar
 from eventkg.queries.vectors.files import index_dir
 from eventkg.queries.vectors.index import VectorIndex, open_index
 

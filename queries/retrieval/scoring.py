@@ -3,7 +3,7 @@
 A model asked to "output the event semantic knowledge used" (the EV² paper, section 5.3) returns
 ``{"event_type": {instance: type}, "event_relation": [[type, Relation, type], ...]}``
 (Figure 9 of the paper); :func:`score_schema` compares that with the
-:class:`~eventkg.queries.subgraphs.EvalSubgraph`: event-type accuracy over the gold
+:class:`~eventkg.queries.retrieval.subgraphs.EvalSubgraph`: event-type accuracy over the gold
 instances and relation-triplet F1, a triplet counting as correct when head type, relation
 and tail type all match. Inverse spellings of one fact (``[a, Causes, b]`` and
 ``[b, IsResult, a]``) count as the same triplet unless ``canonical=False``; names are
@@ -23,7 +23,7 @@ from typing import Any
 
 from eventkg.errors import EventKGError
 from eventkg.graphstore.model import CANONICAL, STORED_TO_FORWARD, normalise_text
-from eventkg.queries.subgraphs import EvalSubgraph, Triple
+from eventkg.queries.retrieval.subgraphs import EvalSubgraph, Triple
 
 
 class BadPredictionError(EventKGError):

@@ -2,7 +2,7 @@
 
 :func:`induce` says which relation a relation sequence implies by Table 1 (the rules, the
 reading we chose where the paper is silent, and their compiled automaton are in
-:mod:`eventkg.queries.table1`); :func:`paths` lists the simple paths
+:mod:`eventkg.queries.induction.table1`); :func:`paths` lists the simple paths
 between two events of a graph with what each induces.
 """
 
@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 from eventkg.errors import EventKGError
 from eventkg.graphstore.model import EVENT_RELATIONS
-from eventkg.queries.event_graph import EventIndex, as_index
-from eventkg.queries.table1 import AUTOMATON, CODE, DEAD
+from eventkg.queries.graph.event_graph import EventIndex, as_index
+from eventkg.queries.induction.table1 import AUTOMATON, CODE, DEAD
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -106,7 +106,7 @@ def paths(source: GraphStore | nx.Graph | EventIndex, a: str | int, b: str | int
     Edges are usable both ways: walking a stored edge backwards reads its inverse relation.
 
     Args:
-        source: A store, a networkx graph or an :class:`~eventkg.queries.event_graph.EventIndex`.
+        source: A store, a networkx graph or an :class:`~eventkg.queries.graph.event_graph.EventIndex`.
         a: The first event: a position, a store id or an event name (``pass_exam``).
         b: The last event, as ``a``.
         max_len: At most this many edges per path.

@@ -26,7 +26,7 @@ from typing import Any
 
 import networkx as nx
 
-from eventkg.queries.export_rows import (
+from eventkg.queries.export.rows import (
     ExportError,
     Row,
     Source,

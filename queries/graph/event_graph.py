@@ -4,7 +4,7 @@ The store keeps one canonical direction per fact (``a CAUSES b``); the algorithm
 every edge both ways, the backward reading giving the inverse relation
 (``b IsResult a``) through :data:`eventkg.graphstore.model.INVERSE`.
 
-:class:`EventIndex` is a view of an :class:`eventkg.queries.csr.EventCSR` (the compact arrays,
+:class:`EventIndex` is a view of an :class:`eventkg.queries.graph.csr.EventCSR` (the compact arrays,
 loaded in columns from a store) for the algorithms written over Python lists: ids, positions,
 texts, levels and the packed adjacency (``(neighbour << 3) | relation_code`` per entry) are
 made from the arrays the first time they are read, so code that only needs the arrays
@@ -22,7 +22,7 @@ import networkx as nx
 from eventkg.errors import EventKGError
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import CANONICAL, EVENT_RELATIONS, event_id
-from eventkg.queries.csr import (
+from eventkg.queries.graph.csr import (
     EVENT_REL_TYPES,
     FORWARD_CODES,
     LEVEL_NAMES,
@@ -30,7 +30,7 @@ from eventkg.queries.csr import (
     EventCSR,
     event_name,
 )
-from eventkg.queries.table1 import ALL_RELATIONS, AUTOMATON, CODE, live_states
+from eventkg.queries.induction.table1 import ALL_RELATIONS, AUTOMATON, CODE, live_states
 
 __all__ = ["EventIndex", "UnknownEventError", "as_csr", "as_index", "fetch_event_graph", "to_networkx"]
 

@@ -1,7 +1,7 @@
 """The subgraph an export writes when asked for one: ``eventkg subgraph``'s selection, complete.
 
 :func:`select_subgraph` makes the same calls as the ``subgraph`` command (open the vector
-index, then :func:`eventkg.queries.retrieve.retrieve`), so ``export ... --text T -k 5 --hops 2``
+index, then :func:`eventkg.queries.retrieval.retrieve.retrieve`), so ``export ... --text T -k 5 --hops 2``
 holds exactly the nodes and edges ``subgraph --text T -k 5 --hops 2`` retrieves. Retrieval
 reads Event->Event edges from its ranked adjacency, which keeps only the weight, so the
 edges' other stored properties (``sources``, ...) are read back from the store for the
@@ -16,7 +16,7 @@ import networkx as nx
 
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import check_event_level
-from eventkg.queries.retrieve import RetrieveError, retrieve
+from eventkg.queries.retrieval.retrieve import RetrieveError, retrieve
 from eventkg.queries.vectors.encode import Notice, Progress
 from eventkg.queries.vectors.index import open_index
 

@@ -1,4 +1,4 @@
-"""Building the ranked adjacency of :mod:`eventkg.queries.adjacency` in bounded memory.
+"""Building the ranked adjacency of :mod:`eventkg.queries.graph.adjacency` in bounded memory.
 
 Invariant: memory does not hold every Event->Event entry at once (the previous build did, with its
 id strings, and grew faster than the graph; figures: ``docs/performance.md``). Here:
@@ -28,8 +28,8 @@ import pyarrow.compute as pc
 
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import REL_TYPES
-from eventkg.queries import columnar
-from eventkg.queries.event_ids import as_bytes, id_order
+from eventkg.queries.graph import columnar
+from eventkg.queries.graph.event_ids import as_bytes, id_order
 
 RANGE_ENTRIES = 4_000_000  # entries ranked per pass
 READ_CHUNK = 1 << 21  # spilled edges read per step

@@ -6,7 +6,7 @@ positions given to :meth:`~StoreTexts.prefetch` (one keyed lookup per batch of q
 keeps only those until the next prefetch; a text asked for without a prefetch is fetched on
 its own (correct, only slower: :attr:`~StoreTexts.misses` counts them).
 
-:class:`FileTexts` reads them from the file :mod:`eventkg.queries.csr_cache` keeps beside an
+:class:`FileTexts` reads them from the file :mod:`eventkg.queries.graph.csr_cache` keeps beside an
 embedded store (one ``pread`` a text: the page cache holds the file, not the process, and
 random keyed lookups in the engine cost its page cache more with every event the graph holds). :class:`ArrowTexts` holds every text (graphs built from rows or networkx, tests).
 """
@@ -21,13 +21,13 @@ from typing import Any, Protocol
 import numpy as np
 import pyarrow as pa
 
-from eventkg.queries.event_ids import EventIds
+from eventkg.queries.graph.event_ids import EventIds
 
 FETCH_CHUNK = 20_000  # ids per keyed lookup
 
 
 class Texts(Protocol):
-    """Where an :class:`~eventkg.queries.csr.EventCSR` reads its events' texts."""
+    """Where an :class:`~eventkg.queries.graph.csr.EventCSR` reads its events' texts."""
 
     def get(self, p: int) -> str | None: ...
 
@@ -81,7 +81,7 @@ class StoreTexts:
     def _fetch(self, positions: list[int]) -> dict[int, str | None]:
         if not positions:
             return {}
-        from eventkg.queries.columnar import texts_by_id
+        from eventkg.queries.graph.columnar import texts_by_id
 
         ids = self.ids.take(positions)
         found: dict[str, str | None] = {}
@@ -92,7 +92,7 @@ class StoreTexts:
 
     def all(self) -> list[str | None]:
         """Every text (one read of the whole column: for small graphs and tools, not at scale)."""
-        from eventkg.queries.columnar import event_texts_all
+        from eventkg.queries.graph.columnar import event_texts_all
 
         found = event_texts_all(self.store)
         return [found.get(i) for i in self.ids]

@@ -24,7 +24,7 @@ first rule, in table order, that matches it, so ``HasSubevent, HasSubevent`` -> 
 a sequence no rule matches induces nothing (``None``).
 
 The rule list is compiled once into a small deterministic automaton (:data:`AUTOMATON`) so
-that graph searches (:mod:`eventkg.queries.event_graph`, :mod:`eventkg.queries.vetting`) can
+that graph searches (:mod:`eventkg.queries.graph.event_graph`, :mod:`eventkg.queries.induction.vetting`) can
 carry the induction state along a walk and prune as soon as no rule can match any more.
 This module imports nothing from the query layer, so every query module can use it.
 """

@@ -4,7 +4,7 @@ The evaluation subgraph of a question (the EV² paper, section 5.3) is the event
 knowledge needed to answer it: the context triples, the path that carries the answer
 relation from ``e0`` to ``e1`` (none for Vague), and, at instance level, the event type of
 every instance event. Scoring a model's schema output against it lives in
-:mod:`eventkg.queries.subgraph_scoring`.
+:mod:`eventkg.queries.retrieval.scoring`.
 """
 
 from __future__ import annotations
@@ -105,8 +105,8 @@ def answer_path(source: Any, e0: str, rel: str, e1: str, max_len: int = 4) -> li
     if rel not in EVENT_RELATIONS:
         return []
     if source is not None:
-        from eventkg.queries.event_graph import UnknownEventError, as_index
-        from eventkg.queries.induce import paths
+        from eventkg.queries.graph.event_graph import UnknownEventError, as_index
+        from eventkg.queries.induction.induce import paths
 
         idx = as_index(source)
         try:
@@ -124,8 +124,8 @@ def _path_within(triples: list[Triple], head: str, rel: str, tail: str, max_len:
     """The shortest path inside ``triples`` (read both ways) from ``head`` to ``tail`` inducing ``rel``."""
     if rel not in EVENT_RELATIONS or not head or not tail:
         return []
-    from eventkg.queries.event_graph import EventIndex, UnknownEventError
-    from eventkg.queries.induce import paths
+    from eventkg.queries.graph.event_graph import EventIndex, UnknownEventError
+    from eventkg.queries.induction.induce import paths
 
     g = nx.MultiDiGraph()
     for h, r, t in triples:

@@ -2,19 +2,19 @@
 
 Reading a big graph's events, texts and event relations out of the engine grows with the graph
 (figures: ``docs/performance.md``), every time questions are asked. The arrays of
-:class:`~eventkg.queries.csr.EventCSR` (ids, levels, the CSR, the types) and every text (one
+:class:`~eventkg.queries.graph.csr.EventCSR` (ids, levels, the CSR, the types) and every text (one
 UTF-8 file, placed by node offset: no lookup by id) are written once to
 ``<index folder>/event_graph/`` (beside the vector index and the retrieval adjacency,
 :func:`eventkg.queries.vectors.files.index_dir`), ~31 bytes an event and 5 an adjacency entry,
 and memory-mapped by later reads: opening costs nothing, and only the pages a run touches
 are read (into the page cache, shared, dropped by the kernel under pressure). The arrays just
 built are swapped for their mapped copies too, so a first run holds no second copy. The
-engine writes the columns to CSV files in the new folder (:class:`~eventkg.queries.columnar.Export`),
+engine writes the columns to CSV files in the new folder (:class:`~eventkg.queries.graph.columnar.Export`),
 read back once the opening that wrote them is closed. A read-only store is read through
 read-only openings of its own (:func:`reader`), closed once read, so the pages the engine kept
 in its buffer pool go with them: the nodes in this thread while a second thread reads the edges,
 then, once the arrays are built, the texts in that thread while the caller asks its questions
-(:class:`~eventkg.queries.event_texts.PendingTexts`).
+(:class:`~eventkg.queries.graph.event_texts.PendingTexts`).
 
 They are read again when the store's Event count, its edge count of any event relation or of
 ``HAS_TYPE``, or the database file's (or its write-ahead log's) size or modification time
@@ -62,7 +62,7 @@ def _file_stamp(path: Path) -> list[int] | None:
 
 def stamp(store: Any, types: list[str]) -> dict[str, Any]:
     """What the arrays are built from: counts, and the database files' sizes and times."""
-    from eventkg.queries.columnar import edge_counts
+    from eventkg.queries.graph.columnar import edge_counts
 
     db = Path(str(store.url).removeprefix("ladybug://"))
     events = int(store.query("MATCH (e:Event) RETURN count(*) AS n")[0]["n"])
@@ -82,7 +82,7 @@ def load(folder: Path, want: dict[str, Any]) -> dict[str, np.ndarray] | None:
 
 def build_and_keep(folder: Path, built_from: dict[str, Any], store: Any, types: list[str],
                    build: Callable[[Any], tuple[dict[str, np.ndarray], np.ndarray]]) -> tuple[dict[str, np.ndarray], Any]:
-    """Read the Event nodes and the edges of ``types`` (:mod:`eventkg.queries.columnar`),
+    """Read the Event nodes and the edges of ``types`` (:mod:`eventkg.queries.graph.columnar`),
     ``build(columns)`` the arrays (and the position of each engine node offset), write them and
     the store's texts under ``folder`` (a new folder moved into place, the stamp last) and give
     them back memory-mapped, with the texts (``(arrays, texts)``); where the folder cannot be
@@ -91,10 +91,10 @@ def build_and_keep(folder: Path, built_from: dict[str, Any], store: Any, types: 
     A read-only store is read through three openings (:func:`_side_reads`): the edges in a
     second thread while this one reads the nodes, then, once the arrays are built, the texts in
     that thread while the caller goes on: ``texts`` is then a
-    :class:`~eventkg.queries.event_texts.PendingTexts` (the first text asked for waits; the
+    :class:`~eventkg.queries.graph.event_texts.PendingTexts` (the first text asked for waits; the
     folder is moved into place once the texts are written)."""
-    from eventkg.queries import columnar
-    from eventkg.queries.csr import _each
+    from eventkg.queries.graph import columnar
+    from eventkg.queries.graph.csr import _each
 
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
@@ -115,7 +115,7 @@ def build_and_keep(folder: Path, built_from: dict[str, Any], store: Any, types: 
         kept = _mapped(tmp)
         if side is None:
             return kept, _finish(tmp, folder, built_from, store, rank, top, kept["ids"])
-        from eventkg.queries.event_texts import PendingTexts
+        from eventkg.queries.graph.event_texts import PendingTexts
 
         return kept, PendingTexts(side.submit(_finish, tmp, folder, built_from, store, rank, top, kept["ids"]))
     except BaseException:
@@ -128,10 +128,10 @@ def build_and_keep(folder: Path, built_from: dict[str, Any], store: Any, types: 
 
 def _read_columns(store: Any, types: list[str], counts: dict[str, int] | None, tmp: Path,
                   side: ThreadPoolExecutor | None) -> tuple[Any, int | None]:
-    """The Event nodes and edges of ``types`` as :class:`~eventkg.queries.columnar.GraphColumns`
+    """The Event nodes and edges of ``types`` as :class:`~eventkg.queries.graph.columnar.GraphColumns`
     (the edges pending in ``side`` where given), exported through files in ``tmp`` where it can,
     and the highest Event node offset."""
-    from eventkg.queries import columnar
+    from eventkg.queries.graph import columnar
 
     with reader(store) as r:
         top = columnar.max_event_offset(r)
@@ -174,8 +174,8 @@ def _finish(tmp: Path, folder: Path, built_from: dict[str, Any], store: Any, ran
         shutil.rmtree(folder, ignore_errors=True)
         tmp.rename(folder)
     except OSError:
-        from eventkg.queries.event_ids import EventIds
-        from eventkg.queries.event_texts import StoreTexts
+        from eventkg.queries.graph.event_ids import EventIds
+        from eventkg.queries.graph.event_texts import StoreTexts
 
         shutil.rmtree(tmp, ignore_errors=True)
         return StoreTexts(store, EventIds(ids))
@@ -186,14 +186,14 @@ def _side_reads(store: Any) -> bool:
     """Whether the edges and texts are read beside the nodes, in a second thread: only through
     openings of their own (a read-only embedded store), whose engine calls run at once (calls
     through one database wait for each other) and outside the GIL."""
-    from eventkg.queries.columnar import _ladybug_conn
+    from eventkg.queries.graph.columnar import _ladybug_conn
 
     return bool(getattr(store, "read_only", False)) and _ladybug_conn(store) is not None
 
 
 def _edges(store: Any, types: list[str], top: int | None, counts: dict[str, int] | None, via: Path | None) -> Any:
     """The edges read in pages, or (``via``: a folder) exported there: a callable reading them back."""
-    from eventkg.queries import columnar
+    from eventkg.queries.graph import columnar
 
     if via is None:
         return columnar.event_edge_columns(store, types, top, counts)
@@ -206,7 +206,7 @@ def _read_edges(store: Any, types: list[str], top: int | None, counts: dict[str,
     """The edges of ``types`` through an opening of their own; exported (``via``: a folder) a type
     at a time, the most edges first, each file read back in one more thread while the engine
     writes the next (one parsing thread: the engine's export takes the other cores)."""
-    from eventkg.queries import columnar
+    from eventkg.queries.graph import columnar
 
     if via is None or counts is None:
         with reader(store) as r:
@@ -224,8 +224,8 @@ def _read_edges(store: Any, types: list[str], top: int | None, counts: dict[str,
 
 def _read_texts(store: Any, folder: Path, top: int | None) -> tuple[np.ndarray, np.ndarray]:
     """The texts, in node-offset pages, written to ``folder`` as read; ``(start, length)`` per offset."""
-    from eventkg.queries import columnar
-    from eventkg.queries.event_texts import write_text_file
+    from eventkg.queries.graph import columnar
+    from eventkg.queries.graph.event_texts import write_text_file
 
     n = (top + 1) if top is not None else 0
     with reader(store) as r:
@@ -267,8 +267,8 @@ def reader(store: Any) -> Iterator[Any]:
 
 
 def texts_of(folder: Path) -> Any:
-    """The kept texts (:class:`~eventkg.queries.event_texts.FileTexts`)."""
-    from eventkg.queries.event_texts import FileTexts
+    """The kept texts (:class:`~eventkg.queries.graph.event_texts.FileTexts`)."""
+    from eventkg.queries.graph.event_texts import FileTexts
 
     start = np.load(folder / "text_start.npy", mmap_mode="r", allow_pickle=False)
     length = np.load(folder / "text_length.npy", mmap_mode="r", allow_pickle=False)

@@ -1,9 +1,9 @@
 """What every exporter reads: a store or a networkx graph as typed node and edge rows.
 
-The exporters (:mod:`eventkg.queries.export_rdf`, :mod:`eventkg.queries.export_graphml`) take
+The exporters (:mod:`eventkg.queries.export.rdf`, :mod:`eventkg.queries.export.graphml`) take
 either a :class:`~eventkg.graphstore.base.GraphStore` (the whole store, streamed label by
 label and type by type) or an ``nx.MultiDiGraph`` in the store's networkx shape (node
-attribute ``label``, edge key = stored type), e.g. :func:`eventkg.queries.export_select.select_subgraph`.
+attribute ``label``, edge key = stored type), e.g. :func:`eventkg.queries.export.select.select_subgraph`.
 Rows come out as ``(label, row)`` / ``(TYPE, row)`` with ``row`` holding ``id`` (nodes) or
 ``src``/``dst`` (edges), ``sources`` as a list, and each declared property cast to its
 declared type (:data:`eventkg.graphstore.model.NODE_TYPES`, ``REL_TYPES``); absent (None)

@@ -21,7 +21,7 @@ the graph) is not read: each forward event is looked up in its row, sorted by ne
 step costs a binary search per forward event instead of the hub's whole row.
 Every step is a numpy gather over CSR rows, so a hub costs one vector operation, not one Python
 iteration per neighbour (figures: ``docs/performance.md``). Walks (not only simple paths) count, as in
-:meth:`eventkg.queries.event_graph.EventIndex.reach`: the answer is the same set of relations,
+:meth:`eventkg.queries.graph.event_graph.EventIndex.reach`: the answer is the same set of relations,
 so a vetted negative is exactly one the previous 4-step reach would have accepted.
 """
 
@@ -33,8 +33,8 @@ from functools import lru_cache
 import numpy as np
 
 from eventkg.graphstore.model import EVENT_RELATIONS
-from eventkg.queries.csr import INV_CODE, EventCSR, gather_ranges, gather_rows
-from eventkg.queries.table1 import AUTOMATON, DEAD, live_states
+from eventkg.queries.graph.csr import INV_CODE, EventCSR, gather_ranges, gather_rows
+from eventkg.queries.induction.table1 import AUTOMATON, DEAD, live_states
 
 N_STATES = len(AUTOMATON.trans)
 assert N_STATES <= 32, "state sets are uint32 bitmasks"

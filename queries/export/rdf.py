@@ -50,7 +50,7 @@ from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from eventkg.graphstore.model import stable_id
-from eventkg.queries.export_rows import (
+from eventkg.queries.export.rows import (
     Row,
     Source,
     atomic_output,
@@ -97,7 +97,7 @@ def export_rdf(source: Source, path: str | Path, *, page_size: int = PAGE_ROWS) 
     """Write ``source`` (a store, or a graph in the store's networkx shape) as Turtle or N-Triples.
 
     The format follows the suffix of ``path`` (``.ttl`` or ``.nt``; anything else is an
-    :class:`~eventkg.queries.export_rows.ExportError`). Returns ``{"nodes": {label: n},
+    :class:`~eventkg.queries.export.rows.ExportError`). Returns ``{"nodes": {label: n},
     "edges": {TYPE: n}, "triples": n}``: what was written, in the shape of ``store.counts()``.
     """
     path = Path(path)

@@ -3,7 +3,7 @@
 Retrieval pulls a 2-hop neighbourhood around a few seeds on every call. On an ASER-sized
 store an event can have ~12K neighbours; asking the store for them returns 12K rows per
 hub per hop. Instead the Event->Event edges (every type, both directions) are read once
-in columns (:mod:`eventkg.queries.columnar`) into CSR arrays, each node's neighbours **ranked**:
+in columns (:mod:`eventkg.queries.graph.columnar`) into CSR arrays, each node's neighbours **ranked**:
 highest edge count/weight first (ASER's ``count``, EV²'s ``weight``), then the more
 frequent neighbour, then by id. A bounded expansion then takes the top ``per_node`` of a
 node's neighbours as a slice and says how many it left out.
@@ -30,7 +30,7 @@ import numpy as np
 
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import REL_TYPES
-from eventkg.queries import adjacency_build, columnar
+from eventkg.queries.graph import adjacency_build, columnar
 
 FORMAT = 1
 #: every stored type joining two Event nodes (the ones an adjacency holds)

@@ -5,16 +5,16 @@ each edge both ways, the backward reading giving the inverse relation (``b IsRes
 :data:`eventkg.graphstore.model.INVERSE`). :class:`EventCSR` holds exactly that reading:
 
 * events numbered ``0..n-1`` in id order (so two backends holding the same graph number them
-  alike), their ids in one sorted byte-string array (:class:`~eventkg.queries.event_ids.EventIds`),
+  alike), their ids in one sorted byte-string array (:class:`~eventkg.queries.graph.event_ids.EventIds`),
   their level, and their texts read per event when a question shows it
-  (:mod:`eventkg.queries.event_texts`: from the store, by id, for the events asked only);
+  (:mod:`eventkg.queries.graph.event_texts`: from the store, by id, for the events asked only);
 * per event, its neighbours ``nbr[indptr[p]:indptr[p+1]]`` with the relation code read from
   ``p`` (``code``, an index into ``EVENT_RELATIONS``), sorted by (neighbour, code), duplicates
   and self-loops dropped;
 * ``HAS_TYPE`` links: ``type_of[instance]`` and, per type, its instances that have a text
   (``instances(t)``; an instance stored with an empty text, as EV²'s, is never shown).
 
-:meth:`EventCSR.from_store` reads the columns with :mod:`eventkg.queries.columnar` (from
+:meth:`EventCSR.from_store` reads the columns with :mod:`eventkg.queries.graph.columnar` (from
 LadybugDB exported to files or a page of node offsets at a time, batched reads from Neo4j; ids
 and levels, no texts) and builds every array with numpy kernels, a chunk at a time where a
 whole-array temporary would be as big as the result (the chunks shared by two threads where
@@ -33,9 +33,9 @@ import numpy as np
 import pyarrow as pa
 
 from eventkg.graphstore.model import EVENT_LEVELS, EVENT_RELATIONS, INVERSE, STORED_TO_FORWARD
-from eventkg.queries.event_ids import EventIds, as_bytes, id_order
-from eventkg.queries.event_texts import ArrowTexts, Texts
-from eventkg.queries.table1 import CODE
+from eventkg.queries.graph.event_ids import EventIds, as_bytes, id_order
+from eventkg.queries.graph.event_texts import ArrowTexts, Texts
+from eventkg.queries.induction.table1 import CODE
 
 EVENT_REL_TYPES = ("CAUSES", "BEFORE", "HAS_SUBEVENT")
 #: stored type -> code of the relation it reads forward (CAUSES -> Causes)
@@ -165,9 +165,9 @@ class EventCSR:
         texts are read from ``store`` when asked for (keep it open while the arrays are used).
 
         An embedded store's arrays are kept on disk and memory-mapped by the next read while the
-        store has not changed (:mod:`eventkg.queries.csr_cache`; ``cache=False``: read afresh)."""
-        from eventkg.queries import columnar, csr_cache
-        from eventkg.queries.event_texts import StoreTexts
+        store has not changed (:mod:`eventkg.queries.graph.csr_cache`; ``cache=False``: read afresh)."""
+        from eventkg.queries.graph import columnar, csr_cache
+        from eventkg.queries.graph.event_texts import StoreTexts
 
         types = [*EVENT_REL_TYPES, "HAS_TYPE"] if with_types else list(EVENT_REL_TYPES)
 
@@ -188,7 +188,7 @@ class EventCSR:
         return cls(ids, csr_cache.texts_of(folder), **kept)
 
     def arrays(self) -> dict[str, np.ndarray]:
-        """Every array by name (what :mod:`eventkg.queries.csr_cache` keeps)."""
+        """Every array by name (what :mod:`eventkg.queries.graph.csr_cache` keeps)."""
         return {"ids": self.ids.raw, "level": self.level, "indptr": self.indptr, "nbr": self.nbr, "code": self.code,
                 "type_of": self.type_of, "inst_indptr": self.inst_indptr, "inst": self.inst}
 
@@ -197,7 +197,7 @@ class EventCSR:
                   props: Iterable[tuple[str, str | None, str | None]] = ()) -> EventCSR:
         """From stored edges ``(src, TYPE, dst)``, ``HAS_TYPE`` pairs and ``(id, text, level)`` rows
         (events named only by an edge get no text and the schema level)."""
-        from eventkg.queries.columnar import GraphColumns
+        from eventkg.queries.graph.columnar import GraphColumns
 
         info = {nid: (text, level) for nid, text, level in props}
         key: dict[str, int] = {nid: i for i, nid in enumerate(info)}
@@ -216,7 +216,7 @@ class EventCSR:
 
     @classmethod
     def from_columns(cls, cols: Any, texts: Callable[[EventIds, np.ndarray], Texts]) -> EventCSR:
-        """The arrays from :class:`~eventkg.queries.columnar.GraphColumns` (node keys: any distinct
+        """The arrays from :class:`~eventkg.queries.graph.columnar.GraphColumns` (node keys: any distinct
         int64s; edges of the stored event types and ``HAS_TYPE`` as keys). ``texts(ids, order)``
         gives where texts are read (``order``: the column row of each position). ``cols.edges`` is
         emptied as the edges are used; ``cols.rank`` is set (the position of each key)."""

@@ -158,10 +158,10 @@ class GraphColumns:
     """The Event nodes and their edges as numpy arrays, in the store's own order.
 
     ``keys`` name the nodes within this one read (any distinct non-negative ints), ``ids`` are their ids
-    (a fixed-width byte-string array, :func:`eventkg.queries.event_ids.as_bytes`), ``instance``
+    (a fixed-width byte-string array, :func:`eventkg.queries.graph.event_ids.as_bytes`), ``instance``
     whether each is an instance event; ``edges[type]`` holds ``(src keys, dst keys)``, or ``pending``
     gives them when they are first needed (read meanwhile in another thread). ``rank`` (set by
-    :meth:`~eventkg.queries.csr.EventCSR.from_columns`): the position of each key, -1 for none.
+    :meth:`~eventkg.queries.graph.csr.EventCSR.from_columns`): the position of each key, -1 for none.
     """
 
     keys: np.ndarray
@@ -236,7 +236,7 @@ def export_nodes(store: GraphStore, folder: Path) -> tuple[Export, Export]:
 def exported_node_columns(exports: tuple[Export, Export], top: int | None) -> GraphColumns:
     """The Event nodes of :func:`export_nodes`, no edges: rows of one width (the store's ids)
     read as a numpy array (:func:`fixed_rows`), any others parsed as CSV."""
-    from eventkg.queries.event_ids import as_bytes
+    from eventkg.queries.graph.event_ids import as_bytes
 
     nodes, instances = exports
     fixed = fixed_rows(nodes.path)
@@ -298,7 +298,7 @@ def _decimal(digits: np.ndarray) -> np.ndarray:
 
 def node_columns_of(tables: Iterable[Any], top: int | None) -> GraphColumns:
     """The Event nodes from tables (or batches) of ``(key, id, instance)``, no edges."""
-    from eventkg.queries.event_ids import as_bytes
+    from eventkg.queries.graph.event_ids import as_bytes
 
     keys, ids, inst = [], [], []
     for t in tables:
@@ -385,7 +385,7 @@ def edge_columns_of(exports: dict[str, Export | None], top: int | None,
 
 def _graph_arrays_by_id(store: GraphStore, rel_types: Sequence[str]) -> GraphColumns:
     """:func:`event_graph_arrays` through the store's id strings (Neo4j, other stores)."""
-    from eventkg.queries.event_ids import as_bytes
+    from eventkg.queries.graph.event_ids import as_bytes
 
     table = event_nodes(store, with_text=False)
     ids = table.column("id").combine_chunks()

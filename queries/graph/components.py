@@ -16,7 +16,7 @@ Choices where Algorithm 1 is loose, written down here:
   order (a numpy permutation, much cheaper than ``random.shuffle`` at a million starts)
   and lazily, so that taking the first ``k`` components is a random sample.
 
-Walks run over the compact arrays (:class:`eventkg.queries.csr.EventCSR`): a step draws one
+Walks run over the compact arrays (:class:`eventkg.queries.graph.csr.EventCSR`): a step draws one
 entry of the current row, and a hub's row is searched, not scanned, for the edges
 among the walk's nodes.
 """
@@ -32,8 +32,8 @@ import numpy as np
 
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import EVENT_RELATIONS, INVERSE
-from eventkg.queries.csr import FORWARD_CODES, LEVEL_NAMES, EventCSR
-from eventkg.queries.event_graph import EventIndex, as_csr
+from eventkg.queries.graph.csr import FORWARD_CODES, LEVEL_NAMES, EventCSR
+from eventkg.queries.graph.event_graph import EventIndex, as_csr
 
 Source = EventIndex | EventCSR | nx.Graph | GraphStore
 
