@@ -50,6 +50,7 @@ from eventkg.queries.graph.event_graph import EventIndex
 from eventkg.queries.induction.table1 import CODE
 from eventkg.queries.questions.make import make_questions
 from eventkg.queries.questions.rows import GeneratedQuestion
+from eventkg.queries.questions.spec import QuestionSpec
 
 FOLDER = default_workdir("eventkg-bench")
 EVENTS, RELATIONS = 1_000_000, 3_000_000
@@ -143,7 +144,7 @@ def bench(store: Path, n: int, seed: int, check: int, baseline_python: str | Non
     made: dict[str, list[GeneratedQuestion]] = {}
     for task in ("CEC", "CRR"):
         t0 = time.perf_counter()
-        made[task] = make_questions(csr, task, "schema", n, seed, negatives="random")
+        made[task] = make_questions(csr, QuestionSpec(task, "schema", n, seed, negatives="random"))
         got[task] = len(made[task]) / (time.perf_counter() - t0) * 60
         got[f"{task}_n"] = len(made[task])
     got["peak_rss_mb"] = rss_mb()

@@ -27,7 +27,7 @@ from bench.query_bench_questions import provable  # noqa: E402
 from eventkg.graphstore import open_store  # noqa: E402
 from eventkg.queries.graph.csr import EventCSR  # noqa: E402
 from eventkg.queries.graph.event_graph import EventIndex  # noqa: E402
-from eventkg.queries.questions.make import make_questions  # noqa: E402
+from eventkg.queries.questions.make import QuestionSpec, make_questions  # noqa: E402
 
 
 def main() -> None:
@@ -47,7 +47,7 @@ def main() -> None:
     load = time.perf_counter() - t0
     stats: dict[str, int] = {}
     t1 = time.perf_counter()
-    made = make_questions(csr, "cec", "schema", a.n, a.seed, negatives="random", stats=stats)
+    made = make_questions(csr, QuestionSpec("cec", "schema", a.n, a.seed, negatives="random"), stats=stats)
     gen = time.perf_counter() - t1
     print(f"events {len(csr):,}  load {load:.1f} s  generate {len(made):,} in {gen:.1f} s  "
           f"-> {len(made) / (load + gen) * 60:,.0f} questions/min load included "

@@ -37,6 +37,7 @@ _API: dict[str, str] = {
     "induce": "eventkg.queries.induction.induce:induce",
     "induced_paths": "eventkg.queries.induction.induce:paths",
     "make_questions": "eventkg.queries.questions.make:make_questions",
+    "QuestionSpec": "eventkg.queries.questions.spec:QuestionSpec",
     "NearestNegatives": "eventkg.queries.negatives.nearest:NearestNegatives",
     "retrieve": "eventkg.queries.retrieval.retrieve:retrieve",
     "question_subgraph": "eventkg.queries.retrieval.subgraphs:question_subgraph",

@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 from eventkg.errors import EventKGError
 from eventkg.graphstore.model import EVENT_LEVELS
-from eventkg.queries.questions.make import NEGATIVES
 from eventkg.queries.questions.rows import TASKS
+from eventkg.queries.questions.spec import NEGATIVES
 from eventkg.tasks.base import Item, sample
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -162,6 +162,7 @@ def _make_questions(store: GraphStore, n: int, seed: int, negatives: str,
     """
     from eventkg.queries.graph.event_graph import EventIndex
     from eventkg.queries.questions.make import make_questions
+    from eventkg.queries.questions.spec import QuestionSpec
 
     progress("read the event graph", 0, None)
     idx = EventIndex.from_store(store)
@@ -182,8 +183,8 @@ def _make_questions(store: GraphStore, n: int, seed: int, negatives: str,
                 progress(step, done[0], n)
 
             progress(step, 0, n)
-            made = make_questions(store, task, level, n, seed, negatives=negatives, save=True, graph=idx,
-                                  sampler=sampler, progress=tick)
+            spec = QuestionSpec(task, level, n, seed, negatives=negatives, save=True)
+            made = make_questions(store, spec, graph=idx, sampler=sampler, progress=tick)
             counts[f"{task} {level}"] = len(made)
             keys.update(_row_key(q.row) for q in made)
     return counts, keys

@@ -328,7 +328,7 @@ class GraphStore(ABC):
     @contextmanager
     def read_only_phase(self) -> Iterator[GraphStore]:
         """The store read-only for the block, writable again after it: for a long read in a process
-        that writes after it (``make_questions(save=True)``). An embedded store reopens its file
+        that writes after it (``make_questions`` with ``QuestionSpec(save=True)``). An embedded store reopens its file
         read-only, so its whole-graph reads go through openings that hand their pages back when done,
         as a store opened read-only does; a write inside is refused. The default changes nothing."""
         yield self

@@ -14,7 +14,7 @@ import typer
 from rich.table import Table
 
 from eventkg.cli.shared import Bars, console, err_console, notice, state
-from eventkg.queries.questions.make import NEGATIVES
+from eventkg.queries.questions.spec import NEGATIVES
 
 
 def induce_cmd(
@@ -90,20 +90,20 @@ def questions_cmd(
 ) -> None:
     """Generate EV²-style CEC or CRR questions from the graph, as EV² JSON lines.
 
-    The Python call: eventkg.queries.questions.make.make_questions(store, TASK, LEVEL, N, SEED, ...).
+    The Python call: eventkg.queries.questions.make.make_questions(store, QuestionSpec(TASK, LEVEL, N, SEED, ...)).
 
     Example:  eventkg questions cec --level schema -n 500 --seed 1 --out S_CEC.jsonl --negatives random
     """
     from eventkg.queries.questions.make import make_questions
+    from eventkg.queries.questions.spec import QuestionSpec
     from eventkg.queries.questions.store import write_jsonl
 
     # saving: drawn with the store read-only, then saved (make_questions' read_only_phase)
     with state(ctx).open(read_only=not store_q, complete=True) as store, Bars() as bars:
         bars.update("questions", 0, n)
-        made = make_questions(store, task, level, n, seed, negatives=negatives, model=model, size=size,
-                              save=store_q, progress=lambda k: bars.advance("questions", k), notice=notice,
-                              repeat=repeat, similar=similar, one_story=one_story,
-                              adversarial=adversarial)
+        spec = QuestionSpec(task, level, n, seed, negatives=negatives, model=model, size=size, save=store_q, repeat=repeat,
+                            similar=similar, one_story=one_story, adversarial=adversarial)
+        made = make_questions(store, spec, progress=lambda k: bars.advance("questions", k), notice=notice)
     rows = [q.row for q in made]
     if out == "-":
         for row in rows:

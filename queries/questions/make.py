@@ -16,74 +16,58 @@ from typing import Any
 import numpy as np
 
 from eventkg.graphstore.base import GraphStore
-from eventkg.graphstore.model import check_event_level
-from eventkg.queries.questions.rows import TASKS, GeneratedQuestion, NegativeSource, QuestionError
-
-NEGATIVES = ("faiss", "random")
-#: make_questions' options passed on to generation as they are
-RULES = ("size", "max_len", "pairs", "vague_prob", "require_context", "progress", "repeat", "stats", "one_story",
-         "similar", "adversarial")
+from eventkg.queries.questions.rows import GeneratedQuestion, NegativeSource, QuestionError
+from eventkg.queries.questions.spec import QuestionSpec
 
 
 def make_questions(
     source: GraphStore | Any,
-    task: str,
-    level: str = "schema",
-    n: int = 100,
-    seed: int = 0,
+    spec: QuestionSpec,
     *,
-    negatives: str = "faiss",
-    model: str | None = None,
-    size: int = 3,
-    save: bool = False,
     graph: Any = None,
     sampler: NegativeSource | None = None,
     progress: Callable[[int], None] | None = None,
     notice: Callable[[str], None] | None = None,
-    max_len: int = 4,
-    pairs: int = 3,
-    vague_prob: float = 0.5,
-    require_context: bool = True,
-    repeat: bool = False,
     stats: dict[str, int] | None = None,
-    one_story: bool = False,
-    similar: bool = False,
-    adversarial: bool = False,
 ) -> list[GeneratedQuestion]:
-    """Up to ``n`` EV²-style ``task`` (cec or crr) questions of ``level`` from ``source``'s graph.
+    """Up to ``spec.n`` EV²-style questions of ``spec.task`` and ``spec.level`` from ``source``'s graph.
 
-    ``source``: a store, or a graph already read (an :class:`~eventkg.queries.graph.event_graph.EventIndex`,
-    its :class:`~eventkg.queries.graph.csr.EventCSR`, or a networkx graph in the store's shape).
-    ``negatives``: CEC distractors from the store's FAISS index (``faiss``, embeddings of
-    ``model``) or drawn from the graph (``random``); a ``sampler`` given is used instead (its
-    proposals are vetted all the same). ``save`` also writes them as Question nodes of the store
-    (same seed, same ids: a re-run changes nothing); they are drawn with the store read-only
-    (:meth:`~eventkg.graphstore.base.GraphStore.read_only_phase`) and saved after, as
-    ``eventkg questions --store-questions`` does. ``graph`` and ``sampler``: read once, reused. ``max_len``, ``pairs``, ``vague_prob``, ``require_context``, ``repeat`` (an (event, relation,
-    answer) asked again) and ``one_story`` (instance level: one story's instances; off by default)
-    are Algorithm 1's rules (:mod:`eventkg.queries.questions.generate`); ``similar``: CEC negatives
-    also within a band of the answer's cosine to the query (``model``'s sentence encoder);
-    ``adversarial``: CEC over-generated twice and filtered (:mod:`~eventkg.queries.questions.filtering`);
-    ``stats`` (a dict) receives the questions skipped or dropped, by reason; ``notice`` hears it when fewer than ``n``
-    came. Returns :class:`~eventkg.queries.questions.rows.GeneratedQuestion` objects (``.row``: the EV² row).
+    Args:
+        source: A store, or a graph already read (an :class:`~eventkg.queries.graph.event_graph.EventIndex`,
+            its :class:`~eventkg.queries.graph.csr.EventCSR`, or a networkx graph in the store's shape).
+        spec: What to ask for (:class:`~eventkg.queries.questions.spec.QuestionSpec`). With ``spec.save``
+            the questions are drawn with the store read-only
+            (:meth:`~eventkg.graphstore.base.GraphStore.read_only_phase`) and saved after as Question nodes
+            (same seed, same ids: a re-run changes nothing).
+        graph: The store's event graph, when a caller asking several times read it once.
+        sampler: CEC negatives from this source instead of ``spec.negatives`` (vetted all the same).
+        progress: Hears the number of questions made so far.
+        notice: Hears a line when fewer than ``spec.n`` came, and why.
+        stats: Receives the questions skipped or dropped, by reason.
 
-    >>> [q.row for q in make_questions(store, "cec", n=10, negatives="random")]  # doctest: +SKIP
+    Returns:
+        :class:`~eventkg.queries.questions.rows.GeneratedQuestion` objects (``.row``: the EV² JSON row).
+
+    Raises:
+        QuestionError: A bad option, or a store that cannot give questions of the asked level (with its reason).
+
+    >>> [q.row for q in make_questions(store, QuestionSpec("cec", n=10, negatives="random"))]  # doctest: +SKIP
     """
-    task, stats = _check_options(task, level, n, negatives), {} if stats is None else stats
-    rules = {k: v for k, v in locals().items() if k in RULES}  # Algorithm 1's options, passed on
+    task, stats = spec.check(), {} if stats is None else stats
+    rules = {**spec.rules(), "progress": progress, "stats": stats}
     read_here = graph is None and isinstance(source, GraphStore)  # the graph and sampler are this call's own
     # drawn with the store read-only when it is saved to after: its engine keeps less of what it read
-    with source.read_only_phase() if save and read_here else nullcontext():
-        store, graph = _store_and_graph(source, graph, level, save, notice)
-        made = _draw(store, graph, task, level, n, seed, negatives, model, sampler, rules)
-        if notice and len(made) < n:
-            notice(_fewer(made, n, task, level, stats))
+    with source.read_only_phase() if spec.save and read_here else nullcontext():
+        store, graph = _store_and_graph(source, graph, spec.level, spec.save, notice)
+        made = _draw(store, graph, task, spec, sampler, rules)
+        if notice and len(made) < spec.n:
+            notice(_fewer(made, spec.n, task, spec.level, stats))
         if read_here:  # let the graph read here go before the bulk session's COPYs (the memory budget)
             graph = sampler = None
-    if save and made:
+    if spec.save and made:
         from eventkg.queries.questions.store import store_questions
 
-        store_questions(store, made, seed)
+        store_questions(store, made, spec.seed)
     return made
 
 
@@ -92,27 +76,28 @@ def _fewer(made: list[GeneratedQuestion], n: int, task: str, level: str, stats: 
     return f"the graph yields {len(made):,} {task} {level} questions of the {n:,} asked (skipped: {why})"
 
 
-def _draw(store: GraphStore | None, graph: Any, task: str, level: str, n: int, seed: int, negatives: str,
-          model: str | None, sampler: NegativeSource | None, rules: dict[str, Any]) -> list[GeneratedQuestion]:
+def _draw(store: GraphStore | None, graph: Any, task: str, spec: QuestionSpec, sampler: NegativeSource | None,
+          rules: dict[str, Any]) -> list[GeneratedQuestion]:
     """Algorithm 1 over ``graph``, with the FAISS sampler of ``store`` set up for CEC when asked."""
     from eventkg.queries.questions.generate import _generate_questions
 
-    if task == "CEC" and negatives == "faiss" and sampler is None:
+    n, seed = spec.n, spec.seed
+    if task == "CEC" and spec.negatives == "faiss" and sampler is None:
         if store is None:
             raise QuestionError("FAISS negatives are searched in a store's vector index; this source is a graph "
                                 "(ask for random negatives or give a sampler)")
-        sampler = _faiss_sampler(store, model)
-    if rules.pop("similar") and task == "CEC":
-        rules["vectors"] = event_vectors(graph, model)
-    if rules.pop("adversarial") and task == "CEC":
+        sampler = _faiss_sampler(store, spec.model)
+    if spec.similar and task == "CEC":
+        rules["vectors"] = event_vectors(graph, spec.model)
+    if spec.adversarial and task == "CEC":
         from eventkg.queries.questions.filtering import adversarial_filter
 
-        made = _generate_questions(graph, task, level, 2 * n, seed, negatives=sampler, **rules)
+        made = _generate_questions(graph, task, spec.level, 2 * n, seed, negatives=sampler, **rules)
         dropped: dict[str, int] = {}
         kept = adversarial_filter(made, n, seed, dropped)
         rules["stats"].update({f"dropped by the filter: {k} solves it": v for k, v in dropped.items()})
         return kept
-    return _generate_questions(graph, task, level, n, seed, negatives=sampler if task == "CEC" else None, **rules)
+    return _generate_questions(graph, task, spec.level, n, seed, negatives=sampler if task == "CEC" else None, **rules)
 
 
 def event_vectors(graph: Any, model: str | None) -> np.ndarray:
@@ -124,19 +109,6 @@ def event_vectors(graph: Any, model: str | None) -> np.ndarray:
     csr = as_csr(graph)
     vectors = np.asarray(Embedder(model, device="cpu").encode([csr.name(p).replace("_", " ") for p in range(len(csr))]))
     return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-
-
-def _check_options(task: str, level: str, n: int, negatives: str) -> str:
-    """The task upper-cased, after every option is checked."""
-    task = task.upper()
-    if task not in TASKS:
-        raise QuestionError(f"task {task!r}: expected cec or crr")
-    check_event_level(level, QuestionError, optional=False)
-    if negatives not in NEGATIVES:
-        raise QuestionError(f"negatives {negatives!r}: expected faiss or random")
-    if n < 0:
-        raise QuestionError("n must not be negative")
-    return task
 
 
 def _store_and_graph(source: Any, graph: Any, level: str, save: bool,

@@ -19,6 +19,7 @@ from eventkg.graphstore import open_store
 from eventkg.graphstore.model import EVENT_LEVELS
 from eventkg.queries.questions.make import make_questions
 from eventkg.queries.questions.rows import TASKS
+from eventkg.queries.questions.spec import QuestionSpec
 from tests.support.paths import CHECKOUT
 
 ROOT = CHECKOUT
@@ -107,7 +108,7 @@ def test_second_ingest_and_generation_change_nothing(demo: dict, monkeypatch: py
     with open_store(str(demo["store"])) as store:
         before = store.counts()
         ingest_samples(store)
-        counts = {f"{task} {level}": len(make_questions(store, task, level, N, 3, save=True))
+        counts = {f"{task} {level}": len(make_questions(store, QuestionSpec(task, level, N, 3, save=True)))
                   for task in TASKS for level in EVENT_LEVELS}
         assert counts == demo["metrics"]["questions"]
         assert store.counts() == before

@@ -10,6 +10,7 @@ import pytest
 
 from eventkg.queries.graph.csr import EventCSR
 from eventkg.queries.questions.make import make_questions
+from eventkg.queries.questions.spec import QuestionSpec
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +32,7 @@ def _band(d: int) -> int:
 
 def test_negatives_match_the_answer_degree(csr) -> None:
     stats: dict[str, int] = {}
-    made = make_questions(csr, "cec", "schema", 400, 1, negatives="random", stats=stats)
+    made = make_questions(csr, QuestionSpec("cec", "schema", 400, 1, negatives="random"), stats=stats)
     assert len(made) >= 200
     for q in made:
         deg = {name: csr.degree(csr.position(sid)) for name, sid in q.names.items()}
@@ -41,7 +42,7 @@ def test_negatives_match_the_answer_degree(csr) -> None:
 
 
 def test_cec_answer_positions_are_exactly_balanced(csr) -> None:
-    made = make_questions(csr, "cec", "schema", 400, 2, negatives="random")
+    made = make_questions(csr, QuestionSpec("cec", "schema", 400, 2, negatives="random"))
     k = len(made[0].row["choices"])
     counts = Counter(q.row["choices"].index(q.answer) for q in made)
     assert max(counts.values()) - min(counts[i] for i in range(k)) <= 1, counts
@@ -49,17 +50,17 @@ def test_cec_answer_positions_are_exactly_balanced(csr) -> None:
 
 def test_no_event_relation_answer_asked_twice_unless_asked(csr) -> None:
     stats: dict[str, int] = {}
-    made = make_questions(csr, "cec", "schema", 2000, 3, negatives="random", stats=stats)
+    made = make_questions(csr, QuestionSpec("cec", "schema", 2000, 3, negatives="random"), stats=stats)
     keys = [(q.row["e0"], q.row["rel"], q.row["e1"]) for q in made]
     assert len(keys) == len(set(keys))
     assert stats.get("(event, relation, answer) already asked", 0) > 0  # the graph offers repeats: they were skipped
-    again = make_questions(csr, "cec", "schema", 2000, 3, negatives="random", repeat=True)
+    again = make_questions(csr, QuestionSpec("cec", "schema", 2000, 3, negatives="random", repeat=True))
     assert len({(q.row["e0"], q.row["rel"], q.row["e1"]) for q in again}) < len(again)
 
 
 def test_fewer_than_asked_is_said_with_the_reasons(csr) -> None:
     heard: list[str] = []
-    made = make_questions(csr, "cec", "schema", 10**6, 4, negatives="random", notice=heard.append)
+    made = make_questions(csr, QuestionSpec("cec", "schema", 10**6, 4, negatives="random"), notice=heard.append)
     assert len(made) < 10**6
     assert heard and f"yields {len(made):,}" in heard[-1] and "skipped" in heard[-1]
 
@@ -73,7 +74,7 @@ def _audit(made) -> dict[str, float]:
 
 def test_negatives_are_named_in_the_file_as_often_as_answers(csr) -> None:
     """The answer is not the choice the file's other contexts link most (the in-file graph shortcut)."""
-    made = make_questions(csr, "cec", "schema", 1000, 1, negatives="random")
+    made = make_questions(csr, QuestionSpec("cec", "schema", 1000, 1, negatives="random"))
     assert len(made) >= 500
     scores = _audit(made)
     for check in ("infile_degree_max", "infile_degree_min", "infile_mentions_max", "infile_mentions_min"):
@@ -84,7 +85,7 @@ def test_negatives_are_named_in_the_file_as_often_as_answers(csr) -> None:
 def test_crr_labels_are_balanced_by_quota(csr, vague_prob) -> None:
     """The CRR answer's position (its label in EV²'s [a, b, Vague] order) keeps to its quota: with the
     default, a third each; Vague's share is vague_prob / (1 + vague_prob)."""
-    made = make_questions(csr, "crr", "schema", 600, 5, vague_prob=vague_prob)
+    made = make_questions(csr, QuestionSpec("crr", "schema", 600, 5, vague_prob=vague_prob))
     assert len(made) >= 300
     counts = Counter(q.row["choices"].index(q.row["rel"]) for q in made)
     vague = vague_prob / (1 + vague_prob)
@@ -122,7 +123,7 @@ def test_instance_questions_tell_one_story(stories, task) -> None:
     """The query, the answer and the context of an instance question are shown by one story's instances."""
     csr, story_of = stories
     stats: dict[str, int] = {}
-    made = make_questions(csr, task, "instance", 200, 1, negatives="random", stats=stats, one_story=True)
+    made = make_questions(csr, QuestionSpec(task, "instance", 200, 1, negatives="random", one_story=True), stats=stats)
     assert len(made) >= 30, stats
     for q in made:
         row = q.row
@@ -140,7 +141,7 @@ def test_negatives_match_the_answer_similarity_to_the_query(csr) -> None:
 
     pytest.importorskip("sentence_transformers")
     vec = event_vectors(csr, None)
-    made = make_questions(csr, "cec", "schema", 300, 6, negatives="random", similar=True)
+    made = make_questions(csr, QuestionSpec("cec", "schema", 300, 6, negatives="random", similar=True))
     assert len(made) >= 100
     for q in made:
         h, t = csr.position(q.names[q.row["e0"]]), csr.position(q.names[q.row["e1"]])
@@ -168,6 +169,6 @@ def test_adversarial_filter_drops_what_the_baselines_solve(csr) -> None:
         assert abs(scores[check] - 0.25) <= 0.10, (check, scores[check], dropped)
     assert [q.row["id"] for q in adversarial_filter(made, 400, 1, {})] == [q.row["id"] for q in kept]
     stats: dict[str, int] = {}
-    again = make_questions(csr, "cec", "schema", 200, 1, negatives="random", adversarial=True, stats=stats)
+    again = make_questions(csr, QuestionSpec("cec", "schema", 200, 1, negatives="random", adversarial=True), stats=stats)
     assert len(again) <= 200 and all(k.startswith("dropped by the filter") or "negative" in k or "asked" in k
                                      for k in stats)

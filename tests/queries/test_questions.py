@@ -26,6 +26,7 @@ from eventkg.queries.negatives.unlinked import UnlinkedNegatives
 from eventkg.queries.oracle import KGOracle, kg_oracle_answer
 from eventkg.queries.questions.make import make_questions
 from eventkg.queries.questions.rows import CRR_CHOICES
+from eventkg.queries.questions.spec import QuestionSpec
 from eventkg.queries.questions.store import store_questions
 from tests.conftest import PROJECT_SAMPLES
 from tests.support.question_graphs import Facts, question_rows, synthetic_batch
@@ -277,7 +278,7 @@ def test_graph_sampler_respects_family_and_exclude(sample_index) -> None:
 
 def test_store_questions_as_question_nodes(embedded_store) -> None:
     embedded_store.write_batch(synthetic_batch(n_types=300, n_edges=700, seed=5))
-    made = make_questions(embedded_store, "CEC", "instance", 10, seed=2, negatives="random")
+    made = make_questions(embedded_store, QuestionSpec("CEC", "instance", 10, seed=2, negatives="random"))
     store_questions(embedded_store, made, seed=2)
     store_questions(embedded_store, made, seed=2)  # idempotent
     rows = embedded_store.query(
@@ -315,8 +316,7 @@ def test_saving_draws_with_the_store_read_only_and_saves_what_a_separate_save_wo
         with open_store(str(tmp_path / name)) as store:
             store.write_batch(synthetic_batch(n_types=300, n_edges=700, seed=5))
             events = store.counts()["nodes"]["Event"]
-            made = make_questions(store, "CEC", "instance", 10, seed=2, negatives="random", save=save,
-                                  progress=during if save else None)
+            made = make_questions(store, QuestionSpec("CEC", "instance", 10, seed=2, negatives="random", save=save), progress=during if save else None)
             if not save:
                 store_questions(store, made, seed=2)
             graphs.append(_saved_questions(store))
@@ -346,7 +346,7 @@ def test_store_questions_in_chunks_gives_one_graph(tmp_path: Path, monkeypatch) 
         monkeypatch.setattr(question_store, "SAVE_CHUNK", chunk)
         with open_store(str(tmp_path / f"chunk{chunk}.lbug")) as store:
             store.write_batch(synthetic_batch(n_types=300, n_edges=700, seed=5))
-            made = make_questions(store, "CEC", "instance", 10, seed=2, negatives="random")
+            made = make_questions(store, QuestionSpec("CEC", "instance", 10, seed=2, negatives="random"))
             first = store_questions(store, made, seed=2)
             again = store_questions(store, made, seed=2)
             graphs.append(_saved_questions(store))

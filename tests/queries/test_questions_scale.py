@@ -16,6 +16,7 @@ from eventkg.queries.graph.event_graph import EventIndex
 from eventkg.queries.induction.table1 import ALL_RELATIONS
 from eventkg.queries.induction.vetting import MeetInTheMiddle
 from eventkg.queries.questions.make import make_questions
+from eventkg.queries.questions.spec import QuestionSpec
 from tests.support.paths import CHECKOUT
 from tests.support.question_graphs import Facts, question_rows, synthetic_batch
 
@@ -46,7 +47,7 @@ def test_aser_shaped_questions_are_provable_by_path_enumeration(aser_store, aser
     csr = EventCSR.from_store(aser_store)
     assert int(np.diff(csr.indptr).max()) >= 30  # the graph has hubs
     for task in ("CEC", "CRR"):
-        made = make_questions(csr, task, "schema", 150, seed=11, negatives="random")
+        made = make_questions(csr, QuestionSpec(task, "schema", 150, seed=11, negatives="random"))
         assert len(made) == 150
         vague = 0
         for q in made:

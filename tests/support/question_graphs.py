@@ -17,6 +17,7 @@ from eventkg.graphstore.base import Batch
 from eventkg.graphstore.model import INVERSE, event_id
 from eventkg.queries.graph.csr import EVENT_REL_TYPES
 from eventkg.queries.questions.make import make_questions
+from eventkg.queries.questions.spec import QuestionSpec
 from tests.support.table1 import table1
 
 VERBS = ["learn", "study", "cook", "travel", "buy", "sell", "write", "read", "paint", "build", "repair", "clean",
@@ -101,4 +102,5 @@ class Facts:
 def question_rows(source: Any, task: str, level: str, n: int, seed: int, **options: Any) -> list[dict[str, Any]]:
     """The EV² rows of ``make_questions`` (random negatives unless ``negatives`` or a ``sampler`` is given)."""
     options.setdefault("negatives", "random")
-    return [q.row for q in make_questions(source, task, level, n, seed, **options)]
+    runtime = {k: options.pop(k) for k in ("graph", "sampler", "progress", "notice", "stats") if k in options}
+    return [q.row for q in make_questions(source, QuestionSpec(task, level, n, seed, **options), **runtime)]
