@@ -1,4 +1,4 @@
-"""The Neo4j server killed in the middle of an ASER ingest over Bolt (issue 23, point 11): the ingest
+"""The Neo4j server killed in the middle of an ASER ingest over Bolt: the ingest
 fails with one line saying so, the store records the unfinished ingest, and once the server is
 back a re-run gives the graph a clean ingest gives (compared by content, computed here).
 

@@ -1,4 +1,4 @@
-"""An independent reading of seed 001's Table 1: regular expressions over one letter per relation.
+"""An independent reading of Table 1 of the EV² paper: regular expressions over one letter per relation.
 
 The reference the induction code (``eventkg.queries.induction.table1``, ``induce``) is checked against;
 it shares no code with it.
