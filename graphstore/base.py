@@ -299,6 +299,40 @@ class GraphStore(ABC):
 
     _wrote = False  # the store changed since the last begin_ingest (each backend sets it)
 
+    # -- where each source was ingested from -------------------------------------------------
+    # Kept outside the data model, as the marks are: the graph's content never depends on the
+    # folder it was read from (the same files from two folders give the same store).
+    def ingest_origin(self, source: str) -> str | None:
+        """The folder ``source`` was last ingested from.
+
+        Args:
+            source: A loader's name (``ev2``, ``clomo``...).
+
+        Returns:
+            The absolute folder as the completed ingest recorded it (symbolic links kept as
+            given), or None when no completed ingest of ``source`` recorded one.
+        """
+        return self.ingest_origins().get(source)
+
+    def record_ingest_origin(self, source: str, folder: str) -> None:
+        """Record, when an ingest of ``source`` completes, the folder it read (replacing the last one).
+
+        Args:
+            source: A loader's name.
+            folder: The absolute folder its files were read from.
+        """
+        origins = self.ingest_origins()
+        if origins.get(source) != folder:
+            self._keep_origins({**origins, source: folder})
+
+    @abstractmethod
+    def ingest_origins(self) -> dict[str, str]:
+        """Each source's folder, as :meth:`record_ingest_origin` last recorded it (empty when none)."""
+
+    @abstractmethod
+    def _keep_origins(self, origins: dict[str, str]) -> None:
+        """Store the source -> folder record durably, replacing the previous one."""
+
     # -- writing ---------------------------------------------------------------------------
     @abstractmethod
     def write_batch(self, batch: Batch) -> WriteResult:

@@ -22,9 +22,9 @@ What each question row becomes
   ``e1`` too for a Vague row: in the release a CRR id repeats with the same family, once with
   the gold relation and once as a Vague pair with another ``e1``; the two are two questions.
 * ``clustering.json``: cluster ``i`` sets ``Event.cluster = i`` on its event types.
-* Provenance: besides ``ev2``, a Question's ``sources`` holds ``ev2:folder:`` and the absolute
-  folder its file was read from (:data:`FOLDER_SOURCE`; symbolic links kept as given), so that a
-  release style can find the checkout the data came from (``data/`` beside ``src/``).
+* The folder the files were read from is not part of any row: the store records it when the
+  ingest completes (:meth:`eventkg.graphstore.base.GraphStore.ingest_origin`), so that a release
+  style can find the checkout the data came from (``data/`` beside ``src/``).
 
 Repeats, types, missing files
 -----------------------------
@@ -70,7 +70,6 @@ clean name, and a name listed twice in one cluster is one node.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -92,8 +91,6 @@ from eventkg.ingest.pipeline import (
 )
 
 SOURCE = "ev2"
-#: a Question's ``sources`` entry naming the absolute folder of its file (``eventkg.tasks.release`` reads it)
-FOLDER_SOURCE = "ev2:folder:"
 FILE_NAME = re.compile(r"^(?P<level>[SI])_(?P<task>CEC|CRR)", re.IGNORECASE)
 CRR_CHOICES = {(a, b, VAGUE) for a, b in FAMILIES.values()}
 PARTS = ("S_CEC.jsonl", "S_CRR.jsonl", "I_CEC.jsonl", "I_CRR.jsonl", "clustering.json")
@@ -207,9 +204,8 @@ class _RowParts:
         return row["id"]
 
 
-def question_row(obj: Any, file_task: str | None, file_level: str | None, folder: str | None = None) -> Row:
-    """One EV² question row -> typed rows; raises RowError with the reason when invalid. ``folder``,
-    the absolute folder of the row's file, goes into the Question's ``sources`` (:data:`FOLDER_SOURCE`)."""
+def question_row(obj: Any, file_task: str | None, file_level: str | None) -> Row:
+    """One EV² question row -> typed rows; raises RowError with the reason when invalid."""
     task, level = _checked_question(obj, file_task, file_level)
     context, from_text = _context(obj)
     schema_triples = _triples(obj, "event_relation")
@@ -219,8 +215,6 @@ def question_row(obj: Any, file_task: str | None, file_level: str | None, folder
     else:
         _schema_events(obj, task, context, parts)
     q = _question_node(obj, task, level)
-    if folder is not None:
-        q["sources"].append(FOLDER_SOURCE + folder)
     parts.nodes.append(("Question", q))
     parts.edges += _question_edges(q["id"], obj, task, context, parts.names)
     return Row(parts.nodes, parts.edges, [(("question", *question_key(obj, task, level)), obj)])
@@ -407,9 +401,7 @@ def iter_rows(files: list[Path], without_text: set[str] | None = None, keys: Key
             yield from _clustering_rows(path, keys)
             continue
         task, level = _file_kind(path)
-        folder = os.path.abspath(path.parent)  # as given: a symbolic link to a release's data/ stays the link
-        rows = json_line_rows(path, lambda obj, task=task, level=level, folder=folder: question_row(obj, task, level, folder),
-                              keys)
+        rows = json_line_rows(path, lambda obj, task=task, level=level: question_row(obj, task, level), keys)
         for item in rows:
             if without_text is not None and isinstance(item, Row):
                 without_text.update(

@@ -9,12 +9,15 @@ one-line :class:`~eventkg.ingest.errors.BadRowError` *before* its batch is writt
 that batch lands; with ``on_error="skip"`` good rows land and rejects are appended to the
 rejects file as JSON lines ``{"file", "line", "reason", "raw"}``.
 
-Re-running is idempotent because the store upserts (same ids, same rows).
+Re-running is idempotent because the store upserts (same ids, same rows). When an ingest
+completes, the store records the absolute folder it read (:meth:`GraphStore.record_ingest_origin`,
+outside the graph's data: the same files from two folders give the same graph).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import queue
 import threading
 import time
@@ -454,14 +457,18 @@ class _Drive:
         self.report.created, self.report.updated = self.result.created, self.result.updated
 
 
-def _marked(store: GraphStore, what: str, drive: _Drive, iterator: Iterator[Row | Reject | Chunk]) -> None:
+def _marked(store: GraphStore, what: str, drive: _Drive, iterator: Iterator[Row | Reject | Chunk],
+            origin: str | None) -> None:
     """``drive.items(iterator)`` inside the store's unfinished-ingest mark: set before the first
     write (a crash leaves it for readers), cleared when the ingest completes or fails without
-    changing the store; a failure after writes says what had landed (:class:`PartialIngestError`)."""
+    changing the store; a failure after writes says what had landed (:class:`PartialIngestError`).
+    A completed ingest records ``origin``, its folder, before its mark is cleared."""
     completed = False
     store.begin_ingest(what)
     try:
         drive.items(iterator)
+        if origin is not None:
+            store.record_ingest_origin(drive.report.source, origin)
         completed = True
     except EventKGError as exc:
         if not store.changed_since_begin():
@@ -491,10 +498,13 @@ def run(
     batch_size: int = DEFAULT_BATCH_SIZE,
     progress: Progress | None = None,
     prefetch: bool = False,
+    origin: str | None = None,
 ) -> IngestReport:
     """Drive ``items`` into ``store`` in atomic batches; returns the :class:`IngestReport`.
 
-    With ``prefetch`` the loader runs in a thread, a few items ahead (see :class:`Prefetch`).
+    With ``prefetch`` the loader runs in a thread, a few items ahead (see :class:`Prefetch`);
+    ``origin``, the absolute folder the files were read from, is recorded for ``source`` when the
+    ingest completes (:meth:`GraphStore.record_ingest_origin`).
     """
     if on_error not in ON_ERROR:
         raise IngestError("on_error", None, f"unknown mode {on_error!r}; choose {' or '.join(ON_ERROR)}",
@@ -512,7 +522,7 @@ def run(
         if limit == 0:
             report.limited = True
             return report
-        _marked(store, f"{source} {' '.join(str(f) for f in files)}", drive, iterator)
+        _marked(store, f"{source} {' '.join(str(f) for f in files)}", drive, iterator, origin)
     finally:
         close = getattr(iterator, "close", None)
         if close is not None:
@@ -562,13 +572,28 @@ def ingest(store: GraphStore, source: str, parse: Parse, path: str | Path, *, on
     """One loader's ingest: ``parse`` the files at ``path``, then :func:`run` the items into ``store``.
 
     The body every loader shares: the keys checked across the ingest, the report's repeats,
-    left-out parts and the loader's own counts. :func:`eventkg.ingest.registry.ingest_source` calls it.
+    left-out parts and the loader's own counts, and the folder the store records as ``source``'s
+    origin (:func:`origin_folder`). :func:`eventkg.ingest.registry.ingest_source` calls it.
     """
     keys = Keys()
     parsed = parse(Source(Path(path), keys, limit, batch_size), **own)
     report = run(store, source, parsed.files, parsed.items, on_error=on_error, rejects=rejects, limit=limit,
-                 batch_size=batch_size, progress=progress, prefetch=parsed.prefetch)
+                 batch_size=batch_size, progress=progress, prefetch=parsed.prefetch, origin=origin_folder(path))
     report.repeated, report.left_out = keys.repeated, parsed.left_out
     if parsed.counts is not None:
         report.extra.update(parsed.counts())
     return report
+
+
+def origin_folder(path: str | Path) -> str:
+    """The absolute folder an ingest of ``path`` reads: ``path`` itself, or a file's folder.
+
+    Args:
+        path: The file or folder given to the ingest.
+
+    Returns:
+        The folder, absolute, with symbolic links kept as given (a link to a release's ``data/``
+        stays the link, so the checkout around it is the one the user named).
+    """
+    p = Path(path)
+    return os.path.abspath(p if p.is_dir() else p.parent)

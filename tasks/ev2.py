@@ -120,7 +120,7 @@ class _EV2Task(Task):
         if style == "template" and self.user_template is None:
             raise TaskError("--style template needs --template FILE")
         self.release_style = style in RELEASE_STYLES
-        # the checkout: --release, else (in build) the one the store's questions were ingested from
+        # the checkout: --release, else (in build) the one the store records its EV² data was ingested from
         self.ev2_release = EV2Release(release) if self.release_style and release else None
         self.max_tokens = 1024 if style == "cot" else 512
         if self.release_style:  # the release's API call: 512 tokens, temperature not sent

@@ -142,34 +142,29 @@ def _ev2_data(path: Path) -> types.ModuleType:
     return load_module(path, "ev2_release_data")
 
 
-#: how the EV² ingest marks, in a Question's ``sources``, the absolute folder its file was read
-#: from (``sources`` is a node's provenance, unioned on merge; no property is declared for it)
-EV2_FOLDER_SOURCE = "ev2:folder:"
-
-
-def ingested_ev2_folders(store: GraphStore) -> list[Path]:
-    """The folders the store's EV² questions were ingested from, as the ingest recorded them."""
-    found: set[str] = set()
-    for q in store.iter_nodes("Question"):
-        found.update(s[len(EV2_FOLDER_SOURCE):] for s in q.get("sources") or [] if s.startswith(EV2_FOLDER_SOURCE))
-    return [Path(f) for f in sorted(found)]
-
-
 def ingested_ev2_checkout(store: GraphStore) -> Path:
-    """The EV² checkout the store's questions were ingested from: a folder ``data`` whose parent
-    holds ``src/data.py``; a one-line error saying what to pass when there is none, or several."""
-    folders = ingested_ev2_folders(store)
-    roots = sorted({str(f.parent) for f in folders if all((f.parent / part).exists() for part in EV2_PARTS)})
-    if len(roots) == 1:
-        return Path(roots[0])
-    if len(roots) > 1:
-        raise ReleaseError(f"{store.url}: its EV² questions were ingested from {len(roots)} checkouts of "
-                           f"{EV2_WHAT} ({', '.join(roots)}): pass --release PATH, the one to build prompts with")
-    if not folders:
-        raise ReleaseError(f"{store.url}: no EV² question records the folder it was ingested from, and a release style "
+    """The EV² checkout the store's questions were ingested from.
+
+    Args:
+        store: The store whose EV² ingest recorded its folder (:meth:`GraphStore.ingest_origin`).
+
+    Returns:
+        The checkout: the parent of the recorded folder, when it holds ``src/data.py`` and
+        ``data/clustering.json`` (the folder was the checkout's ``data/``).
+
+    Raises:
+        ReleaseError: The store records no EV² folder, or the folder is not in a checkout: one line
+            saying to pass ``--release PATH``.
+    """
+    origin = store.ingest_origin("ev2")
+    if origin is None:
+        raise ReleaseError(f"{store.url}: it records no folder its EV² data was ingested from, and a release style "
                            f"builds its prompts with the code of {EV2_WHAT}, which eventkg does not ship: "
                            "pass --release PATH, a checkout of it (the folder holding src/data.py and data/clustering.json)")
-    raise ReleaseError(f"{store.url}: its EV² questions were ingested from {', '.join(map(str, folders))}, which is not "
+    root = Path(origin).parent
+    if all((root / part).exists() for part in EV2_PARTS):
+        return root
+    raise ReleaseError(f"{store.url}: its EV² data was ingested from {origin}, which is not "
                        f"the data/ folder of a checkout of {EV2_WHAT} (no src/data.py beside it): pass --release PATH, "
                        "the folder holding src/data.py and data/clustering.json")
 

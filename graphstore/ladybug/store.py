@@ -12,7 +12,9 @@ Arrow tables, stored rows updated only when something changed (:mod:`eventkg.gra
 
 Invariant: only one read-write process opens a database file, and every write goes through this
 object's parts, so the key sets and the digest book describe exactly what the file holds; a read
-writes what a bulk session holds first.
+writes what a bulk session holds first. Beside the file, outside the data model (no ``MATCH`` sees
+them): ``<store>.ingests``, the unfinished ingests, and ``<store>.origins``, each source's last
+ingest folder, small JSON files replaced atomically.
 """
 
 from __future__ import annotations
@@ -231,6 +233,7 @@ class LadybugStore(GraphStore):
             raise WriteRefused(f"store {self.url} was opened read-only")
         self._session.flush()
         self._writer.delete_everything()
+        self._keep_origins({})  # an empty store was ingested from nowhere
 
     def unfinished_ingests(self) -> list[str]:
         try:
@@ -241,16 +244,24 @@ class LadybugStore(GraphStore):
             raise StoreError(f"cannot read {_marks_path(self.url)}: {exc}") from None
 
     def _keep_marks(self, marks: list[str]) -> None:
-        path = _marks_path(self.url)
-        if not marks:
-            path.unlink(missing_ok=True)
-            return
-        tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(marks, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        _keep_json(_marks_path(self.url), marks)
+
+    def ingest_origins(self) -> dict[str, str]:
+        path = _origins_path(self.url)
+        try:
+            origins = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"cannot read {path}: {exc}") from None
+        if not (isinstance(origins, dict) and all(isinstance(v, str) for v in origins.values())):
+            raise StoreError(f"cannot read {path}: not an object of source -> folder")
+        return origins
+
+    def _keep_origins(self, origins: dict[str, str]) -> None:
+        if self.read_only:
+            raise WriteRefused(f"store {self.url} was opened read-only")
+        _keep_json(_origins_path(self.url), origins)
 
     # -- reading (held rows are written first) ----------------------------------------------
     def query(
@@ -307,3 +318,21 @@ class LadybugStore(GraphStore):
 def _marks_path(url: str) -> Path:
     """The list of unfinished ingests, beside the database file."""
     return Path(url + ".ingests")
+
+
+def _origins_path(url: str) -> Path:
+    """Each source's last ingest folder, beside the database file."""
+    return Path(url + ".origins")
+
+
+def _keep_json(path: Path, value: list[str] | dict[str, str]) -> None:
+    """Replace the sidecar ``path`` with ``value`` atomically (fsynced); an empty value removes it."""
+    if not value:
+        path.unlink(missing_ok=True)
+        return
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(value, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)

@@ -6,10 +6,11 @@ connection errors; opening it creates the schema, :mod:`eventkg.graphstore.neo4j
 :class:`~eventkg.graphstore.neo4j.writer.BatchWriter` (which rows are known new, the bulk
 session, bounded retried transactions) and the read functions of
 :mod:`eventkg.graphstore.neo4j.reads`. The store itself keeps the contract's entry points, the
-ingest marks (nodes labelled :data:`INGEST_MARK`, outside the data model), ``clear`` and the
-Cypher passthrough. Invariants: a batch of at most ``transactions.TX_ROWS`` rows and ``TX_BYTES``
-estimated bytes lands whole or not at all (a bigger one in several transactions, see
-:mod:`eventkg.graphstore.neo4j.transactions`); read-only Cypher runs in a READ access-mode session,
+ingest marks and each source's ingest folder (nodes labelled :data:`INGEST_MARK` and
+:data:`INGEST_ORIGIN`, outside the data model: counts, stats and exports read only the model's
+labels), ``clear`` (which removes them too) and the Cypher passthrough. Invariants: a batch of
+at most ``transactions.TX_ROWS`` rows and ``TX_BYTES`` estimated bytes lands whole or not at all
+(a bigger one in several transactions, see :mod:`eventkg.graphstore.neo4j.transactions`); read-only Cypher runs in a READ access-mode session,
 so Neo4j itself refuses writes; every failure is a one-line :class:`StoreError`. Install
 ``neo4j-rust-ext`` beside the driver: it packs Bolt messages faster than the pure-Python code.
 """
@@ -31,10 +32,12 @@ from eventkg.graphstore.neo4j.typed_parts import typed_batch
 from eventkg.graphstore.neo4j.upsert import CHUNK
 from eventkg.graphstore.neo4j.writer import BatchWriter
 
-__all__ = ["INGEST_MARK", "Neo4jStore"]
+__all__ = ["INGEST_MARK", "INGEST_ORIGIN", "Neo4jStore"]
 
 #: the label of the nodes that record unfinished ingests (not part of the data model)
 INGEST_MARK = "EventKGIngest"
+#: the label of the nodes that record the folder each source was last ingested from (not part of the data model)
+INGEST_ORIGIN = "EventKGOrigin"
 #: at most this many nodes are deleted by ``clear`` in one transaction; more go in batches of :data:`CLEAR_BATCH`
 CLEAR_AT_ONCE = 50_000
 CLEAR_BATCH = 10_000
@@ -87,6 +90,18 @@ class Neo4jStore(GraphStore):
                 f"MATCH (m:{INGEST_MARK}) WHERE NOT m.what IN $marks DELETE m "
                 f"WITH count(*) AS gone UNWIND $marks AS what MERGE (m:{INGEST_MARK} {{what: what}}) "
                 "ON CREATE SET m.started = datetime()", marks=marks).consume())
+
+    def ingest_origins(self) -> dict[str, str]:
+        rows = self._conn.read(f"MATCH (o:{INGEST_ORIGIN}) RETURN o.source AS source, o.folder AS folder")
+        return {r["source"]: r["folder"] for r in rows}
+
+    def _keep_origins(self, origins: dict[str, str]) -> None:
+        pairs = [{"source": k, "folder": v} for k, v in origins.items()]
+        with self._conn.session() as s:
+            s.execute_write(lambda tx: tx.run(
+                f"MATCH (o:{INGEST_ORIGIN}) DELETE o WITH count(*) AS gone "
+                f"UNWIND $pairs AS p CREATE (:{INGEST_ORIGIN} {{source: p.source, folder: p.folder}})",
+                pairs=pairs).consume())
 
     def clear(self) -> None:
         """Delete all nodes and edges: one transaction when small, else in batches."""

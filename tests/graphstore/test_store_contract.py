@@ -40,6 +40,30 @@ def test_an_ingest_refuses_a_store_with_ids_of_the_first_scheme_and_leaves_it_as
     with pytest.raises(StoreError, match="older eventkg .*20 hex digits"):
         ingest_source(store, "ev2", SAMPLES / "ev2")
     assert store.counts() == before and store.unfinished_ingests() == []
+    assert store.ingest_origins() == {}  # a refused ingest records no folder
+
+
+def test_ingest_origin_survives_reopening_and_is_not_counted(store, backend, request, samples_dir):
+    """Where each source was last ingested from is kept outside the data model: closing and
+    opening the store keeps it, counts and stats never see it, ``clear`` forgets it."""
+    from eventkg.graphstore import open_store
+    from eventkg.queries.stats import store_stats
+
+    assert store.ingest_origin("ev2") is None and store.ingest_origins() == {}
+    ingest_source(store, "ev2", samples_dir / "ev2")
+    assert store.ingest_origin("ev2") == str(samples_dir / "ev2")
+    counts, stats = store.counts(), store_stats(store)
+    store.record_ingest_origin("clomo", "/somewhere/clomo")
+    store.record_ingest_origin("ev2", "/elsewhere/data")  # the last folder replaces the one before
+    assert store.counts() == counts and store_stats(store) == stats
+    url = store.url if backend == "ladybug" else request.getfixturevalue("neo4j_server").url
+    store.close()
+    with open_store(url) as again:
+        assert again.ingest_origins() == {"ev2": "/elsewhere/data", "clomo": "/somewhere/clomo"}
+        assert again.ingest_origin("abspyramid") is None
+        assert again.counts() == counts and store_stats(again) == stats
+        again.clear()
+        assert again.ingest_origins() == {}  # an emptied store was ingested from nowhere
 
 
 def test_stable_ids_are_12_url_safe_characters_of_a_9_byte_blake2b_digest():

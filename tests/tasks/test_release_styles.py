@@ -252,7 +252,7 @@ def test_release_style_without_a_checkout_says_what_to_pass(embedded_store, tmp_
         with pytest.raises(ReleaseError) as info:
             get_task(name, style=style).build(embedded_store)
         msg = str(info.value)
-        assert "--release PATH" in msg and "records the folder" in msg and "\n" not in msg
+        assert "--release PATH" in msg and "records no folder" in msg and "\n" not in msg
     with pytest.raises(ReleaseError) as info:
         get_task("clomo", style="release-cot")
     assert "--release PATH" in str(info.value) and "\n" not in str(info.value)
@@ -280,15 +280,12 @@ def _layout(tmp_path: Path, checkout: bool) -> Path:
 @needs_releases
 def test_release_style_finds_the_checkout_the_questions_came_from(ev2_data, tmp_path: Path) -> None:
     """No --release: the checkout the EV² data was ingested from builds the prompts; from a plain
-    folder, the one-line error, before anything is written."""
-    from eventkg.ingest.ev2 import FOLDER_SOURCE
-    from eventkg.tasks.release import EV2_FOLDER_SOURCE, ingested_ev2_folders
-
-    assert FOLDER_SOURCE == EV2_FOLDER_SOURCE  # what the ingest writes is what the task reads
+    folder, the one-line error, before anything is written; ingested again from the checkout, the
+    store then uses it (the last folder counts)."""
     folder = _layout(tmp_path, checkout=True)
     with open_store(str(tmp_path / "checkout.lbug")) as store:
         ingest_source(store, "ev2", folder)
-        assert ingested_ev2_folders(store) == [folder]  # the link as given, not the folder it points to
+        assert store.ingest_origin("ev2") == str(folder)  # the link as given, not the folder it points to
         reference = {method: {_key(row): srcs[0] for row, srcs in zip(_rows(file), _dataset(ev2_data, method, file).src_list,
                                                                        strict=True)}
                      for method, file in PLAIN.items()}
@@ -312,6 +309,9 @@ def test_release_style_finds_the_checkout_the_questions_came_from(ev2_data, tmp_
         assert "\n" not in msg and not (tmp_path / "refused").exists()
         task = get_task("ev2-cec", style="release", release=str(EV2))  # --release still serves such a store
         assert len(task.build(store)) == 486 + 491
+        ingest_source(store, "ev2", folder)  # the same files again, from the checkout
+        task = get_task("ev2-cec", style="release")
+        assert len(task.build(store)) == 486 + 491 and task.ev2_release.root == folder.parent
 
 
 def test_template_placeholders_and_errors(tmp_path: Path) -> None:
