@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -17,58 +14,12 @@ from eventkg.tasks.models import load_model
 from eventkg.tasks.models.cache import ResponseCache
 from eventkg.tasks.registry import get_task
 from eventkg.tasks.runner import evaluate
-
-
-class FakeChatServer:
-    """An OpenAI-style chat server whose next replies follow a script (429, 500, slow, ok)."""
-
-    def __init__(self) -> None:
-        self.requests: list[dict] = []
-        self.script: list[str] = []
-        self.lock = threading.Lock()
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
-
-            def do_POST(self) -> None:  # noqa: N802 - http.server API
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with outer.lock:
-                    outer.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
-                    action = outer.script.pop(0) if outer.script else "ok"
-                try:
-                    if action in ("400", "429", "500"):
-                        self.send_response(int(action))
-                        self.send_header("Content-Type", "application/json")
-                        self.end_headers()
-                        self.wfile.write(b'{"error": "try again"}')
-                        return
-                    if action == "slow":
-                        time.sleep(1.5)
-                    reply = {"choices": [{"message": {"role": "assistant", "content": "The answer is A."}}]}
-                    data = json.dumps(reply).encode()
-                    self.send_response(200)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+from tests.support.chat_stub import ChatStub
 
 
 @pytest.fixture
 def server():
-    s = FakeChatServer()
+    s = ChatStub()
     yield s
     s.close()
 

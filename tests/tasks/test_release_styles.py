@@ -15,9 +15,7 @@ import json
 import os
 import random
 import sys
-import threading
 import types
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -30,6 +28,7 @@ from eventkg.tasks.metrics import alignment_item, cluster_lookup
 from eventkg.tasks.registry import get_task
 from eventkg.tasks.release import ReleaseError
 from eventkg.tasks.runner import evaluate_models
+from tests.support.chat_stub import ChatStub
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 
@@ -341,39 +340,9 @@ def test_template_renders_as_written(embedded_store, samples_dir: Path, tmp_path
 # --- a run against a local OpenAI-compatible stub ------------------------------------------------
 
 
-class Stub:
-    """An OpenAI-style chat server on 127.0.0.1 that records each body and answers ``reply(body)``."""
-
-    def __init__(self, reply) -> None:
-        self.bodies: list[dict] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
-
-            def do_POST(self) -> None:  # noqa: N802 - http.server API
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.bodies.append(body)
-                data = json.dumps({"choices": [{"message": {"role": "assistant", "content": reply(body)}}]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
 @needs_releases
 def test_release_run_against_a_stub_shows_the_paper_s_table_4(ev2_store, ev2_data, tmp_path: Path) -> None:
-    stub = Stub(lambda body: "The answer is B.")
+    stub = ChatStub(lambda body: "The answer is B.")
     try:
         done = evaluate_models(ev2_store, "ev2-cec", [f"openai:stub@{stub.url}"], out_dir=tmp_path / "run", n=30,
                                task_options={"style": "release", "release": str(EV2)}, http={"use_cache": False})
@@ -395,7 +364,7 @@ def test_release_run_against_a_stub_shows_the_paper_s_table_4(ev2_store, ev2_dat
 
 @needs_releases
 def test_generation_options_reach_the_server_and_the_record(ev2_store, tmp_path: Path) -> None:
-    stub = Stub(lambda body: "A.")
+    stub = ChatStub(lambda body: "A.")
     try:
         done = evaluate_models(ev2_store, "ev2-crr", [f"openai:stub@{stub.url}"], out_dir=tmp_path / "run", n=3,
                         task_options={"style": "plain", "max_tokens": 2048, "temperature": 0.3, "system": "Be brief."},
@@ -447,7 +416,7 @@ def test_clomo_release_messages_and_ses_queries(clomo_store, clomo_ses, style, s
         return "Yes, it does." if body["messages"][0]["content"].startswith("You are an expert in logic") else \
             "Statement1: an edited argument.\nThe edit explained."
 
-    stub = Stub(reply)
+    stub = ChatStub(reply)
     try:
         done = evaluate_models(clomo_store, "clomo", [f"openai:stub@{stub.url}"], out_dir=tmp_path / "run",
                                task_options={"style": style, "release": str(CLOMO)}, http={"use_cache": False,
