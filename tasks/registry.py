@@ -49,11 +49,27 @@ TASKS: dict[str, TaskSpec] = {
 
 
 def list_tasks() -> list[TaskSpec]:
+    """Every registered task (``eventkg eval --list``), without importing any task module.
+
+    Returns:
+        The task specs: name, where the task lives, its paper, a summary and its styles.
+    """
     return list(TASKS.values())
 
 
 def get_task(name: str, **options: Any):
-    """An instance of task ``name`` (its module imported now, not before)."""
+    """An instance of task ``name`` (its module imported now, not before).
+
+    Args:
+        name: A registered task name (:func:`list_tasks`).
+        **options: The task's own options (``style``, ``release``, ``template``, ``level``...); None is left out.
+
+    Returns:
+        The task object.
+
+    Raises:
+        TaskError: An unknown task name.
+    """
     if name not in TASKS:
         raise TaskError(f"unknown task {name!r}; known tasks: {', '.join(TASKS)}")
     module, _, cls = TASKS[name].target.partition(":")

@@ -57,8 +57,25 @@ def evaluate(
 ) -> RunResult:
     """Evaluate ``model`` on ``task`` over the store's documents; write outputs if ``out_dir``.
 
-    ``task`` may be a registered name (``"ev2-cec"``) and ``model`` a spec (``"random"``,
-    ``"openai:MODEL@URL"``): ``evaluate(store, "ev2-cec", "random", n=50).metrics``.
+    Args:
+        store: The store the task builds its documents from.
+        task: A task object, or a registered name (``"ev2-cec"``; ``eventkg eval --list``).
+        model: A model object, or a spec (``"random"``, ``"kg-oracle"``, ``"openai:MODEL@URL"``, ``"hf:PATH"``).
+        n: At most this many documents (all when None).
+        split: Only the documents of this split, for tasks that have splits.
+        seed: The seed of sampling and of seeded models.
+        out_dir: Write the predictions and ``metrics.json`` here.
+        progress: Hears (documents done, documents in all).
+        batch: Documents sent to the model at a time.
+
+    Returns:
+        The run: its metrics (scored as the task's released scorer scores), predictions and settings.
+
+    Raises:
+        TaskError: The store holds no documents of the task (or of ``split``).
+        ModelSpecError: A model spec that names no adapter.
+
+    >>> evaluate(store, "ev2-cec", "random", n=50).metrics["accuracy"]  # doctest: +SKIP
     """
     if isinstance(task, str):
         task = get_task(task, seed=seed)
@@ -171,11 +188,28 @@ def evaluate_models(
 ) -> Evaluation:
     """Run each model spec on ``task`` into ``out_dir/<spec>/`` and draw ``out_dir/report.md``.
 
-    The loop behind ``eventkg eval`` and ``eventkg demo``. ``task`` is a registered name (built
-    with ``task_options``, e.g. ``{"style": "cot", "origin": "imported"}``) or a task object;
-    ``out_dir`` defaults to ``./eventkg-eval/<task>``; ``judge`` is the model spec of a task's
-    judge (CLoMo's SES); ``http`` the HTTP adapter's options. A bad spec or an unknown task
-    raises before anything is written.
+    The loop behind ``eventkg eval`` and ``eventkg demo``.
+
+    Args:
+        store: The store the task builds its documents from.
+        task: A registered name (built with ``task_options``) or a task object.
+        models: Model specs, each run in turn (``eventkg eval --model``).
+        out_dir: Where the runs and the report go (default ``./eventkg-eval/<task>``).
+        n: At most this many documents per run.
+        split: Only the documents of this split.
+        seed: The seed of sampling and of seeded models.
+        task_options: The task's own options, e.g. ``{"style": "release", "release": "~/EV2"}``.
+        judge: The model spec of a task's judge (CLoMo's SES).
+        http: The HTTP adapter's options (timeout, concurrency, cache, generation settings).
+        progress: Hears each model's progress.
+
+    Returns:
+        The runs by spec and the report's path.
+
+    Raises:
+        TaskError: An unknown task or option, or a store without the task's documents; raised before
+            anything is written.
+        ModelSpecError: A model spec that names no adapter.
     """
     from eventkg.tasks.report import write_report
 

@@ -27,7 +27,20 @@ SPEC_HELP = "openai:MODEL@BASE_URL, hf:PATH, random[:SEED], majority, embed-sim[
 
 
 def load_model(spec: str, *, store: GraphStore | None = None, seed: int = 0, **options: Any) -> Model:
-    """The adapter for ``spec``; ``options`` go to the HTTP adapter (timeout, concurrency, cache...)."""
+    """The adapter for a model spec.
+
+    Args:
+        spec: ``openai:MODEL@BASE_URL``, ``hf:PATH``, ``random[:SEED]``, ``majority``, ``embed-sim[:PATH]`` or ``kg-oracle``.
+        store: The store the offline baselines read (``majority``, ``kg-oracle``).
+        seed: The seed of seeded baselines.
+        **options: The HTTP adapter's options (timeout, concurrency, cache, generation settings).
+
+    Returns:
+        The model.
+
+    Raises:
+        ModelSpecError: A spec that names no adapter, or one it cannot use.
+    """
     kind, _, rest = (spec or "").strip().partition(":")
     if kind == "openai":
         from eventkg.tasks.models.openai_compat import DEFAULT_BASE_URL, OpenAICompatModel
