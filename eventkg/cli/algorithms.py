@@ -84,7 +84,7 @@ def questions_cmd(
     model: Annotated[str | None, typer.Option("--model", help="Embedding model for --negatives faiss.")] = None,
     size: Annotated[int, typer.Option("--size", min=2, help="Component size N (walks keep N..N+2 nodes).")] = 3,
     repeat: Annotated[bool, typer.Option("--repeat", help="Allow an (event, relation, answer) to be asked again.")] = False,
-    similar: Annotated[bool, typer.Option("--similar", help="CEC negatives also matched to the answer's similarity to the query (sentence model --model).")] = False,
+    similar: Annotated[bool | None, typer.Option("--similar/--no-similar", help="CEC negatives also matched to the answer's similarity to the query, as often below as above it (sentence model --model; default: on when the graph's linked events are few enough to encode).")] = None,
     one_story: Annotated[bool, typer.Option("--one-story", help="Instance level: query, answer and context from one story's instances.")] = False,
     adversarial: Annotated[bool, typer.Option("--filter", help="CEC: over-generate twice, drop what the audit's baselines solve (AFLite-style, seeded); says how many and why.")] = False,
 ) -> None:

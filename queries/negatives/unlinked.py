@@ -9,7 +9,7 @@ search per query).
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -30,9 +30,10 @@ def _seeded_random(rng: Any) -> random.Random:
 
 
 def draw_unlinked(vet: MeetInTheMiddle, pool: Sequence[int], rng: random.Random, k: int, mask: int,
-                  skip: set[int], tries: int = 64) -> list[int]:
+                  skip: set[int], tries: int = 64, accept: Callable[[int], bool] | None = None) -> list[int]:
     """Up to ``k`` distinct pool events, not in ``skip``, that no walk from the loaded event
-    links by a relation in ``mask``; at most ``tries * k`` draws. Drawn events join ``skip``."""
+    links by a relation in ``mask`` (and ``accept`` takes, if given); at most ``tries * k`` draws.
+    Drawn events join ``skip``."""
     out: list[int] = []
     draws, limit = 0, tries * k
     while len(out) < k and draws < limit and len(pool):
@@ -42,7 +43,8 @@ def draw_unlinked(vet: MeetInTheMiddle, pool: Sequence[int], rng: random.Random,
             draws += 1
             if z not in skip:
                 skip.add(z)
-                batch.append(z)
+                if accept is None or accept(z):
+                    batch.append(z)
         if not batch:
             break
         for z, linked in zip(batch, vet.linked(np.array(batch), mask).tolist(), strict=True):

@@ -28,11 +28,14 @@ from eventkg.queries.induction.induce import induce
 from eventkg.queries.induction.table1 import ALL_RELATIONS, CODE
 from eventkg.queries.induction.vetting import MeetInTheMiddle
 from eventkg.queries.negatives.unlinked import FAMILY_MASK, draw_unlinked
+from eventkg.queries.questions.balance import LazyVectors, UseBalance, rank_split
 from eventkg.queries.questions.rows import CEC_QUESTIONS, CRR_CHOICES, CRR_QUESTION, GeneratedQuestion, NegativeSource
 
 Triple = tuple[int, str, int]
 #: how far a negative's cosine to the query may be from the answer's, when negatives are matched in similarity
-SIMILARITY_BAND = 0.05
+SIMILARITY_BAND = 0.10
+#: in-file degrees matched exactly below this, by band above
+EXACT_INFILE = 8
 
 
 def dag_paths(comp: Component, max_len: int) -> dict[int, dict[int, list[list[Triple]]]]:
@@ -84,6 +87,13 @@ def degree_band(degree: np.ndarray) -> np.ndarray:
     has = degree > 0
     band[has] = np.minimum(np.floor(np.log2(degree[has])), 126).astype(np.int8)
     return band
+
+
+def infile_key(degree: np.ndarray) -> np.ndarray:
+    """Each event's in-file degree key: the degree itself below :data:`EXACT_INFILE` (so that no choice
+    has fewer or more links than the answer more often than chance), else its band above it."""
+    band = degree_band(degree).astype(np.int32)
+    return np.where(degree < EXACT_INFILE, degree, EXACT_INFILE + band).astype(np.int32)
 
 
 def infile_degree(size: int, contexts: Iterable[list[Triple]]) -> np.ndarray:
@@ -171,7 +181,9 @@ class QuestionBuilder:
         self.positions: list[int] = []  # answer positions still to hand out (exact balance)
         self.asked: set[tuple[int, str, int]] = set()  # (event, relation, answer) already asked
         self.repeat = repeat
-        self.vectors: np.ndarray | None = None  # see use_vectors
+        self.vectors: LazyVectors | None = None  # see use_similarity
+        self.preset: dict[int, int] = {}  # this question's shown instance per type, drawn for its similarity
+        self.uses = UseBalance(len(csr))
         self.width = SIMILARITY_BAND
         self.story = stories(csr) if level == "instance" and one_story else None
         self.labels = [0, 0, 0]  # CRR questions made per label (choice position): a, b, Vague
@@ -214,65 +226,114 @@ class QuestionBuilder:
 
     # -- CEC -------------------------------------------------------------------------------
     def match_infile(self, pending: Sequence[Pending]) -> None:
-        """Match negatives to answers in the file too: each event's key becomes (in-file degree band,
-        store degree band), the in-file degree counted over the contexts of ``pending``, so that
-        negatives come from the population answers come from (named in the file's contexts as often)."""
-        infile = degree_band(infile_degree(len(self.csr), (p.context for p in pending))).astype(np.int32)
+        """Match negatives to answers in the file too: each event's key becomes (in-file degree, exact
+        below :data:`EXACT_INFILE` and by band above; store degree band), the in-file degree counted over
+        the contexts of ``pending``, so that negatives come from the population answers come from (named
+        in the file's contexts as often, neither more nor less); the answers' gold uses are counted."""
+        infile = infile_key(infile_degree(len(self.csr), (p.context for p in pending)))
+        self.uses.set_gold([p.t for p in pending])
         self.key = (infile + 1) * 256 + self.band.astype(np.int32) + 1
         keys = self.key[self.linked]
         order = np.argsort(keys, kind="stable")
         uniq, starts = np.unique(keys[order], return_index=True)
         self.by_key = {int(k): part for k, part in zip(uniq, np.split(self.linked[order], starts[1:]), strict=True)}
 
-    def use_vectors(self, vectors: np.ndarray, width: float = SIMILARITY_BAND) -> None:
-        """Match negatives in similarity too: ``vectors`` (one unit-norm row per event position) give
-        each candidate's cosine to the query, kept within ``width`` of the answer's."""
+    def use_similarity(self, vectors: LazyVectors, width: float = SIMILARITY_BAND) -> None:
+        """Match negatives in similarity too: each one's cosine to the query (``vectors``: the shown
+        texts, encoded on first use) within ``width`` of the answer's, below or above it at random."""
         self.vectors, self.width = vectors, width
 
-    def similar(self, h: int, t: int, cands: Sequence[int] | np.ndarray) -> np.ndarray:
-        """The candidates whose cosine to ``h`` is within the band around the answer ``t``'s."""
-        vec, cands = self.vectors, np.asarray(cands, dtype=np.int64)
-        assert vec is not None
-        target = float(vec[h] @ vec[t])
-        return cands[np.abs(vec[cands] @ vec[h] - target) <= self.width]
+    def shown_text(self, p: int) -> int:
+        """The position whose text shows ``p`` in this question: itself, or (instance level) one of its
+        instances, drawn once per question (:attr:`preset`)."""
+        if self.level != "instance":
+            return p
+        if p not in self.preset:
+            self.preset[p] = self.rng.choice(self.csr.instances(p))
+        return self.preset[p]
 
     def negatives_for(self, nodes: list[int], h: int, t: int, rel: str) -> list[int] | None:
         """Three vetted negatives of the answer's key (degree band; after :meth:`match_infile`, in the
-        store and in the file): proposed by the sampler (if any, kept when of the key), topped up at
-        random from the key's events; None (counted) when it has too few."""
-        csr, mask = self.csr, FAMILY_MASK[family_of(rel)]
-        band = int(self.key[t])
-        same = self.by_key.get(band)
+        store and in the file), texts kept near three negative uses per gold use; with similarity, as
+        many below the answer's cosine to the query as above on average; None (counted) when too few."""
+        mask = FAMILY_MASK[family_of(rel)]
+        same = self.by_key.get(int(self.key[t]))
         if same is None:
             self.skip("no negative of the answer's degree")
             return None
-        if self.vectors is not None:
-            same = self.similar(h, t, same)
-            if not len(same):
-                self.skip("no negative of the answer's similarity to the query")
-                return None
         self.vet.load(h, mask)
-        skip = set(nodes)
-        chosen: list[int] = []
-        if self.negatives is not None:
-            exclude = {csr.ids[p] for p in nodes}
-            ids = self.negatives.sample(csr.ids[h], rel, csr.ids[t], k=3, exclude=set(exclude), rng=self.rng)
-            proposed = []
-            for zid in ids:
-                z = csr.position(zid)
-                if (z is not None and z not in skip and self.allowed[z] and csr.level[z] == csr.level[h]
-                        and self.key[z] == band and (self.vectors is None or len(self.similar(h, t, [z])))):
-                    skip.add(z)
-                    proposed.append(z)
-            if proposed:
-                linked = self.vet.linked(np.array(proposed), mask).tolist()
-                chosen = [z for z, bad in zip(proposed, linked, strict=True) if not bad][:3]
-        if len(chosen) < 3:
-            chosen += draw_unlinked(self.vet, same, self.rng, 3 - len(chosen), mask, skip, self.tries)
+        proposed = self._proposed(nodes, h, t, rel)
+        if self.vectors is not None:
+            chosen = self._similar_negatives(h, t, same, proposed, mask, set(nodes))
+        else:
+            skip = set(nodes) | set(proposed)
+            chosen = proposed + draw_unlinked(self.vet, same, self.rng, 3 - len(proposed), mask, skip, self.tries,
+                                              accept=self.uses.room)
+            if len(chosen) < 3:  # every candidate of the key used up its share: any of them, counted
+                self.skip("negatives beyond their share of uses (drawn all the same)")
+                chosen += draw_unlinked(self.vet, same, self.rng, 3 - len(chosen), mask, set(nodes) | set(chosen),
+                                        self.tries)
         if len(chosen) < 3:
             self.skip("no negative of the answer's degree" + (" and similarity" if self.vectors is not None else ""))
             return None
+        self.uses.used(chosen)
         return chosen
+
+    def _proposed(self, nodes: list[int], h: int, t: int, rel: str) -> list[int]:
+        """The sampler's negatives (if any) that are of the answer's key and level, not linked, with room."""
+        if self.negatives is None:
+            return []
+        csr, skip = self.csr, set(nodes)
+        ids = self.negatives.sample(csr.ids[h], rel, csr.ids[t], k=3, exclude={csr.ids[p] for p in nodes}, rng=self.rng)
+        out = []
+        for z in (csr.position(zid) for zid in ids):
+            if (z is not None and z not in skip and self.allowed[z] and csr.level[z] == csr.level[h]
+                    and self.key[z] == self.key[t] and self.uses.room(z)):
+                skip.add(z)
+                out.append(z)
+        if not out:
+            return []
+        linked = self.vet.linked(np.array(out), FAMILY_MASK[family_of(rel)]).tolist()
+        return [z for z, bad in zip(out, linked, strict=True) if not bad][:3]
+
+    def _similar_negatives(self, h: int, t: int, same: np.ndarray, proposed: list[int], mask: int,
+                           skip: set[int]) -> list[int]:
+        """Three unlinked negatives of ``same`` within the band of the answer's cosine to ``h``: a seeded
+        number (0-3) below it, the rest above; the sampler's, then those with uses to spare, first."""
+        vec = self.vectors
+        assert vec is not None
+        pool = np.array([z for z in dict.fromkeys([*proposed, *same.tolist()]) if z not in skip], dtype=np.int64)
+        cos = vec.cosines(self.shown_text(h), [self.shown_text(int(z)) for z in pool]) if len(pool) else np.zeros(0)
+        target = float(vec.cosines(self.shown_text(h), [self.shown_text(t)])[0])
+        below, above, k_below = rank_split(cos, target, self.width, self.rng)
+        first = set(proposed)
+        sides = []
+        for side in (below, above):
+            cands = pool[side].tolist()
+            self.rng.shuffle(cands)
+            cands.sort(key=lambda z: (z not in first, not self.uses.room(z)))
+            sides.append(cands)
+        for k in (k_below, *sorted({0, 1, 2, 3} - {k_below}, key=lambda k: abs(k - k_below))):
+            if len(sides[0]) < k or len(sides[1]) < 3 - k:
+                continue
+            chosen = self._first_unlinked(sides[0], k, mask) + self._first_unlinked(sides[1], 3 - k, mask)
+            if len(chosen) == 3:
+                if k != k_below:
+                    self.skip("similarity rank redrawn (too few negatives on one side; made all the same)")
+                return chosen
+        return []
+
+    def _first_unlinked(self, cands: list[int], k: int, mask: int) -> list[int]:
+        """The first ``k`` of ``cands`` no walk links to the loaded query (vetted a few at a time)."""
+        out: list[int] = []
+        if k <= 0:
+            return out
+        for i in range(0, min(len(cands), self.tries * max(k, 1)), 8):
+            batch = cands[i:i + 8]
+            out += [z for z, bad in zip(batch, self.vet.linked(np.array(batch), mask).tolist(), strict=True) if not bad]
+            if len(out) >= k:
+                break
+        return out[:k]
 
     def _cec(self, qid: str, comp: Component, h: int, t: int, rel: str, context: list[Triple]) -> list[Pending]:
         if not self.repeat and (h, rel, t) in self.asked:
@@ -284,6 +345,7 @@ class QuestionBuilder:
     def cec_draft(self, p: Pending) -> Draft | None:
         """The question of ``p`` with its negatives drawn; None (counted) when none match the answer."""
         qid, h, t, rel, context = p.qid, p.h, p.t, p.rel, p.context
+        self.preset = {}
         negs = self.negatives_for(p.nodes, h, t, rel)
         if negs is None:
             return None
@@ -404,6 +466,8 @@ class QuestionBuilder:
                 self.skip("no story holds every event of the question")
                 return None
             shown = got
+        elif self.level == "instance":
+            shown = dict(self.preset)  # the instances the similarity was matched on
         return Namer(self.csr, self.level, list(dict.fromkeys(nodes)), self.rng, shown)
 
     def _finish(self, row: dict[str, Any], namer: Namer, schema_triples: list[Triple]) -> GeneratedQuestion:

@@ -68,6 +68,7 @@ import numpy as np
 from eventkg.queries.graph.components import iter_components
 from eventkg.queries.graph.csr import EventCSR
 from eventkg.queries.graph.event_graph import EventIndex, as_csr
+from eventkg.queries.questions.balance import SIMILAR_AUTO_MAX, LazyVectors
 from eventkg.queries.questions.build import Draft, QuestionBuilder
 from eventkg.queries.questions.rows import GeneratedQuestion, NegativeSource
 
@@ -75,7 +76,8 @@ from eventkg.queries.questions.rows import GeneratedQuestion, NegativeSource
 TEXT_BATCH = 4096
 #: drafts held at most while the texts are still being read (``event_texts.PendingTexts``)
 TEXT_BATCH_MAX = 64 * TEXT_BATCH
-#: CEC answers and contexts drafted beyond ``n`` (one in this many more), as some find no matched negatives
+#: CEC answers and contexts drafted beyond ``n`` (one in this many more; twice ``n`` with similarity
+#: matching), as some find no matched negatives
 OVERDRAFT = 4
 
 
@@ -103,7 +105,8 @@ def _generate_questions(
     repeat: bool = False,
     stats: dict[str, int] | None = None,
     one_story: bool = False,
-    vectors: np.ndarray | None = None,
+    similar: bool | None = None,
+    model: str | None = None,
 ) -> list[GeneratedQuestion]:
     """Up to ``n`` questions with their store ids, by the rules of the module docstring.
 
@@ -118,8 +121,8 @@ def _generate_questions(
     builder = QuestionBuilder(csr, task, level, random.Random(f"eventkg-questions-{seed}"), negatives, pool,
                               max_len=max_len, pairs=pairs, vague_prob=vague_prob, require_context=require_context,
                               repeat=repeat, one_story=one_story)
-    if vectors is not None:  # CEC negatives matched in similarity to the query too
-        builder.use_vectors(vectors)
+    if task == "CEC" and (similar or similar is None and len(builder.linked) <= SIMILAR_AUTO_MAX):
+        builder.use_similarity(LazyVectors(lambda p: csr.text(p) if csr.level[p] == 1 else csr.name(p).replace("_", " "), model))
     out: list[GeneratedQuestion] = []
     # the loop makes many short-lived objects and no cycles; cyclic-GC passes would only cost time
     gc_was_on = gc.isenabled()
@@ -128,7 +131,8 @@ def _generate_questions(
         drafted = (d for comp in iter_components(csr, size, seed, allowed=builder.allowed)
                    for d in builder.questions(comp))
         if task == "CEC":  # every answer and context first, then negatives matched to them in the file
-            pending = list(itertools.islice(drafted, n + n // OVERDRAFT + 8))
+            extra = n if builder.vectors is not None else n // OVERDRAFT  # similarity finds fewer negatives
+            pending = list(itertools.islice(drafted, n + extra + 8))
             builder.match_infile(pending)  # type: ignore[arg-type]
             drafted = (d for d in map(builder.cec_draft, pending) if d is not None)  # type: ignore[arg-type]
         _write_all(csr, drafted, out, n, progress)  # type: ignore[arg-type]

@@ -87,8 +87,7 @@ def _draw(store: GraphStore | None, graph: Any, task: str, spec: QuestionSpec, s
             raise QuestionError("FAISS negatives are searched in a store's vector index; this source is a graph "
                                 "(ask for random negatives or give a sampler)")
         sampler = _faiss_sampler(store, spec.model)
-    if spec.similar and task == "CEC":
-        rules["vectors"] = event_vectors(graph, spec.model)
+    rules.update(similar=spec.similar, model=spec.model)
     if spec.adversarial and task == "CEC":
         from eventkg.queries.questions.filtering import adversarial_filter
 

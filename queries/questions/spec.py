@@ -37,7 +37,9 @@ class QuestionSpec:
         require_context: Skip a question whose context would be empty.
         repeat: Let the same (event, relation, answer) be asked again.
         one_story: Instance level: a question's texts all from one story's instances.
-        similar: CEC negatives also within a band of the answer's similarity to the queried event.
+        similar: CEC negatives also within a band of the answer's similarity to the queried event, as often
+            below it as above (None: when the graph's linked events are few enough to encode,
+            ``balance.SIMILAR_AUTO_MAX``).
         adversarial: CEC over-generated twice and filtered of what the audit's baselines solve.
     """
 
@@ -55,7 +57,7 @@ class QuestionSpec:
     require_context: bool = True
     repeat: bool = False
     one_story: bool = False
-    similar: bool = False
+    similar: bool | None = None
     adversarial: bool = False
 
     def check(self) -> str:

@@ -65,11 +65,11 @@ def test_fewer_than_asked_is_said_with_the_reasons(csr) -> None:
     assert heard and f"yields {len(made):,}" in heard[-1] and "skipped" in heard[-1]
 
 
-def _audit(made) -> dict[str, float]:
+def _audit(made, similarity=None) -> dict[str, float]:
     from eventkg.queries.audit.items import _item
     from eventkg.queries.audit.report import audit_items
 
-    return {f.check: f.score for f in audit_items([_item(q.row) for q in made]).findings}
+    return {f.check: f.score for f in audit_items([_item(q.row) for q in made], similarity=similarity).findings}
 
 
 def test_negatives_are_named_in_the_file_as_often_as_answers(csr) -> None:
@@ -172,3 +172,49 @@ def test_adversarial_filter_drops_what_the_baselines_solve(csr) -> None:
     again = make_questions(csr, QuestionSpec("cec", "schema", 200, 1, negatives="random", adversarial=True), stats=stats)
     assert len(again) <= 200 and all(k.startswith("dropped by the filter") or "negative" in k or "asked" in k
                                      for k in stats)
+
+
+@pytest.fixture(scope="module")
+def topics() -> EventCSR:
+    """Events of a few topics, linked mostly within their topic and named by it, so that an answer shares
+    its query's topic words while an event drawn at random does not (as related events' texts do)."""
+    rng = np.random.default_rng(8)
+    n, words = 2400, ["rain", "bank", "doctor", "school", "garden", "court", "kitchen", "train", "market", "ship"]
+    topic = rng.integers(len(words), size=n)
+    weight = rng.pareto(1.5, n) + 1
+    ends = rng.choice(n, size=(9000, 2), p=weight / weight.sum())
+    same = topic[ends[:, 0]] == topic[ends[:, 1]]
+    ends = ends[same | (rng.random(len(ends)) < 0.1)]
+    types = rng.choice(["BEFORE", "CAUSES", "HAS_SUBEVENT"], size=len(ends), p=[0.5, 0.35, 0.15])
+    edges = [(f"e{a}", t, f"e{b}") for (a, b), t in zip(ends.tolist(), types.tolist(), strict=True) if a < b]
+    names = [(f"e{i}", f"{words[topic[i]]} {words[topic[i]]} thing {i}", "schema") for i in range(n)]
+    return EventCSR.from_rows(edges, props=names)
+
+
+def test_answer_holds_each_similarity_rank_as_often_by_default(topics) -> None:
+    """By default (a graph small enough to encode) the answer is the most similar choice to the query, and
+    the least, about as often as chance says: negatives are drawn within the answer's band, as many below
+    its cosine as above (the audit's most/least similar checks)."""
+    pytest.importorskip("sentence_transformers")
+    from eventkg.queries.audit.checks import Similarity
+
+    made = make_questions(topics, QuestionSpec("cec", "schema", 500, 1, negatives="random"))
+    assert len(made) >= 100
+    scores = _audit(made, Similarity(None))
+    for check in ("similar_to_event_max", "similar_to_event_min"):
+        assert abs(scores[check] - 0.25) <= 0.10, (check, scores[check])
+
+
+def test_a_negative_text_is_never_gold_and_used_once(csr) -> None:
+    """Negatives come from the answers' population; still a negative's text is (nearly always) never an
+    answer in the file and a negative once: a classifier of choice texts then learns nothing, above or below
+    chance (a text shown both ways is mostly shown the other way in the training folds)."""
+    stats: dict[str, int] = {}
+    made = make_questions(csr, QuestionSpec("cec", "schema", 1000, 1, negatives="random", similar=False), stats=stats)
+    assert len(made) >= 500
+    gold, neg = Counter(q.row["e1"] for q in made), Counter(z for q in made for z in q.row["negative_chosen"])
+    over = sum(k if gold[z] else k - 1 for z, k in neg.items())
+    # a reuse only where the answer's degree key had no fresh text left, and then counted, never silent
+    assert over <= 3 * stats.get("negatives beyond their share of uses (drawn all the same)", 0), (over, stats)
+    assert abs(_audit(made)["choice_only"] - 0.25) <= 0.10
+
