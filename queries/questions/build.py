@@ -374,6 +374,7 @@ class QuestionBuilder:
         """The pair's question while its label is within its quota (else skipped, counted), and a Vague
         question on ``h`` while Vague is. Not asked from the other end: the context would name ``e1``."""
         fam = family_of(rel)
+        self.preset = {}
         self.vet.load(h, FAMILY_MASK[fam])
         if self.vet.induced(t, tuple(CODE[r] for r in FAMILIES[fam])) != 1 << CODE[rel]:
             return []  # both directions of the family hold somewhere: no single right answer
@@ -411,12 +412,15 @@ class QuestionBuilder:
         edge = self._edge_outside(h, context)
         if edge is None:
             return None
+        self.preset = {}
         x, code = edge
         self.vet.load(h, ALL_RELATIONS)
         same = self.by_band.get(int(self.band[x]))  # matched to the related partner, not drawn from all names
+        if same is not None and self.vectors is not None:  # and to its similarity to e0
+            same = self._near_in_similarity(h, x, same)
         got = draw_unlinked(self.vet, same, self.rng, 1, ALL_RELATIONS, set(comp.nodes), self.tries) if same is not None else []
         if not got:
-            self.skip("no Vague partner of the related partner's degree")
+            self.skip("no Vague partner of the related partner's degree" + (" and similarity" if self.vectors else ""))
             return None
         z, r = got[0], EVENT_RELATIONS[code]
         ctx = [n for tr in context for n in (tr[0], tr[2])]
@@ -425,6 +429,15 @@ class QuestionBuilder:
             return None
         return Draft([*namer.shown(), x],
                      lambda: self._crr_row(qid, h, z, VAGUE, family_of(r), context, [(h, r, x)], namer))
+
+    def _near_in_similarity(self, h: int, x: int, same: np.ndarray) -> np.ndarray | None:
+        """The events of ``same`` whose cosine to ``h`` is within the band around ``x``'s (their shown texts)."""
+        vec = self.vectors
+        assert vec is not None
+        cos = vec.cosines(self.shown_text(h), [self.shown_text(int(z)) for z in same])
+        target = float(vec.cosines(self.shown_text(h), [self.shown_text(x)])[0])
+        near = same[np.abs(cos - target) <= self.width]
+        return near if len(near) else None
 
     def _edge_outside(self, h: int, context: list[Triple]) -> tuple[int, int] | None:
         """A seeded random entry ``(neighbour, code)`` of ``h`` whose neighbour the context does not

@@ -121,7 +121,7 @@ def _generate_questions(
     builder = QuestionBuilder(csr, task, level, random.Random(f"eventkg-questions-{seed}"), negatives, pool,
                               max_len=max_len, pairs=pairs, vague_prob=vague_prob, require_context=require_context,
                               repeat=repeat, one_story=one_story)
-    if task == "CEC" and (similar or similar is None and len(builder.linked) <= SIMILAR_AUTO_MAX):
+    if (similar or similar is None and len(builder.linked) <= SIMILAR_AUTO_MAX):
         builder.use_similarity(LazyVectors(lambda p: csr.text(p) if csr.level[p] == 1 else csr.name(p).replace("_", " "), model))
     out: list[GeneratedQuestion] = []
     # the loop makes many short-lived objects and no cycles; cyclic-GC passes would only cost time

@@ -38,7 +38,7 @@ class QuestionSpec:
         repeat: Let the same (event, relation, answer) be asked again.
         one_story: Instance level: a question's texts all from one story's instances.
         similar: CEC negatives also within a band of the answer's similarity to the queried event, as often
-            below it as above (None: when the graph's linked events are few enough to encode,
+            below it as above, and CRR Vague partners within the band of the related partner's (None: when the graph's linked events are few enough to encode,
             ``balance.SIMILAR_AUTO_MAX``).
         adversarial: CEC over-generated twice and filtered of what the audit's baselines solve.
     """

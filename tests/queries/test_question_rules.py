@@ -218,3 +218,16 @@ def test_a_negative_text_is_never_gold_and_used_once(csr) -> None:
     assert over <= 3 * stats.get("negatives beyond their share of uses (drawn all the same)", 0), (over, stats)
     assert abs(_audit(made)["choice_only"] - 0.25) <= 0.10
 
+
+
+def test_vague_partners_match_related_partners_in_similarity(topics) -> None:
+    """By default a Vague pair's partner is as similar to e0 as the related partner it stands for, so the
+    label prior plus the pair's similarity does not tell Vague apart (the audit's prior_similarity; drawn at
+    random, the partner is less similar and the check sits well above chance)."""
+    from eventkg.queries.audit.checks import Similarity
+
+    pytest.importorskip("sentence_transformers")
+    made = make_questions(topics, QuestionSpec("crr", "schema", 600, 1))
+    assert len(made) >= 150
+    score = _audit(made, Similarity(None))["prior_similarity"]
+    assert abs(score - 1 / 3) <= 0.07, (score, len(made))
