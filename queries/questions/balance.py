@@ -40,6 +40,10 @@ class UseBalance:
         """Whether ``z`` may be a negative once more."""
         return int(self.gold[z]) == 0 and int(self.neg[z]) == 0
 
+    def never_gold(self, z: int) -> bool:
+        """Whether the file shows ``z`` as no answer."""
+        return int(self.gold[z]) == 0
+
     def used(self, negatives: Sequence[int]) -> None:
         for z in negatives:
             self.neg[z] += 1

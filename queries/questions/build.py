@@ -34,6 +34,8 @@ from eventkg.queries.questions.rows import CEC_QUESTIONS, CRR_CHOICES, CRR_QUEST
 Triple = tuple[int, str, int]
 #: how far a negative's cosine to the query may be from the answer's, when negatives are matched in similarity
 SIMILARITY_BAND = 0.10
+#: draws per negative among preferred texts (fresh, then never gold) before the next kind is drawn
+PREFERRED_TRIES = 8
 #: in-file degrees matched exactly below this, by band above
 EXACT_INFILE = 8
 
@@ -249,7 +251,10 @@ class QuestionBuilder:
         if self.level != "instance":
             return p
         if p not in self.preset:
-            self.preset[p] = self.rng.choice(self.csr.instances(p))
+            shown = self.csr.instances(p)
+            if not shown:  # a type no question can show (a Vague item's related partner): its name
+                return p
+            self.preset[p] = self.rng.choice(shown)
         return self.preset[p]
 
     def negatives_for(self, nodes: list[int], h: int, t: int, rel: str) -> list[int] | None:
@@ -267,12 +272,13 @@ class QuestionBuilder:
             chosen = self._similar_negatives(h, t, same, proposed, mask, set(nodes))
         else:
             skip = set(nodes) | set(proposed)
-            chosen = proposed + draw_unlinked(self.vet, same, self.rng, 3 - len(proposed), mask, skip, self.tries,
-                                              accept=self.uses.room)
-            if len(chosen) < 3:  # every candidate of the key used up its share: any of them, counted
+            chosen = proposed + draw_unlinked(self.vet, same, self.rng, 3 - len(proposed), mask, skip,
+                                              PREFERRED_TRIES, accept=self.uses.room)
+            if len(chosen) < 3:  # no fresh text left in the key: one never gold, else any, counted
                 self.skip("negatives beyond their share of uses (drawn all the same)")
-                chosen += draw_unlinked(self.vet, same, self.rng, 3 - len(chosen), mask, set(nodes) | set(chosen),
-                                        self.tries)
+                for accept, tries in ((self.uses.never_gold, PREFERRED_TRIES), (None, self.tries)):
+                    chosen += draw_unlinked(self.vet, same, self.rng, 3 - len(chosen), mask,
+                                            set(nodes) | set(chosen), tries, accept=accept)
         if len(chosen) < 3:
             self.skip("no negative of the answer's degree" + (" and similarity" if self.vectors is not None else ""))
             return None

@@ -133,7 +133,9 @@ def _generate_questions(
         if task == "CEC":  # every answer and context first, then negatives matched to them in the file
             extra = n if builder.vectors is not None else n // OVERDRAFT  # similarity finds fewer negatives
             pending = list(itertools.islice(drafted, n + extra + 8))
-            builder.match_infile(pending)  # type: ignore[arg-type]
+            # the in-file degree over the first n (those written unless skipped; the rest stand in for skips),
+            # so that a negative's links come from questions the file holds, as the answer's do
+            builder.match_infile(pending[:n])  # type: ignore[arg-type]
             drafted = (d for d in map(builder.cec_draft, pending) if d is not None)  # type: ignore[arg-type]
         _write_all(csr, drafted, out, n, progress)  # type: ignore[arg-type]
         return out
