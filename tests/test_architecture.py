@@ -10,8 +10,8 @@
   dependency); ``if TYPE_CHECKING:`` imports do not. The CLI (the ``eventkg.cli`` package and
   every other module directly in ``eventkg/`` except the package root, ``errors`` and
   ``settings``, which every layer may use) may import anything.
-* No function or method over :data:`MAX_FUNCTION_LINES` lines unless its docstring says
-  why with ``Long:`` and a reason.
+* No function or method over :data:`MAX_FUNCTION_LINES` lines of code (its docstring not counted)
+  unless its docstring says why with ``Long:`` and a reason.
 * No module over :data:`MAX_MODULE_LINES` lines (a warning past :data:`WARN_MODULE_LINES`).
 
 The module list and each folder's import name come from ``pyproject.toml``'s
@@ -188,12 +188,20 @@ def test_layers_only_point_down(name: str) -> None:
     assert not bad, f"{layer(name)} must not import {', '.join(sorted(FORBIDDEN[layer(name)]))}:\n" + "\n".join(bad)
 
 
+def _docstring_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """The lines of a function's docstring: an Args/Returns/Raises reference does not make a function long."""
+    first = node.body[0] if node.body else None
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        return first.end_lineno - first.lineno + 1
+    return 0
+
+
 @pytest.mark.parametrize("name", sorted(modules()))
 def test_functions_are_short_or_say_why(name: str) -> None:
     long = []
     for node in ast.walk(tree(name)):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            lines = node.end_lineno - node.lineno + 1
+            lines = node.end_lineno - node.lineno + 1 - _docstring_lines(node)  # the code, not its reference docs
             if lines > MAX_FUNCTION_LINES and not LONG_REASON.search(ast.get_docstring(node) or ""):
                 long.append(f"{modules()[name][0].relative_to(ROOT)}:{node.lineno} {node.name} ({lines} lines)")
     assert not long, (

@@ -1,8 +1,8 @@
 """Hard negatives for CEC questions: events close to the answer that are not answers.
 
 A negative for "which event is <relation> of Q?" (answer A) must look like A, so it is
-drawn from A's nearest neighbours in the FAISS index (seed 001 section 3.3 had humans
-pick candidates; design.md asks for embeddings). It must not be a right answer in
+drawn from A's nearest neighbours in the FAISS index (the EV² paper's section 3.3 had humans
+pick candidates; here embeddings do). It must not be a right answer in
 disguise, so it is rejected when:
 
 - it is linked to Q by the relation's family anywhere near Q: within ``radius`` hops
@@ -39,7 +39,7 @@ from eventkg.queries.vectors.index import LEVELS, VectorIndex, open_index
 if TYPE_CHECKING:  # imported where k-means runs: importing this module must not load faiss
     import faiss
 
-#: stored types whose paths can induce a relation of each family (seed 001, Table 1)
+#: stored types whose paths can induce a relation of each family (Table 1 of the EV² paper)
 INDUCING_TYPES: dict[str, tuple[str, ...]] = {
     "temporal": ("BEFORE", "CAUSES", "HAS_SUBEVENT"),
     "causal": ("CAUSES", "HAS_SUBEVENT"),

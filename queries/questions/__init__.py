@@ -1,4 +1,4 @@
-"""CEC and CRR questions from the event graph (seed 001, section 3), in EV²'s JSON-lines schema.
+"""CEC and CRR questions from the event graph (the EV² paper, section 3), in EV²'s JSON-lines schema.
 
 One entry point, :func:`~eventkg.queries.questions.make.make_questions` (``eventkg questions`` and
 the demo call it): ``generate`` samples components and drafts, ``build`` turns a component into

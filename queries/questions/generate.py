@@ -1,4 +1,4 @@
-"""Algorithm 1 over an event graph: CEC and CRR questions (seed 001, section 3) in EV²'s JSON-lines schema.
+"""Algorithm 1 over an event graph: CEC and CRR questions (the EV² paper, section 3) in EV²'s JSON-lines schema.
 
 The engine behind :func:`eventkg.queries.questions.make.make_questions`, the entry point. Construction, per Algorithm 1 component (forward and backward copies, see
 :mod:`eventkg.queries.graph.components`):
