@@ -326,4 +326,6 @@ ORDER BY hops, list_to_string('|', events), list_to_string(',', relations) LIMIT
 // params: limit=50
 // neo4j-only: db.schema.visualization() is a Neo4j procedure; on LadybugDB, `eventkg stats` lists labels and types
 CALL db.schema.visualization() YIELD nodes, relationships
+// eventkg's own bookkeeping (labels EventKGIngest, EventKGOrigin) is not part of the data model
+WITH [n IN nodes WHERE NOT labels(n)[0] STARTS WITH 'EventKG'] AS nodes, relationships
 RETURN [n IN nodes | labels(n)[0]] AS labels, size(relationships) AS relationship_types, nodes + relationships AS graph
