@@ -66,6 +66,9 @@ def start_cmd(
     """
     from eventkg.graphstore.neo4j.server.launch import start
 
+    # Ctrl-C raises KeyboardInterrupt even when the parent left SIGINT ignored (a background job of a
+    # script inherits SIG_IGN, and Python then installs no handler of its own)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _exit_quietly)  # from here on a signal unwinds: the JVM is stopped
     signal.signal(signal.SIGHUP, _exit_quietly)
     version = version or settings.neo4j_version()

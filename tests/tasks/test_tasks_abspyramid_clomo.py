@@ -10,10 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from eventkg import ingest_source
 from eventkg.graphstore.model import ENTAIL_RELATIONS
-from eventkg.ingest import abspyramid as abspyramid_loader
-from eventkg.ingest import clomo as clomo_loader
-from eventkg.ingest import ev2 as ev2_loader
 from eventkg.tasks.abspyramid import grouped_splits, load_tuples
 from eventkg.tasks.errors import TaskError
 from eventkg.tasks.models import load_model
@@ -36,9 +34,9 @@ class Scripted(Model):
 
 @pytest.fixture
 def store(embedded_store, samples_dir: Path):
-    abspyramid_loader.load(embedded_store, samples_dir / "abspyramid")
-    clomo_loader.load(embedded_store, samples_dir / "clomo")
-    ev2_loader.load(embedded_store, samples_dir / "ev2")
+    ingest_source(embedded_store, "abspyramid", samples_dir / "abspyramid")
+    ingest_source(embedded_store, "clomo", samples_dir / "clomo")
+    ingest_source(embedded_store, "ev2", samples_dir / "ev2")
     return embedded_store
 
 
@@ -81,7 +79,7 @@ def test_detection_and_generation_splits_kept_apart_and_sep_split(embedded_store
         folder = root / task / "noun_dataset"
         folder.mkdir(parents=True)
         (folder / f"{split}.json").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    abspyramid_loader.load(embedded_store, root)
+    ingest_source(embedded_store, "abspyramid", root)
     edges = {e["concept"]: e for t in ENTAIL_RELATIONS for e in embedded_store.iter_edges(t)}
     assert set(edges) == {"fruit", "stone", "food", "snack"}  # [SEP] split into three concepts
     assert (edges["fruit"]["det_split"], edges["fruit"]["gen_split"]) == ("test", "train")  # both kept
@@ -102,7 +100,7 @@ def test_generation_scored_on_the_first_line_as_written(embedded_store, tmp_path
     rows = [{"event": "PersonX drink <milk>", "concept": "dairy drink[SEP]a beverage"},
             {"event": "PersonX see <elephant>", "concept": "an animal[SEP]large animal"}]
     (folder / "test.json").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    abspyramid_loader.load(embedded_store, tmp_path / "abs")
+    ingest_source(embedded_store, "abspyramid", tmp_path / "abs")
     replies = {"milk": "\nA dairy drink\nbecause milk is one", "elephant": "a large animal"}
     model = Scripted("scripted", lambda r: replies[r.item.doc["instance"]])
     run = evaluate(embedded_store, get_task("abspyramid-gen"), model, split="test", out_dir=tmp_path / "out" / "scripted")
