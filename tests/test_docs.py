@@ -29,8 +29,10 @@ def _mkdocs() -> list[str]:
 
 
 def _build(root: Path, site: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([*_mkdocs(), "build", "--strict", "-q", "-d", str(site)], cwd=root, capture_output=True,
-                          text=True, timeout=300)
+    # run outside the checkout: ``python -m`` puts the working folder first on sys.path, where the
+    # ``eventkg/`` folder (without its layers) could be found instead of the staged package
+    return subprocess.run([*_mkdocs(), "build", "--strict", "-q", "-f", str(root / "mkdocs.yml"), "-d", str(site)],
+                          cwd=site.parent, capture_output=True, text=True, timeout=300)
 
 
 def _gen_cli_docs():
