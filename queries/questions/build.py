@@ -152,6 +152,28 @@ class Pending:
 
 
 @dataclass
+class CrrPending:
+    """A CRR pair before the label quotas are applied: the related question (``draft``, labelled by the
+    answer's place in EV²'s [a, b, Vague]; None when it cannot be shown) and a Vague question on ``h``,
+    whose partner is drawn once every question's context is known (matched to ``t``, the related
+    partner it stands for, as CEC negatives are to the answer)."""
+
+    qid: str
+    label: int
+    nodes: list[int]
+    h: int
+    t: int
+    fam: str
+    context: list[Triple]
+    draft: Draft | None
+
+    @property
+    def labels(self) -> tuple[int, ...]:
+        """The labels this pair can give, in the order they are made."""
+        return (self.label, 2) if self.draft is not None else (2,)
+
+
+@dataclass
 class Draft:
     """One question with every choice made: ``make()`` writes its row once the texts of
     ``shown`` (the events the row names) can be read."""
@@ -182,13 +204,14 @@ class QuestionBuilder:
         self.key, self.by_key = self.band.astype(np.int32), self.by_band  # CEC: see match_infile
         self.positions: list[int] = []  # answer positions still to hand out (exact balance)
         self.asked: set[tuple[int, str, int]] = set()  # (event, relation, answer) already asked
+        self.partners: dict[int, set[int]] = {}  # e0 -> its Vague partners so far
         self.repeat = repeat
         self.vectors: LazyVectors | None = None  # see use_similarity
         self.preset: dict[int, int] = {}  # this question's shown instance per type, drawn for its similarity
         self.uses = UseBalance(len(csr))
         self.width = SIMILARITY_BAND
         self.story = stories(csr) if level == "instance" and one_story else None
-        self.labels = [0, 0, 0]  # CRR questions made per label (choice position): a, b, Vague
+        self.labels: dict[str, list[int]] = {}  # CRR questions made per family and label (choice position): a, b, Vague
         self.skipped: dict[str, int] = {}  # why a drafted question was skipped -> how many
 
     def skip(self, why: str) -> None:
@@ -227,11 +250,12 @@ class QuestionBuilder:
                 yield from built
 
     # -- CEC -------------------------------------------------------------------------------
-    def match_infile(self, pending: Sequence[Pending]) -> None:
-        """Match negatives to answers in the file too: each event's key becomes (in-file degree, exact
-        below :data:`EXACT_INFILE` and by band above; store degree band), the in-file degree counted over
-        the contexts of ``pending``, so that negatives come from the population answers come from (named
-        in the file's contexts as often, neither more nor less); the answers' gold uses are counted."""
+    def match_infile(self, pending: Sequence[Pending | CrrPending]) -> None:
+        """Match negatives (CRR: Vague partners) to answers in the file too: each event's key becomes
+        (in-file degree, exact below :data:`EXACT_INFILE` and by band above; store degree band), the
+        in-file degree counted over the contexts of ``pending``, so that negatives come from the
+        population answers come from (named in the file's contexts as often, neither more nor less);
+        the answers' gold uses are counted."""
         infile = infile_key(infile_degree(len(self.csr), (p.context for p in pending)))
         self.uses.set_gold([p.t for p in pending])
         self.key = (infile + 1) * 256 + self.band.astype(np.int32) + 1
@@ -376,9 +400,9 @@ class QuestionBuilder:
         return self._finish(row, namer, context + [(h, rel, t)])
 
     # -- CRR -------------------------------------------------------------------------------
-    def _crr(self, qid: str, comp: Component, h: int, t: int, rel: str, context: list[Triple]) -> list[Draft]:
-        """The pair's question while its label is within its quota (else skipped, counted), and a Vague
-        question on ``h`` while Vague is. Not asked from the other end: the context would name ``e1``."""
+    def _crr(self, qid: str, comp: Component, h: int, t: int, rel: str, context: list[Triple]) -> list[CrrPending]:
+        """The pair, its labels unchecked (:meth:`crr_drafts` keeps the quotas). Not asked from the other
+        end: the context would name ``e1``."""
         fam = family_of(rel)
         self.preset = {}
         self.vet.load(h, FAMILY_MASK[fam])
@@ -387,52 +411,105 @@ class QuestionBuilder:
         if not self.repeat and (h, rel, t) in self.asked:
             self.skip("(event, relation, answer) already asked")
             return []
-        label = FAMILIES[fam].index(rel)
-        out: list[Draft] = []
+        self.asked.add((h, rel, t))
         ctx = [x for tr in context for x in (tr[0], tr[2])]
-        if not self._room(label):
-            self.skip("CRR label over its quota")
-        elif (namer := self._namer([h, t, *ctx], [h, t, *ctx])) is not None:
-            self.asked.add((h, rel, t))
-            self.labels[label] += 1
-            out.append(Draft(namer.shown(), lambda: self._crr_row(qid, h, t, rel, fam, context, [(h, rel, t)], namer)))
-        if self._room(2):
-            vague = self._vague(qid, comp, h, context)
-            if vague is not None:
-                self.labels[2] += 1
-                out.append(vague)
-        return out
+        namer = self._namer([h, t, *ctx], [h, t, *ctx])
+        draft = (Draft(namer.shown(), lambda: self._crr_row(qid, h, t, rel, fam, context, [(h, rel, t)], namer))
+                 if namer is not None else None)
+        return [CrrPending(qid, FAMILIES[fam].index(rel), list(comp.nodes), h, t, fam, context, draft)]
 
-    def _room(self, label: int) -> bool:
-        """Whether one more question of ``label`` keeps every label within one of its quota (Vague's share
-        ``vague_prob / (1 + vague_prob)``, as one Vague per related pair with that probability gives)."""
+    def within_quota(self, pending: Sequence[CrrPending]) -> list[CrrPending]:
+        """The pairs the label quotas would take a question from, in order, were every Vague partner found
+        (a pair twice when both its questions would be taken)."""
+        labels, self.labels = self.labels, {}
+        kept = []
+        try:
+            for p in pending:
+                for label in p.labels:
+                    if self._room(label, p.fam):
+                        self.made(label, p.fam)
+                        kept.append(p)
+        finally:
+            self.labels = labels
+        return kept
+
+    def crr_drafts(self, pending: Iterable[CrrPending]) -> Iterator[Draft]:
+        """The questions of ``pending`` in order, each while its label is within its quota (else skipped,
+        counted). A pair whose Vague partner cannot be matched gives neither question (skipped, counted):
+        leaving its related question alone would keep in the file the related partners no Vague partner
+        matches (hubs, mostly), and the graph around ``e1`` would tell the label."""
+        for p in pending:
+            wanted = [label for label in p.labels if self._room(label, p.fam)]
+            if not wanted:
+                self.skip("CRR label over its quota")
+                continue
+            partner = self._vague_partner(p)
+            if partner is None:
+                self.skip("CRR pair without a Vague partner of the related partner's degree"
+                          + (" and similarity" if self.vectors is not None else ""))
+                continue
+            if p.label in wanted and p.draft is not None:
+                self.made(p.label, p.fam)
+                yield p.draft
+            if not self._room(2, p.fam):
+                self.skip("CRR label over its quota")
+            elif (vague := self._vague(p, *partner)) is not None:
+                self.made(2, p.fam)
+                yield vague
+
+    def _room(self, label: int, fam: str) -> bool:
+        """Whether one more question of ``label`` in family ``fam`` keeps every label of the family within
+        one of its quota (Vague's share ``vague_prob / (1 + vague_prob)``, as one Vague per related pair
+        with that probability gives; the two members half the rest each): per family, so that the asked
+        family does not tell the label (the audit's label prior)."""
         vague = self.vague_prob / (1 + self.vague_prob)
         share = vague if label == 2 else (1 - vague) / 2
-        return self.labels[label] < share * (sum(self.labels) + 1) + 1
+        counts = self.labels.get(fam, [0, 0, 0])
+        return counts[label] < share * (sum(counts) + 1) + 1
 
-    def _vague(self, qid: str, comp: Component, h: int, context: list[Triple]) -> Draft | None:
-        """EV²'s Vague item: ``e0`` with an event unrelated to it (the CEC-negative kind: no
-        relation of any family by a walk of at most ``max_len``), asked within the family of
-        an edge ``e0`` really has outside the context (that edge joins ``event_relation``, as
-        in the release)."""
-        edge = self._edge_outside(h, context)
-        if edge is None:
+    def made(self, label: int, fam: str) -> None:
+        """Count a CRR question of ``label`` in family ``fam``."""
+        self.labels.setdefault(fam, [0, 0, 0])[label] += 1
+
+    def _vague_partner(self, p: CrrPending) -> tuple[int, int, int] | None:
+        """``(partner, neighbour, code)`` for EV²'s Vague item on ``p.h``: an event unrelated to ``h`` (the
+        CEC-negative kind: no relation of any family by a walk of at most ``max_len``) and an edge of the
+        pair's family ``h`` really has outside the context (the family the item asks; the edge joins
+        ``event_relation``, as in the release). The partner stands for the related partner
+        ``t``: of its key (store degree band; in-file degree after :meth:`match_infile`) and, with
+        similarity, of its cosine to ``h``; preferably a text the file never shows as an answer, used once.
+        None when there is none."""
+        h = p.h
+        edge = self._edge_outside(h, p.context, p.fam)
+        same = self.by_key.get(int(self.key[p.t]))
+        if edge is None or same is None:
             return None
         self.preset = {}
-        x, code = edge
         self.vet.load(h, ALL_RELATIONS)
-        same = self.by_band.get(int(self.band[x]))  # matched to the related partner, not drawn from all names
-        if same is not None and self.vectors is not None:  # and to its similarity to e0
-            same = self._near_in_similarity(h, x, same)
-        got = draw_unlinked(self.vet, same, self.rng, 1, ALL_RELATIONS, set(comp.nodes), self.tries) if same is not None else []
-        if not got:
-            self.skip("no Vague partner of the related partner's degree" + (" and similarity" if self.vectors else ""))
-            return None
-        z, r = got[0], EVENT_RELATIONS[code]
+        if self.vectors is not None:
+            same = self._near_in_similarity(h, p.t, same)
+            if same is None:
+                return None
+        skip = set(p.nodes) | (set() if self.repeat else self.partners.get(h, set()))
+        for accept, tries in ((self.uses.room, PREFERRED_TRIES), (self.uses.never_gold, PREFERRED_TRIES),
+                              (None, self.tries)):
+            got = draw_unlinked(self.vet, same, self.rng, 1, ALL_RELATIONS, set(skip), tries, accept=accept)
+            if got:
+                if accept is not self.uses.room:
+                    self.skip("Vague partners beyond their share of uses (drawn all the same)")
+                return got[0], *edge
+        return None
+
+    def _vague(self, p: CrrPending, z: int, x: int, code: int) -> Draft | None:
+        """The Vague question on ``p.h`` with partner ``z``, asked within the family of the edge ``(x, code)``."""
+        h, context, r = p.h, p.context, EVENT_RELATIONS[code]
         ctx = [n for tr in context for n in (tr[0], tr[2])]
         namer = self._namer([h, z, *ctx], [h, *ctx])
         if namer is None:
             return None
+        self.partners.setdefault(h, set()).add(z)  # (e0, Vague, partner) asked once unless repeat
+        self.uses.used([z])
+        qid = p.qid + "-v"
         return Draft([*namer.shown(), x],
                      lambda: self._crr_row(qid, h, z, VAGUE, family_of(r), context, [(h, r, x)], namer))
 
@@ -445,19 +522,24 @@ class QuestionBuilder:
         near = same[np.abs(cos - target) <= self.width]
         return near if len(near) else None
 
-    def _edge_outside(self, h: int, context: list[Triple]) -> tuple[int, int] | None:
-        """A seeded random entry ``(neighbour, code)`` of ``h`` whose neighbour the context does not
-        join to ``h`` (entries in (neighbour, code) order; a hub's row is indexed, not listed)."""
+    def _edge_outside(self, h: int, context: list[Triple], fam: str | None = None) -> tuple[int, int] | None:
+        """A seeded random entry ``(neighbour, code)`` of ``h`` whose neighbour the context does not join
+        to ``h`` (of family ``fam``: the first of a few draws that is, else None; entries in (neighbour,
+        code) order, a hub's row indexed, not listed)."""
         shown = {b for a, _, b in context if a == h} | {a for a, _, b in context if b == h}
         lo, hi = self.csr.row(h)
         hidden = self.csr.positions_to(h, shown)
         if hi - lo - len(hidden) <= 0:
             return None
-        i = lo + self.rng.randrange(hi - lo - len(hidden))
-        for pos in hidden:  # ascending: step over the hidden entries
-            if pos <= i:
-                i += 1
-        return self.csr.entry(i)
+        for _ in range(PREFERRED_TRIES if fam is not None else 1):
+            i = lo + self.rng.randrange(hi - lo - len(hidden))
+            for pos in hidden:  # ascending: step over the hidden entries
+                if pos <= i:
+                    i += 1
+            entry = self.csr.entry(i)
+            if fam is None or family_of(EVENT_RELATIONS[entry[1]]) == fam:
+                return entry
+        return None
 
     def _crr_row(self, qid: str, h: int, t: int, rel: str, fam: str, context: list[Triple], extra: list[Triple],
                  namer: Namer) -> GeneratedQuestion:

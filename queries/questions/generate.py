@@ -19,12 +19,15 @@ The engine behind :func:`eventkg.queries.questions.make.make_questions`, the ent
    answer, even by induction);
 5. CRR (3-way): the choices are the asked relation's family plus Vague; the pair's own
    family is asked when exactly one member of it holds over the whole graph (walks of at
-   most ``max_len``); a Vague item follows while Vague is within its quota, built as EV²
-   builds them (242 of the release's 244): ``e0`` with an event unrelated to it (same
-   level, outside the component, no relation of any family by a walk of at most
-   ``max_len``: the kind CEC uses as negatives, in the related partner's degree band), asked
-   within the family of an edge ``e0`` really has. The labels (answer positions) keep to
-   quotas: Vague ``vague_prob / (1 + vague_prob)`` (a third by default), the two family
+   most ``max_len``); each pair also gives a Vague item, built as EV² builds them (242 of the
+   release's 244): ``e0`` with an event unrelated to it (same level, outside the component, no
+   relation of any family by a walk of at most ``max_len``: the kind CEC uses as negatives),
+   asked within the pair's family, of which ``e0`` really has an edge outside the context.
+   Pairs are drafted first; the Vague partner is then drawn to stand for the pair's related
+   partner: of its degree band in the store and in the graph the drafted contexts state, and
+   (with similarity matching) of its cosine to ``e0``; a pair whose partner cannot be matched
+   gives neither question (counted). The labels (answer positions) keep to quotas within
+   each family: Vague ``vague_prob / (1 + vague_prob)`` (a third by default), the two family
    members half the rest each; a question whose label is over its quota is skipped, counted.
    CEC negatives are drawn once every answer and context is drafted: in the answer's degree
    band in the store and in the graph the drafted contexts state (the file's own graph).
@@ -137,6 +140,10 @@ def _generate_questions(
             # so that a negative's links come from questions the file holds, as the answer's do
             builder.match_infile(pending[:n])  # type: ignore[arg-type]
             drafted = (d for d in map(builder.cec_draft, pending) if d is not None)  # type: ignore[arg-type]
+        else:  # CRR: the same for Vague partners, matched to the related partners they stand for
+            pending = list(itertools.islice(drafted, 2 * n + 8))  # a related and a Vague per pair; quotas keep some
+            builder.match_infile(builder.within_quota(pending)[:n])  # type: ignore[arg-type]
+            drafted = builder.crr_drafts(pending)  # type: ignore[arg-type]
         _write_all(csr, drafted, out, n, progress)  # type: ignore[arg-type]
         return out
     finally:
