@@ -22,6 +22,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from eventkg import ingest_source
+from eventkg.graphstore.model import FAMILIES, VAGUE, family_of
+from eventkg.queries.graph.event_graph import EventIndex
+from eventkg.queries.induction.table1 import CODE
+from eventkg.queries.questions.rows import GeneratedQuestion
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -241,3 +245,23 @@ def questions_cli_runs(store: Path, n: int, seed: int, pythonpath: str | None = 
         out.unlink()
     runs[1]["same_as_cold"] = outs[0] == outs[1]
     return runs, outs[0]
+
+
+def provable(idx: EventIndex, q: GeneratedQuestion, max_len: int = 4) -> bool:
+    """The question follows from the graph, by the 4-step reach search (walks of at most ``max_len``, read both ways)."""
+    row = q.row
+    pos = {name: idx.csr.position(sid) for name, sid in q.names.items()}
+    if not all(idx.has_triple(pos[h], r, pos[t]) for h, r, t in row["context_tpl"]):
+        return False
+    e0, rel = pos[row["e0"]], row["rel"]
+    if q.task == "CEC":
+        fam = FAMILIES[family_of(rel)]
+        mask = (1 << CODE[fam[0]]) | (1 << CODE[fam[1]])
+        reach = idx.reach(e0, max_len, mask)
+        return bool(reach.get(pos[row["e1"]], 0) >> CODE[rel] & 1) and not any(
+            reach.get(pos[z], 0) & mask for z in row["negative_chosen"])
+    got = idx.reach(e0, max_len).get(pos[row["e1"]], 0)
+    if rel == VAGUE:
+        return got == 0
+    fam = FAMILIES[family_of(rel)]
+    return {r for r in fam if got >> CODE[r] & 1} == {rel}

@@ -42,12 +42,10 @@ import sys
 import time
 from pathlib import Path
 
-from bench.common import default_workdir, questions_cli_runs
+from bench.common import default_workdir, provable, questions_cli_runs
 from eventkg.graphstore import open_store
-from eventkg.graphstore.model import FAMILIES, VAGUE, family_of
 from eventkg.queries.graph.csr import EventCSR
 from eventkg.queries.graph.event_graph import EventIndex
-from eventkg.queries.induction.table1 import CODE
 from eventkg.queries.questions.make import make_questions
 from eventkg.queries.questions.rows import GeneratedQuestion
 from eventkg.queries.questions.spec import QuestionSpec
@@ -100,26 +98,6 @@ def ensure_store(events: int, relations: int, seed: int = 7) -> Path:
                         "--map-events"], check=True, stdout=subprocess.DEVNULL)
         done.touch()
     return store
-
-
-def provable(idx: EventIndex, q: GeneratedQuestion, max_len: int = 4) -> bool:
-    """The question follows from the graph, by the 4-step reach search (module docstring)."""
-    row = q.row
-    pos = {name: idx.csr.position(sid) for name, sid in q.names.items()}
-    if not all(idx.has_triple(pos[h], r, pos[t]) for h, r, t in row["context_tpl"]):
-        return False
-    e0, rel = pos[row["e0"]], row["rel"]
-    if q.task == "CEC":
-        fam = FAMILIES[family_of(rel)]
-        mask = (1 << CODE[fam[0]]) | (1 << CODE[fam[1]])
-        reach = idx.reach(e0, max_len, mask)
-        return bool(reach.get(pos[row["e1"]], 0) >> CODE[rel] & 1) and not any(
-            reach.get(pos[z], 0) & mask for z in row["negative_chosen"])
-    got = idx.reach(e0, max_len).get(pos[row["e1"]], 0)
-    if rel == VAGUE:
-        return got == 0
-    fam = FAMILIES[family_of(rel)]
-    return {r for r in fam if got >> CODE[r] & 1} == {rel}
 
 
 def run_baseline(python: str, store: Path, n: int, seed: int) -> dict[str, float]:

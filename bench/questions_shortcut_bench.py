@@ -4,12 +4,12 @@ Opens STORE, reads its event graph (``EventCSR.from_store``), generates ``-n`` s
 questions with random negatives (drawn in the answer's degree band, positions balanced, no
 repeats), prints load and generation seconds and questions per minute (load included), the
 skipped questions by reason, the provability of ``--check`` of them by the 4-step reach search
-(``bench/query_bench_questions.provable``), and writes the first ``--keep`` rows as JSON lines for
+(``bench.common.provable``), and writes the first ``--keep`` rows as JSON lines for
 ``eventkg audit``. Audit a file generated at its own size (``-n`` equal to ``--keep``): negatives are
 matched to the in-file degree over the whole run, so a subset of a larger run is not what was matched.
 
 Run:
-    .venv/bin/python bench/questions_shortcut_bench.py STORE -n 100000 --keep 5000 --out S_CEC_random.jsonl
+    .venv/bin/python -m bench.questions_shortcut_bench STORE -n 100000 --keep 5000 --out S_CEC_random.jsonl
 """
 
 from __future__ import annotations
@@ -17,17 +17,14 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench.query_bench_questions import provable  # noqa: E402
-from eventkg.graphstore import open_store  # noqa: E402
-from eventkg.queries.graph.csr import EventCSR  # noqa: E402
-from eventkg.queries.graph.event_graph import EventIndex  # noqa: E402
-from eventkg.queries.questions.make import QuestionSpec, make_questions  # noqa: E402
+from bench.common import provable
+from eventkg.graphstore import open_store
+from eventkg.queries.graph.csr import EventCSR
+from eventkg.queries.graph.event_graph import EventIndex
+from eventkg.queries.questions.make import QuestionSpec, make_questions
 
 
 def main() -> None:

@@ -48,6 +48,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from eventkg.graphstore.digest import EMPTY, TableDigest
+from eventkg.graphstore.ladybug.events import EventHook, StoreEvent
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 
 FORMAT = 1
@@ -128,8 +129,8 @@ class DigestTracker:
     store change since...": an ingest's beginning (``GraphStore.begin_ingest``), a bulk session's
     beginning, a failed session's undo."""
 
-    def __init__(self, book: DigestBook | None) -> None:
-        self.book = book
+    def __init__(self, book: DigestBook | None, emit: EventHook | None = None) -> None:
+        self.book, self.emit = book, emit
         self.pending: dict[str, TableDigest | None] = {}  # tables changed since the last CHECKPOINT
         self.wrote = False
 
@@ -146,6 +147,9 @@ class DigestTracker:
         names = [*NODE_TYPES, *REL_TYPES] if names is None else list(names)
         self.pending.update(dict.fromkeys(names))
         self.book.drop(names)
+        if self.emit is not None:
+            for name in names:
+                self.emit(StoreEvent("dropped", name))
 
     def note(self, name: str, digest: TableDigest) -> None:
         """``name`` holds ``digest`` once the next CHECKPOINT returns (a COPY's rows added, or a

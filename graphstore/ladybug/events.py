@@ -13,11 +13,12 @@ from typing import Literal
 
 __all__ = ["EventHook", "EventKind", "StoreEvent", "StoreState"]
 
+#: ``dropped``: a table's digest was dropped from disk, the first step of a write it cannot follow;
 #: ``copied``: a table the bulk session held was written (COPYed from its spool);
 #: ``merged``: the waiting rows of a deferred rel table were written (COPYed, upserted or found stored);
 #: ``checkpoint``: the write-ahead log was folded into the database file;
 #: ``reopen``: the database was closed and opened again (the engine's memory handed back).
-EventKind = Literal["copied", "merged", "checkpoint", "reopen"]
+EventKind = Literal["dropped", "copied", "merged", "checkpoint", "reopen"]
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,8 @@ class LadybugStore(GraphStore):
         path: The database file (created with the schema if absent).
         read_only: Open an existing file for reading only (a new store is created read-write first).
         on_event: Called with a :class:`~eventkg.graphstore.ladybug.events.StoreEvent` at each step of
-            a write (a held table written, a checkpoint, a reopening); also settable as ``on_event``.
+            a write (a table's digest dropped, a held table written, a checkpoint, a reopening); also
+            settable as ``on_event``.
 
     Raises:
         StoreError: The path cannot hold a store, or the engine cannot open it.
@@ -75,7 +76,7 @@ class LadybugStore(GraphStore):
         self.read_only = read_only
         # tables' digests (no book when read-only: nothing to keep); loaded before the database is
         # opened, whose recovery may change its files (see digest_file's rule 3)
-        self._digests = DigestTracker(None if read_only else DigestBook.load(p))
+        self._digests = DigestTracker(None if read_only else DigestBook.load(p), emit=self._emit)
         keyset_max = settings.keyset_max()  # read before opening: a bad value is an error of this open
         self._database = Database(self.url, read_only=read_only, pool_bytes=buffer_pool_bytes(), digests=self._digests,
                                   emit=self._emit)
