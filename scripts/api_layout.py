@@ -2,10 +2,12 @@
 
 The layers keep their folders at the repository root (``graphstore/``, ``ingest/``, ...) and are
 installed as ``eventkg.<layer>`` (``package-dir`` in pyproject.toml), a layout a static reader
-cannot follow. :func:`on_config` builds ``build/api-src/eventkg/`` each build: copies of the
+cannot follow. Loading this hook builds ``build/api-src/eventkg/`` each build: copies of the
 files of ``eventkg/`` (a linked ``__init__.py`` would lead the reader back to ``eventkg/``) and a
 symbolic link per subpackage; mkdocs.yml points the handler's ``paths`` there,
-so the docstrings are read from the sources, nothing imported.
+so the docstrings are read from the sources, nothing imported. It is built when mkdocs loads the
+hook, before any plugin's ``on_config`` (the hook has no event of its own): mkdocstrings lists its ``paths`` once, when it sets up
+its handler, and a folder missing then (a fresh clone) stays missing for the whole build.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from __future__ import annotations
 import shutil
 import tomllib
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 STAGE = ROOT / "build" / "api-src"
@@ -36,7 +37,4 @@ def stage(root: Path = ROOT, out: Path = STAGE) -> Path:
     return out
 
 
-def on_config(config: Any) -> Any:
-    """mkdocs hook: stage the package before any page is rendered."""
-    stage()
-    return config
+stage()  # on load: before mkdocstrings lists its paths (see the module docstring)

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eventkg.tasks.errors import TaskError
+
+if TYPE_CHECKING:  # the base module is imported where a task is made, not before
+    from eventkg.tasks.base import Task
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,7 @@ def list_tasks() -> list[TaskSpec]:
     return list(TASKS.values())
 
 
-def get_task(name: str, **options: Any):
+def get_task(name: str, **options: Any) -> Task:
     """An instance of task ``name`` (its module imported now, not before).
 
     Args:
