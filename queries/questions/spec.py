@@ -67,7 +67,7 @@ class QuestionSpec:
             The task upper-cased (``CEC`` or ``CRR``).
 
         Raises:
-            QuestionError: An unknown task, level or negatives kind, or a negative ``n``.
+            QuestionError: An unknown task, level or negatives kind, a negative ``n``, or filtering asked of CRR.
         """
         task = self.task.upper()
         if task not in TASKS:
@@ -77,6 +77,9 @@ class QuestionSpec:
             raise QuestionError(f"negatives {self.negatives!r}: expected faiss or random")
         if self.n < 0:
             raise QuestionError("n must not be negative")
+        if self.adversarial and task != "CEC":
+            raise QuestionError("adversarial filtering (--filter) is for CEC questions: it drops what the choice "
+                                "baselines solve, and CRR's choices are the relation names")
         return task
 
     def rules(self) -> dict[str, Any]:

@@ -256,3 +256,10 @@ def test_vague_partners_match_related_partners_in_similarity(topics) -> None:
     assert len(made) >= 150
     score = _audit(made, Similarity(None))["prior_similarity"]
     assert abs(score - 1 / 3) <= 0.07, (score, len(made))
+
+
+def test_filtering_asked_of_crr_is_refused_not_ignored(csr) -> None:
+    from eventkg.queries.questions.rows import QuestionError
+
+    with pytest.raises(QuestionError, match="CEC questions"):
+        make_questions(csr, QuestionSpec("crr", "schema", 10, 1, adversarial=True))
