@@ -170,7 +170,7 @@ def _make_questions(store: GraphStore, n: int, seed: int, negatives: str,
     if negatives == "faiss":
         from eventkg.queries.negatives.nearest import NearestNegatives
 
-        sampler = NearestNegatives(store, level="schema")
+        sampler = NearestNegatives(store, level="schema", vet_links=False)  # make_questions vets every negative
     counts: dict[str, int] = {}
     keys: set[str] = set()
     for task in TASKS:

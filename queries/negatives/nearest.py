@@ -16,6 +16,11 @@ disguise, so it is rejected when:
   already chosen;
 - it is Q, A, or in ``exclude``.
 
+The first rule asks the store for Q's neighbourhood, a search per query that costs seconds around
+a hub of a graph of ASER's size; a caller that vets every negative against an in-memory graph
+itself (the question generator does, :mod:`eventkg.queries.questions.build`) passes
+``vet_links=False`` and skips it.
+
 Negatives come from the answer's level (or ``level`` when given). With ``clusters`` set,
 the index's vectors are split by ``faiss.Kmeans`` and negatives are taken from distinct
 clusters first. With ``rng`` (a seed, ``random.Random`` or numpy ``Generator``) the k
@@ -114,6 +119,7 @@ class NearestNegatives:
         radius: int = 2,
         max_path: int = 4,
         rebuild: bool = False,
+        vet_links: bool = True,
     ) -> None:
         check_event_level(level, NegativesError)
         if clusters is not None and clusters < 2:
@@ -126,6 +132,7 @@ class NearestNegatives:
         self.radius = radius
         self.max_path = max_path
         self._rebuild = rebuild
+        self.vet_links = vet_links
         self._indexes: dict[str | None, VectorIndex] = {}
         self._kmeans: dict[str | None, faiss.Kmeans] = {}
         self._links: OrderedDict[tuple[str, str], frozenset[str]] = OrderedDict()
@@ -161,7 +168,9 @@ class NearestNegatives:
         rnd = _random_or_none(rng)
         vi = self.index_for(answer_id)
         anchor = vi.vector(answer_id)
-        banned = {query_event_id, answer_id, *exclude} | self.linked(query_event_id, family)
+        banned = {query_event_id, answer_id, *exclude}
+        if self.vet_links:  # else the caller vets every negative against its own graph
+            banned |= self.linked(query_event_id, family)
         pool_size = k * POOL_FACTOR if rnd is not None else k
         pool = self._candidates(vi, anchor, banned, pool_size + (k * 4 if self.clusters else 0))
         if rnd is not None:

@@ -153,4 +153,6 @@ def _faiss_sampler(store: GraphStore, model: str | None) -> NegativeSource:
         from eventkg.queries.negatives.nearest import NearestNegatives
     except ImportError as exc:
         raise QuestionError(f"FAISS negatives unavailable ({exc}); ask for random negatives") from None
-    return NearestNegatives(store, model_name=model, level="schema")
+    # every proposed negative is vetted against the in-memory graph by the generator (walks of at most
+    # max_len edges, as the sampler's own store search would), so the sampler skips that search
+    return NearestNegatives(store, model_name=model, level="schema", vet_links=False)

@@ -77,6 +77,25 @@ def test_induced_link_is_not_a_negative(world):
     assert E("swallow food") not in sampler.sample(*args, k=8)  # ...and induction rules it out
 
 
+def test_a_sampler_that_leaves_vetting_to_the_generator_asks_no_store_search(world):
+    """``vet_links=False`` (how the question generator builds it): no neighbourhood search per query, so
+    a linked event can be proposed, and every question the generator makes from it still has no negative
+    linked to the query by the asked family (it vets each one against its in-memory graph)."""
+    from eventkg.queries.questions.make import make_questions
+    from eventkg.queries.questions.spec import QuestionSpec
+
+    raw = NearestNegatives(world, level="schema", vet_links=False)
+    assert E("swallow food") in raw.sample(E("cook dinner"), "Causes", E("eat dinner"), k=8)
+    from eventkg.queries.induction.induce import paths
+
+    made = make_questions(world, QuestionSpec("cec", "schema", 40, 1, negatives="faiss", similar=False), sampler=raw)
+    assert made
+    for q in made:  # the oracle: no path of <= 4 edges from the query to a negative induces the family
+        members = FAMILIES[family_of(q.row["rel"])]
+        for z in q.row["negative_chosen"]:
+            assert not any(p.induced in members for p in paths(world, q.names[q.row["e0"]], q.names[z], max_len=4)), q.row
+
+
 def test_negatives_are_never_near_duplicates(world):
     emb = Embedder()
     texts = {E(t): t for t in {x for h, _, t in SCHEMA_TRIPLES for x in (h, t)} | {"acquire knowledge", "gain understanding",
