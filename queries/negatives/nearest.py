@@ -16,8 +16,8 @@ disguise, so it is rejected when:
   already chosen;
 - it is Q, A, or in ``exclude``.
 
-The first rule asks the store for Q's neighbourhood, a search per query that costs seconds around
-a hub of a graph of ASER's size; a caller that vets every negative against an in-memory graph
+The first rule asks the store for Q's neighbourhood, a search in the engine per query that dominates
+a run over a graph of ASER's size; a caller that vets every negative against an in-memory graph
 itself (the question generator does, :mod:`eventkg.queries.questions.build`) passes
 ``vet_links=False`` and skips it.
 
