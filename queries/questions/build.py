@@ -421,16 +421,13 @@ class QuestionBuilder:
     def within_quota(self, pending: Sequence[CrrPending]) -> list[CrrPending]:
         """The pairs the label quotas would take a question from, in order, were every Vague partner found
         (a pair twice when both its questions would be taken)."""
-        labels, self.labels = self.labels, {}
+        counts: dict[str, list[int]] = {}  # a trial count, apart from the questions made
         kept = []
-        try:
-            for p in pending:
-                for label in p.labels:
-                    if self._room(label, p.fam):
-                        self.made(label, p.fam)
-                        kept.append(p)
-        finally:
-            self.labels = labels
+        for p in pending:
+            for label in p.labels:
+                if self._room(label, p.fam, counts):
+                    self.made(label, p.fam, counts)
+                    kept.append(p)
         return kept
 
     def crr_drafts(self, pending: Iterable[CrrPending]) -> Iterator[Draft]:
@@ -457,19 +454,19 @@ class QuestionBuilder:
                 self.made(2, p.fam)
                 yield vague
 
-    def _room(self, label: int, fam: str) -> bool:
+    def _room(self, label: int, fam: str, labels: dict[str, list[int]] | None = None) -> bool:
         """Whether one more question of ``label`` in family ``fam`` keeps every label of the family within
         one of its quota (Vague's share ``vague_prob / (1 + vague_prob)``, as one Vague per related pair
         with that probability gives; the two members half the rest each): per family, so that the asked
-        family does not tell the label (the audit's label prior)."""
+        family does not tell the label (the audit's label prior). ``labels``: counts other than the run's."""
         vague = self.vague_prob / (1 + self.vague_prob)
         share = vague if label == 2 else (1 - vague) / 2
-        counts = self.labels.get(fam, [0, 0, 0])
+        counts = (self.labels if labels is None else labels).get(fam, [0, 0, 0])
         return counts[label] < share * (sum(counts) + 1) + 1
 
-    def made(self, label: int, fam: str) -> None:
-        """Count a CRR question of ``label`` in family ``fam``."""
-        self.labels.setdefault(fam, [0, 0, 0])[label] += 1
+    def made(self, label: int, fam: str, labels: dict[str, list[int]] | None = None) -> None:
+        """Count a CRR question of ``label`` in family ``fam`` (in ``labels``, else the run's counts)."""
+        (self.labels if labels is None else labels).setdefault(fam, [0, 0, 0])[label] += 1
 
     def _vague_partner(self, p: CrrPending) -> tuple[int, int, int] | None:
         """``(partner, neighbour, code)`` for EV²'s Vague item on ``p.h``: an event unrelated to ``h`` (the
