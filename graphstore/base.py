@@ -261,13 +261,15 @@ class GraphStore(ABC):
 
         Raises:
             StoreError: The store's events carry ids of eventkg's first scheme (the same sources
-                would make new nodes beside the old ones).
+                would make new nodes beside the old ones), or its record of ingest folders
+                (:meth:`ingest_origins`) is damaged.
         """
         held = self.query("MATCH (e:Event) RETURN e.id AS id LIMIT 1")
         if held and first_scheme_id(str(held[0]["id"])):
             raise StoreError(
                 f"{self.url}: its events have ids of an older eventkg (20 hex digits, now 12 characters), "
                 "so this ingest would write its events twice: ingest into a new store")
+        self.ingest_origins()  # a damaged record of folders is named now, before the graph is written
         marks = self.unfinished_ingests()
         if what not in marks:
             self._keep_marks([*marks, what])

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from eventkg.graphstore.atomic import read_only_fs
 from eventkg.ingest.errors import IngestError, MissingFilesError, RowError, where
 
 MIN_BATCH_SIZE = 1
@@ -121,6 +122,9 @@ def check_store_folder(path: str | Path) -> None:
     """Refuse, in one line and before anything is written, an embedded store the user cannot write:
     the store file itself, or the folder that holds it and its side files (``.digests``, ``.wal``)."""
     p = Path(path).expanduser()
+    if read_only_fs(p):
+        raise IngestError(str(p), None, "the file system holding the store is mounted read-only; "
+                          "nothing was written (ingest into a store on a writable disk)")
     if p.exists():
         if not os.access(p, os.W_OK):
             raise IngestError(str(p), None, "the store is not writable (permission denied); nothing was written")

@@ -28,7 +28,7 @@ err_console = Console(stderr=True)
 
 def notice(message: str) -> None:
     """A library notice (a build starting, its size and ETA) as one plain line on stderr."""
-    err_console.print(message, highlight=False)
+    err_console.print(message, highlight=False, markup=False)
 
 
 class State:

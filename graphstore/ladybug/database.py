@@ -75,6 +75,9 @@ class Database:
             self.conn = ladybug.Connection(self.db)
         except RuntimeError as exc:
             raise StoreError(f"cannot open store {self.url}: {short_error(exc)}") from exc
+        except (MemoryError, ValueError) as exc:  # a damaged header read as a huge or bad length
+            raise StoreError(f"cannot open store {self.url}: the file is damaged (the engine failed reading its "
+                             f"header: {short_error(exc)}); restore it from a copy or ingest into a new store") from exc
         if not self.read_only:
             # auto-checkpoints after every big commit rewrite whole rel tables (cost grows
             # with the table); checkpoint every CHECKPOINT_ROWS rows and on close instead.

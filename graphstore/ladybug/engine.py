@@ -175,8 +175,9 @@ def declare_schema(conn: Any) -> None:
         conn.execute(stmt)
 
 
-def check_store_path(p: Path) -> None:
-    """Refuse a path that cannot be a store: a folder, an unreadable or foreign file, an unwritable folder."""
+def check_store_path(p: Path, *, read_only: bool = False) -> None:
+    """Refuse a path that cannot be a store: a folder, an unreadable or foreign file, an unwritable folder;
+    read-only, an empty (0-byte) file, which an ingest that never wrote a page leaves (it holds no graph)."""
     if p.is_dir():
         raise StoreError(f"cannot open store {p}: it is a folder, not a LadybugDB file")
     if p.exists():
@@ -184,6 +185,9 @@ def check_store_path(p: Path) -> None:
             raise StoreError(f"cannot open store {p}: not readable")
         with open(p, "rb") as fh:  # a database file starts with ladybug's magic
             head = fh.read(4)
+        if not head and read_only and not p.with_name(p.name + ".wal").exists():
+            raise StoreError(f"cannot open store {p}: the file is empty (0 bytes), no ingest completed writing it "
+                             "(a full disk or a kill before its first page?); run the ingest again, which fills it")
         if head and head[:3] != b"LBU" and head[:3] != b"KUZ":
             raise StoreError(f"cannot open store {p}: the file exists and is not a LadybugDB database")
         return

@@ -20,7 +20,7 @@ ingest folder, small JSON files replaced atomically.
 from __future__ import annotations
 
 import json
-import os
+import shlex
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,6 +29,7 @@ from typing import Any
 import networkx as nx
 
 from eventkg import settings
+from eventkg.graphstore.atomic import atomic_file
 from eventkg.graphstore.base import PAGE_ROWS, Batch, GraphStore, StoreError, WriteRefused, WriteResult, validate_batch
 from eventkg.graphstore.digest import EMPTY
 from eventkg.graphstore.keyset import KeySet
@@ -70,7 +71,7 @@ class LadybugStore(GraphStore):
         self.on_event = on_event
         p = Path(path).expanduser()
         self.url = str(p)
-        check_store_path(p)
+        check_store_path(p, read_only=read_only)
         existed = p.exists()
         read_only = read_only and existed  # a new store is created read-write first
         self.read_only = read_only
@@ -254,9 +255,9 @@ class LadybugStore(GraphStore):
         except FileNotFoundError:
             return {}
         except (OSError, ValueError) as exc:
-            raise StoreError(f"cannot read {path}: {exc}") from None
+            raise _damaged_origins(path, str(exc)) from None
         if not (isinstance(origins, dict) and all(isinstance(v, str) for v in origins.values())):
-            raise StoreError(f"cannot read {path}: not an object of source -> folder")
+            raise _damaged_origins(path, "not an object of source -> folder")
         return origins
 
     def _keep_origins(self, origins: dict[str, str]) -> None:
@@ -326,14 +327,20 @@ def _origins_path(url: str) -> Path:
     return Path(url + ".origins")
 
 
+def _damaged_origins(path: Path, why: str) -> StoreError:
+    """A damaged ``.origins`` sidecar, named with the way out: it only records each source's last ingest
+    folder (the graph does not depend on it), so removing it loses nothing the next ingest does not
+    record again."""
+    return StoreError(f"the store's record of ingest folders {path} is damaged ({why}); the graph is not "
+                      f"affected: remove that file (rm {shlex.quote(str(path))}) and run the ingest again, "
+                      "which records it anew")
+
+
 def _keep_json(path: Path, value: list[str] | dict[str, str]) -> None:
-    """Replace the sidecar ``path`` with ``value`` atomically (fsynced); an empty value removes it."""
+    """Replace the sidecar ``path`` with ``value`` atomically (fsynced; a failure leaves the old file
+    and no temporary one); an empty value removes it."""
     if not value:
         path.unlink(missing_ok=True)
         return
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with atomic_file(path) as fh:
         json.dump(value, fh)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
