@@ -205,6 +205,7 @@ def atomic_path(target: str | Path, *, durable: bool = True, what: str | None = 
         if durable:
             _fsync_folder(target.parent)
     except OSError as exc:
+        _remove(tmp)  # first: the free space the message gives is what is left without it
         raise output_error(exc, target, what) from None
     finally:
         _remove(tmp)
@@ -235,12 +236,9 @@ def atomic_file(target: str | Path, mode: str = "w", *, encoding: str | None = "
             fh = open(tmp, mode, encoding=None if "b" in mode else encoding)  # noqa: SIM115 - closed below
         except OSError as exc:
             raise output_error(exc, target, what) from None
-        try:
-            with fh:
-                yield fh
-                fh.flush()  # atomic_path fsyncs it before the rename
-        except OSError as exc:
-            raise output_error(exc, target, what) from None
+        with fh:
+            yield fh
+            fh.flush()  # atomic_path fsyncs it before the rename
 
 
 @contextmanager
@@ -270,10 +268,12 @@ def atomic_folder(target: str | Path, *, last: Sequence[str] = (), what: str | N
     if target.exists() and not target.is_dir():
         raise OutputError(f"{what or 'cannot write'} {target}: it is a file, not a folder")
     tmp = _tmp_name(target)
+    made = [p for p in [target.parent, *target.parent.parents] if not p.exists()]  # removed on failure
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp.mkdir()
     except OSError as exc:
+        _remove_folders(made)
         raise output_error(exc, target, what) from None
     try:
         yield tmp
@@ -289,9 +289,24 @@ def atomic_folder(target: str | Path, *, last: Sequence[str] = (), what: str | N
         _fsync_folder(target)
         _fsync_folder(target.parent)
     except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        _remove_folders(made)
         raise output_error(exc, target, what) from None
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        _remove_folders(made)
+        raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _remove_folders(folders: Sequence[Path]) -> None:
+    """Remove the folders :func:`atomic_folder` made on the way to its target (deepest first), if empty."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
 
 
 def _replace_entry(src: Path, dst: Path) -> None:
