@@ -39,7 +39,7 @@ __all__ = [
     "read_only_fs",
 ]
 
-#: how a temporary name starts (``.NAME.tmp-TOKEN``): hidden, and never a name eventkg writes
+#: what marks a temporary name (``.STEM.tmp-TOKEN.SUFFIX``): hidden, and never a name eventkg writes
 TMP_MARK = ".tmp-"
 
 
@@ -160,7 +160,9 @@ def ensure_free(where: str | Path, need: int, what: str) -> None:
 
 
 def _tmp_name(target: Path, suffix: str = "") -> Path:
-    return target.with_name(f".{target.name}{TMP_MARK}{secrets.token_hex(4)}{suffix}")
+    """``.STEM.tmp-TOKEN.SUFFIX`` beside ``target``: hidden, and with the target's suffix, for writers
+    that choose the format by it (matplotlib's ``savefig``)."""
+    return target.with_name(f".{target.stem}{TMP_MARK}{secrets.token_hex(4)}{suffix or target.suffix}")
 
 
 def _fsync_folder(folder: Path) -> None:
