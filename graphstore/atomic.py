@@ -32,9 +32,11 @@ __all__ = [
     "atomic_folder",
     "atomic_path",
     "check_output_file",
+    "disk_full_message",
     "ensure_free",
     "free_bytes",
     "human_bytes",
+    "is_disk_full",
     "output_error",
     "read_only_fs",
 ]
@@ -74,6 +76,24 @@ def disk_full_message(action: str, where: Path) -> str:
     folder = _existing(where.parent if not where.is_dir() else where)
     left = "unknown space" if free is None else human_bytes(free)
     return f"disk full: {action} ({left} free on the file system of {folder})"
+
+
+#: free bytes under which an engine's failed read or write on a file system is taken for a full disk
+#: (the engine's messages do not always say so: "Cannot read from file")
+LOW_SPACE = 1 << 20
+
+
+def is_disk_full(exc: BaseException, where: str | Path | None = None) -> bool:
+    """Whether ``exc`` (an OSError, pyarrow's or the engine's RuntimeError) comes of a full disk:
+    its errno says so, or its message does, or the file system of ``where`` has under
+    :data:`LOW_SPACE` free now."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    text = str(exc).lower()
+    if "no space left" in text or "errno 28" in text or "disk quota" in text:
+        return True
+    free = free_bytes(where) if where is not None else None
+    return free is not None and free < LOW_SPACE
 
 
 def output_error(exc: OSError, target: str | Path, action: str | None = None) -> OutputError:

@@ -52,7 +52,7 @@ class State:
                     f"store {self.store_url} holds an unfinished ingest ({what}): its graph may be partial. "
                     "Run that ingest again to complete it, or pass --allow-incomplete")
             err_console.print(f"warning: store {self.store_url} holds an unfinished ingest ({what}): "
-                              "its graph may be partial; run that ingest again to complete it", markup=False)
+                              "its graph may be partial; run that ingest again to complete it", markup=False, soft_wrap=True)
         return store
 
 

@@ -89,6 +89,27 @@ class Database:
         self._close_engine()
         self.digests.save()  # closing touches the database file
 
+    def recover(self) -> bool:
+        """After a failed write, closed: open the file read-write once and close it, which replays or
+        rolls back its write-ahead log (a checkpoint a full disk cut leaves one, and a read-only opening
+        refuses such a file until a read-write one recovers it). Nothing is raised: a file that still
+        cannot be recovered (the disk still full) is recovered by the next read-write opening.
+
+        Returns:
+            True when the file was opened and closed again.
+        """
+        try:
+            self.open()
+        except Exception:  # noqa: BLE001 - the write's own error is the one reported
+            self._close_engine()
+            return False
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - as above
+            return False
+        self.failed = False
+        return True
+
     def _close_engine(self) -> None:
         """Close the connection and the engine's database, the failed statement being handled
         first let go of (:func:`~eventkg.graphstore.ladybug.engine.release_failed_statement`)."""

@@ -23,6 +23,8 @@ from typing import Any
 import pyarrow as pa
 
 from eventkg import settings
+from eventkg.errors import DiskFullError, EventKGError
+from eventkg.graphstore.atomic import disk_full_message, is_disk_full
 from eventkg.graphstore.base import StoreError
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 
@@ -198,6 +200,26 @@ def check_store_path(p: Path, *, read_only: bool = False) -> None:
         raise StoreError(f"cannot create store {p}: {exc.strerror}") from exc
     if not os.access(parent, os.W_OK):
         raise StoreError(f"cannot create store {p}: folder {parent} is not writable")
+
+
+def write_failure(exc: BaseException, store: str | Path, doing: str) -> EventKGError:
+    """The one-line error of a failed write into the store at ``store``: a full disk says so, where
+    and how much was free (:class:`~eventkg.errors.DiskFullError`, nothing about memory); any other
+    engine error names the memory budget, which is what the engine's own errors most often mean.
+
+    Args:
+        exc: What the engine (or pyarrow, or the file system) raised.
+        store: The store's file.
+        doing: What was being written (``writing held rows``).
+
+    Returns:
+        The error to raise (``from exc``).
+    """
+    where = Path(store)
+    if is_disk_full(exc, where.parent):
+        return DiskFullError(disk_full_message(f"{doing} into {where} failed ({short_error(exc)})", where))
+    return StoreError(f"LadybugDB failed {doing} into {where}: {short_error(exc)} "
+                      f"(EVENTKG_MEMORY_MB={settings.memory_mb()}: raise it if memory ran short)")
 
 
 def short_error(exc: BaseException) -> str:

@@ -42,7 +42,7 @@ from eventkg.graphstore.ladybug.engine import (
     buffer_pool_bytes,
     check_store_path,
     declare_schema,
-    short_error,
+    write_failure,
 )
 from eventkg.graphstore.ladybug.events import EventHook, StoreEvent, StoreState
 from eventkg.graphstore.ladybug.stored_keys import Fingerprints, StoredKeys
@@ -183,9 +183,8 @@ class LadybugStore(GraphStore):
                 return held
         try:
             result, written = self._writer.write(nodes, edges, fps)
-        except RuntimeError as exc:  # the engine's own errors (a full buffer pool): one line
-            raise StoreError(f"LadybugDB failed writing a batch to {self.url}: {short_error(exc)} "
-                             f"(EVENTKG_MEMORY_MB={settings.memory_mb()}: raise it)") from exc
+        except (RuntimeError, OSError) as exc:  # the engine's own errors (a full buffer pool, a full disk): one line
+            raise write_failure(exc, self.url, "writing a batch") from exc
         for name, h1, h2 in written:
             self._keys.add(name, h1, h2)
         self._database.wrote(len(batch))
@@ -315,6 +314,8 @@ class LadybugStore(GraphStore):
                 database.checkpoint()  # after a failed write, leave the WAL for recovery on next open
         finally:
             database.close()
+            if database.failed and not self.read_only:
+                database.recover()  # the next open's recovery done now, so readers can open it at once
 
 
 def _marks_path(url: str) -> Path:
