@@ -287,6 +287,11 @@ class GraphStore(ABC):
             if what in marks:
                 self._keep_marks([m for m in marks if m != what])
 
+    def ingest_running(self) -> str | None:
+        """Which process is ingesting into this store now, if one is (``pid N``), else None: what tells
+        a running ingest's mark from an unfinished one's. A backend that cannot tell says None."""
+        return None
+
     def changed_since_begin(self) -> bool:
         """True when the store was written since the last :meth:`begin_ingest` (and not undone)."""
         return self._wrote

@@ -45,6 +45,7 @@ from eventkg.graphstore.ladybug.engine import (
     write_failure,
 )
 from eventkg.graphstore.ladybug.events import EventHook, StoreEvent, StoreState
+from eventkg.graphstore.ladybug.ingest_lock import hold_ingest_lock, ingest_lock_holder, release_ingest_lock
 from eventkg.graphstore.ladybug.stored_keys import Fingerprints, StoredKeys
 from eventkg.graphstore.ladybug.upsert import check_endpoints, typed_tables
 from eventkg.graphstore.ladybug.writer import TableWriter
@@ -236,6 +237,30 @@ class LadybugStore(GraphStore):
         self._writer.delete_everything()
         self._keep_origins({})  # an empty store was ingested from nowhere
 
+    def begin_ingest(self, what: str) -> None:
+        """As :meth:`GraphStore.begin_ingest`, holding ``<store>.ingesting`` locked (``flock``) until
+        :meth:`end_ingest`, so a reader tells this running ingest from an unfinished one."""
+        self._ingesting = hold_ingest_lock(Path(self.url), what) if not self.read_only else None
+        try:
+            super().begin_ingest(what)
+        except BaseException:
+            self._release_ingest_lock()
+            raise
+
+    def end_ingest(self, what: str, *, completed: bool) -> None:
+        try:
+            super().end_ingest(what, completed=completed)
+        finally:
+            self._release_ingest_lock()
+
+    def _release_ingest_lock(self) -> None:
+        lock, self._ingesting = getattr(self, "_ingesting", None), None
+        if lock is not None:
+            release_ingest_lock(lock)
+
+    def ingest_running(self) -> str | None:
+        return ingest_lock_holder(Path(self.url))
+
     def unfinished_ingests(self) -> list[str]:
         try:
             return list(json.loads(_marks_path(self.url).read_text(encoding="utf-8")))
@@ -313,6 +338,7 @@ class LadybugStore(GraphStore):
             if (database.unflushed_rows or self._digests.any_pending()) and not database.failed:
                 database.checkpoint()  # after a failed write, leave the WAL for recovery on next open
         finally:
+            self._release_ingest_lock()
             database.close()
             if database.failed and not self.read_only:
                 database.recover()  # the next open's recovery done now, so readers can open it at once
