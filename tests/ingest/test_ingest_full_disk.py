@@ -123,7 +123,7 @@ def test_a_damaged_origins_sidecar_is_named_before_the_graph_is_written(tmp_path
     store = tmp_path / "s.lbug"
     assert eventkg("--store", str(store), "ingest", "ev2", str(samples_dir / "ev2")).returncode == 0
     origins = Path(f"{store}.origins")
-    origins.write_text('{"ev2": "/data/ev', encoding="utf-8")  # cut
+    origins.write_text('{"ev2": "ingest/sam', encoding="utf-8")  # cut
     before = digest(store)
     clomo = copy_sample("clomo", tmp_path / "clomo")
     line = error_line(eventkg("--store", str(store), "ingest", "clomo", str(clomo)))
