@@ -20,3 +20,13 @@ class EventKGError(Exception):
 class UsageError(EventKGError):
     """A command line used wrongly (an argument missing, options that do not go together): the CLI's
     own refusals, apart from what the library refuses; exit code :data:`EXIT_CODE` like typer's."""
+
+
+class OutputError(EventKGError):
+    """A file or folder eventkg was asked to write cannot be written (a missing folder, a folder
+    where a file was asked, no permission, a read-only file system); nothing of it was left behind."""
+
+
+class DiskFullError(OutputError):
+    """The file system ran out of space (or would, by the estimate made before the work); the
+    message says where and how much was free, and what was half-written has been removed."""

@@ -261,13 +261,15 @@ class GraphStore(ABC):
 
         Raises:
             StoreError: The store's events carry ids of eventkg's first scheme (the same sources
-                would make new nodes beside the old ones).
+                would make new nodes beside the old ones), or its record of ingest folders
+                (:meth:`ingest_origins`) is damaged.
         """
         held = self.query("MATCH (e:Event) RETURN e.id AS id LIMIT 1")
         if held and first_scheme_id(str(held[0]["id"])):
             raise StoreError(
                 f"{self.url}: its events have ids of an older eventkg (20 hex digits, now 12 characters), "
                 "so this ingest would write its events twice: ingest into a new store")
+        self.ingest_origins()  # a damaged record of folders is named now, before the graph is written
         marks = self.unfinished_ingests()
         if what not in marks:
             self._keep_marks([*marks, what])
@@ -284,6 +286,11 @@ class GraphStore(ABC):
             marks = self.unfinished_ingests()
             if what in marks:
                 self._keep_marks([m for m in marks if m != what])
+
+    def ingest_running(self) -> str | None:
+        """Which process is ingesting into this store now, if one is (``pid N``), else None: what tells
+        a running ingest's mark from an unfinished one's. A backend that cannot tell says None."""
+        return None
 
     def changed_since_begin(self) -> bool:
         """True when the store was written since the last :meth:`begin_ingest` (and not undone)."""

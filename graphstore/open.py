@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from eventkg import settings
@@ -46,7 +47,7 @@ def open_store(url: str | None = None, *, read_only: bool = False) -> GraphStore
     if "://" in url and not url.startswith("ladybug://"):
         raise StoreError(f"store URL {url!r}: unknown scheme (use a path, ladybug://PATH, neo4j:// or bolt://)")
     path = url.removeprefix("ladybug://")
-    if read_only and not Path(path).expanduser().exists():
+    if read_only and not _exists(Path(path).expanduser()):
         raise StoreError(
             f"no store at {path}: nothing has been ingested there (check --store / EVENTKG_STORE, "
             "or fill it with `eventkg ingest SOURCE PATH` or `eventkg demo`)"
@@ -54,3 +55,13 @@ def open_store(url: str | None = None, *, read_only: bool = False) -> GraphStore
     from eventkg.graphstore.ladybug.store import LadybugStore
 
     return LadybugStore(path, read_only=read_only)
+
+
+def _exists(path: Path) -> bool:
+    """Whether the store file exists; a folder on the way this user may not enter is a one-line error."""
+    try:
+        return path.exists()
+    except PermissionError:
+        folder = next((p for p in reversed(path.parents) if not os.access(p, os.X_OK)), path.parent)
+        raise StoreError(f"cannot open store {path}: permission denied on folder {folder} (this user may not "
+                         "enter it)") from None

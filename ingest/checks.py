@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from eventkg.graphstore.atomic import ensure_free, read_only_fs
 from eventkg.ingest.errors import IngestError, MissingFilesError, RowError, where
 
 MIN_BATCH_SIZE = 1
@@ -121,6 +122,9 @@ def check_store_folder(path: str | Path) -> None:
     """Refuse, in one line and before anything is written, an embedded store the user cannot write:
     the store file itself, or the folder that holds it and its side files (``.digests``, ``.wal``)."""
     p = Path(path).expanduser()
+    if read_only_fs(p):
+        raise IngestError(str(p), None, "the file system holding the store is mounted read-only; "
+                          "nothing was written (ingest into a store on a writable disk)")
     if p.exists():
         if not os.access(p, os.W_OK):
             raise IngestError(str(p), None, "the store is not writable (permission denied); nothing was written")
@@ -132,3 +136,43 @@ def check_store_folder(path: str | Path) -> None:
     if not os.access(folder, os.W_OK | os.X_OK):
         raise IngestError(str(p), None, f"the store's folder {folder} is not writable (permission denied); "
                           "nothing was written")
+
+
+#: the least a store grows per byte of input it ingests: an ASER-shaped ``KG.db`` gave a store of
+#: 0.26 of its size (docs/bad-day.md) and the release's ~0.4 (docs/scale.md); the ingest peaks higher
+#: (its spool and staged tables beside the store), so a disk short of this cannot hold the ingest
+STORE_BYTES_PER_INPUT_BYTE = 0.25
+#: what a store's first rows take whatever their number (each table's first pages)
+FIRST_ROWS_BYTES = 4 << 20
+
+
+def input_bytes(path: str | Path) -> int:
+    """The bytes of ``path``: a file's size, or the sum over a folder's files (0 when unreadable)."""
+    p = Path(path)
+    try:
+        if p.is_file():
+            return p.stat().st_size
+        return sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
+    except OSError:
+        return 0
+
+
+def check_disk_room(store_url: str, path: str | Path, source: str) -> None:
+    """Refuse, before anything is written, an ingest into an embedded store whose disk cannot hold
+    what the store alone will grow by (:data:`STORE_BYTES_PER_INPUT_BYTE` of the input, plus
+    :data:`FIRST_ROWS_BYTES` for a store that holds no rows yet); a Neo4j store is not checked.
+
+    Raises:
+        DiskFullError: One line: what the ingest needs, and what the store's file system has free.
+    """
+    from eventkg.graphstore.open import NEO4J_SCHEMES
+
+    if store_url.startswith(NEO4J_SCHEMES):
+        return
+    store = Path(store_url.removeprefix("ladybug://")).expanduser()
+    need = int(input_bytes(path) * STORE_BYTES_PER_INPUT_BYTE)
+    try:
+        small = store.stat().st_size < FIRST_ROWS_BYTES
+    except OSError:
+        small = True
+    ensure_free(store, need + (FIRST_ROWS_BYTES if small else 0), f"ingest {source} {path} into {store}")

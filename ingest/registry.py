@@ -188,14 +188,18 @@ def ingest_source(store: GraphStore, source: str, path: str | Path, **options: A
         LoaderError: An unknown source, or an option its loader does not take (naming the sources that do).
         IngestError: A bad row (with ``on_error="raise"``) or an unreadable file: one line naming file,
             line and reason.
+        DiskFullError: The embedded store's disk cannot hold what the ingest will add (checked first,
+            :func:`eventkg.ingest.checks.check_disk_room`), or it filled up meanwhile.
 
     Examples:
         >>> ingest_source(store, "ev2", "ingest/samples/ev2", on_error="skip")  # doctest: +SKIP
     """
+    from eventkg.ingest.checks import check_disk_room
     from eventkg.ingest.pipeline import ingest
 
     info = get_loader(source)
     check_options(info, options)
+    check_disk_room(getattr(store, "url", ""), path, info.name)  # what the disk cannot hold, refused first
     module = info.load_module()
     if options.get("batch_size") is None:
         options["batch_size"] = info.batch_size

@@ -239,6 +239,10 @@ class _EV2Task(Task):
         # which reads every reply (``I cannot tell.`` is A there)
         if not self.release_style and response.strip() == ABSTAIN:
             return None
+        # an empty reply (a server's ``content: null``) says nothing: unparseable under eventkg's styles;
+        # the release's reading below falls back to the choice with the best overlap (A), its styles only
+        if not self.release_style and not response.strip():
+            return None
         # EV²'s released metrics_rq12 cascade: it never abstains on a model's reply
         i = released_choice(response, self.ev2_task, item.doc.get("question") or "", item.choices or [])
         return None if i is None else item.choices[i]

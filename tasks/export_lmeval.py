@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import yaml
 
+from eventkg.graphstore.atomic import atomic_folder
 from eventkg.tasks.base import letters
 from eventkg.tasks.errors import TaskError
 from eventkg.tasks.registry import get_task
@@ -28,9 +29,15 @@ GROUP = "eventkg_ev2"
 
 
 def export_lm_eval(store: GraphStore, out: str | Path, *, origin: str | None = None, split: str | None = None) -> dict[str, int]:
-    """Write the task folder; returns {lm-eval task name: document count}."""
+    """Write the task folder, complete or not at all (:func:`~eventkg.graphstore.atomic.atomic_folder`:
+    built beside ``out``, moved into place at the end); returns {lm-eval task name: document count}."""
     out = Path(out).resolve()
-    out.mkdir(parents=True, exist_ok=True)
+    with atomic_folder(out, last=("README.md",), what=f"export lm-eval into {out}") as tmp:
+        return _write_folder(store, out, tmp, origin, split)
+
+
+def _write_folder(store: GraphStore, out: Path, tmp: Path, origin: str | None, split: str | None) -> dict[str, int]:
+    """The task folder's files written into ``tmp``, naming their final place ``out``."""
     counts: dict[str, int] = {}
     for task_name in ("ev2-cec", "ev2-crr"):
         for level in ("schema", "instance"):
@@ -39,8 +46,8 @@ def export_lm_eval(store: GraphStore, out: str | Path, *, origin: str | None = N
             if not items:
                 continue
             name = f"eventkg_{task_name.replace('-', '_')}_{level}"
-            data = out / f"{name}.jsonl"
-            with data.open("w", encoding="utf-8") as fh:
+            data = out / f"{name}.jsonl"  # where the YAML finds it once the folder is in place
+            with (tmp / data.name).open("w", encoding="utf-8") as fh:
                 for it in items:
                     doc = {
                         "id": it.meta["qid"], "prompt": task.render(it), "options": list(letters(len(it.choices))),
@@ -65,11 +72,11 @@ def export_lm_eval(store: GraphStore, out: str | Path, *, origin: str | None = N
                 ],
                 "metadata": {"version": 1.0, "source": "eventkg export lm-eval"},
             }
-            (out / f"{name}.yaml").write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True), encoding="utf-8")
+            (tmp / f"{name}.yaml").write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True), encoding="utf-8")
             counts[name] = len(items)
     if not counts:
         raise TaskError(f"export lm-eval: the store {getattr(store, 'url', '')} holds no CEC/CRR Question nodes (ingest EV² or run eventkg questions first)")
-    (out / "README.md").write_text(
+    (tmp / "README.md").write_text(
         "# eventkg EV² tasks for lm-evaluation-harness\n\n"
         f"Run all: `lm_eval --model hf --model_args pretrained=MODEL --tasks {GROUP} --include_path {out}`\n\n"
         + "\n".join(f"- `{k}`: {v} documents" for k, v in counts.items()) + "\n",

@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from eventkg.graphstore.atomic import atomic_file, atomic_path
 from eventkg.tasks.registry import get_task
 
 
@@ -52,7 +53,8 @@ def bar_chart(title: str, runs: list[tuple[str, dict[str, float]]], path: Path) 
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with atomic_path(path) as tmp:  # whole or not at all
+        fig.savefig(tmp, dpi=110, format="png")
     plt.close(fig)
 
 
@@ -143,5 +145,6 @@ def write_report(out: str | Path, task_name: str | None = None) -> Path:
         lines += [f"- `{k}`: {v}" for k, v in rules.items()]
         lines.append("")
     path = out / "report.md"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with atomic_file(path, what=f"eval: cannot write {path}") as fh:  # last, after its plots
+        fh.write("\n".join(lines) + "\n")
     return path

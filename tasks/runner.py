@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from eventkg.errors import OutputError
+from eventkg.graphstore.atomic import atomic_folder
 from eventkg.tasks.base import Item, Record, Task
 from eventkg.tasks.errors import TaskError
 from eventkg.tasks.models import load_model
@@ -140,11 +142,13 @@ def _rescore_fields(item: Item) -> dict[str, Any]:
 
 
 def write_outputs(out: Path, records: list[Record], metrics: dict[str, Any]) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    with (out / "predictions.jsonl").open("w", encoding="utf-8") as fh:
-        for r in records:
-            fh.write(json.dumps(r.to_json(), ensure_ascii=False, default=str) + "\n")
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+    """A run's folder, ``predictions.jsonl`` and ``metrics.json``, complete or not at all
+    (:func:`~eventkg.graphstore.atomic.atomic_folder`; the metrics moved in last, as the report reads them)."""
+    with atomic_folder(out, last=("metrics.json",), what=f"eval --out: cannot write {out}") as tmp:
+        with (tmp / "predictions.jsonl").open("w", encoding="utf-8") as fh:
+            for r in records:
+                fh.write(json.dumps(r.to_json(), ensure_ascii=False, default=str) + "\n")
+        (tmp / "metrics.json").write_text(json.dumps(metrics, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
 
 
 #: progress of :func:`evaluate_models`: (model spec, items done, items in all or None before the first)
@@ -216,6 +220,8 @@ def evaluate_models(
     if isinstance(task, str):
         task = get_task(task, seed=seed, judge=judge, **(task_options or {}))
     out = Path(out_dir) if out_dir else Path("eventkg-eval") / task.name
+    if out.exists() and not out.is_dir():  # refused before any model answers
+        raise OutputError(f"eval --out {out}: it is a file, not a folder")
     judge_model = load_model(judge, store=store, seed=seed, **http_options(judge, http)) if judge else None
     if hasattr(task, "set_judge"):
         task.set_judge(judge_model)

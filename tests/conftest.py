@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from eventkg.graphstore import open_store
+from tests.support.small_disk import small_disk  # noqa: F401  (a tmpfs for the bad-day tests)
 
 ALL_BACKENDS = ("ladybug", "neo4j")
 PROJECT_SAMPLES = Path(__file__).resolve().parent.parent / "ingest" / "samples"

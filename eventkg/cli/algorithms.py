@@ -14,6 +14,8 @@ import typer
 from rich.table import Table
 
 from eventkg.cli.shared import Bars, console, err_console, notice, state
+from eventkg.errors import UsageError
+from eventkg.graphstore.atomic import atomic_file, check_output_file
 from eventkg.queries.questions.spec import NEGATIVES
 
 
@@ -60,7 +62,7 @@ def paths_cmd(
         print(json.dumps(named, indent=2, ensure_ascii=False))
         return
     if not named:
-        console.print(f"no path of at most {max_len} edges between {event_a!r} and {event_b!r}")
+        console.print(f"no path of at most {max_len} edges between {event_a!r} and {event_b!r}", markup=False)
         return
     table = Table(title=f"paths {event_a} -> {event_b}")
     table.add_column("len", justify="right")
@@ -96,8 +98,11 @@ def questions_cmd(
     """
     from eventkg.queries.questions.make import make_questions
     from eventkg.queries.questions.spec import QuestionSpec
-    from eventkg.queries.questions.store import write_jsonl
 
+    if seed < 0:  # numpy's generators refuse it, after the graph was read
+        raise UsageError(f"--seed {seed}: must be 0 or more")
+    if out != "-":
+        check_output_file(out, "--out")  # before the work, not after it
     # saving: drawn with the store read-only, then saved (make_questions' read_only_phase)
     with state(ctx).open(read_only=not store_q, complete=True) as store, Bars() as bars:
         bars.update("questions", 0, n)
@@ -109,11 +114,13 @@ def questions_cmd(
         for row in rows:
             sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
     else:
-        write_jsonl(rows, out)
+        with atomic_file(out, what=f"cannot write --out {out}") as fh:  # whole or not at all
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
     where = "stdout" if out == "-" else out
     note = (f" (asked for {n}: the graph has no more components of the asked size with a question of this kind)"
             if len(rows) < n else "")
-    err_console.print(f"{len(rows)} {task.upper()} {level} questions -> {where}{note}", highlight=False)
+    err_console.print(f"{len(rows)} {task.upper()} {level} questions -> {where}{note}", highlight=False, markup=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -8,17 +8,20 @@ the state, consoles and progress bars they share are :mod:`eventkg.cli.shared`'s
 
 from __future__ import annotations
 
+import errno
 import importlib
 import json
 import sys
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
-from eventkg.cli.output import parse_params, print_rows
+from eventkg.cli.output import parse_params, print_error, print_rows
 from eventkg.cli.shared import State, console, err_console, state
 from eventkg.errors import EXIT_CODE, EventKGError, UsageError
+from eventkg.graphstore.atomic import output_error
 from eventkg.queries.stats import store_stats
 
 __all__ = ["app", "main"]
@@ -82,7 +85,7 @@ def stats(
     if as_json:
         print(json.dumps(counts, indent=2))
         return
-    table = Table(title=f"eventkg store {state(ctx).store_url}")
+    table = Table(title=f"eventkg store {escape(state(ctx).store_url)}")
     table.add_column("kind")
     table.add_column("name")
     table.add_column("count", justify="right")
@@ -138,12 +141,23 @@ _register_commands()
 
 
 def main() -> None:
-    """Console-script entry point: an EventKGError becomes one line on stderr and exit code 2."""
+    """Console-script entry point: an EventKGError becomes one line on stderr and exit code 2; so does
+    a file system refusal that reached this far (a full disk, a read-only mount: the user's to fix)."""
     try:
         app()
     except EventKGError as exc:
-        err_console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        print_error(str(exc), err_console)
+        sys.exit(EXIT_CODE)
+    except OSError as exc:
+        if exc.errno not in USER_ERRNOS:
+            raise
+        print_error(str(output_error(exc, exc.filename or ".", None if exc.filename else "cannot write")), err_console)
         sys.exit(EXIT_CODE)
     except KeyboardInterrupt:
-        err_console.print("interrupted")
+        err_console.print("interrupted", markup=False)
         sys.exit(130)
+
+
+#: file system errors that are the user's to fix, printed as one line by :func:`main`
+USER_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM})
+

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from eventkg.cli.shared import console, err_console, state
+from eventkg.graphstore.atomic import atomic_path, check_output_file
 
 
 def audit_cmd(
@@ -35,6 +36,9 @@ def audit_cmd(
     """
     from eventkg.queries.audit.report import audit_files, plot, table, write_json
 
+    for target, flag in ((json_out, "--json"), (plot_out, "--plot")):
+        if target is not None:
+            check_output_file(target, flag)  # a folder or a missing folder refused before the work
     if with_store:
         with state(ctx).open(read_only=True) as store:
             audits = audit_files(files, store=store, model=model, similarity=not no_similarity, seed=seed)
@@ -42,15 +46,17 @@ def audit_cmd(
         audits = audit_files(files, model=model, similarity=not no_similarity, seed=seed)
     console.print(table(audits))
     if json_out:
-        write_json(audits, json_out)
-        err_console.print(f"findings -> {json_out}", highlight=False)
+        with atomic_path(json_out, what=f"cannot write --json {json_out}") as tmp:  # whole or not at all
+            write_json(audits, tmp)
+        err_console.print(f"findings -> {json_out}", highlight=False, markup=False)
     if plot_out:
-        plot(audits, plot_out)
-        err_console.print(f"plot -> {plot_out}", highlight=False)
+        with atomic_path(plot_out, what=f"cannot write --plot {plot_out}") as tmp:
+            plot(audits, tmp)
+        err_console.print(f"plot -> {plot_out}", highlight=False, markup=False)
     if not all(a.passed for a in audits):
         for a in audits:
             if not a.passed:
-                err_console.print(f"{a.path}: shortcuts {', '.join(a.failed())}", highlight=False)
+                err_console.print(f"{a.path}: shortcuts {', '.join(a.failed())}", highlight=False, markup=False)
         raise typer.Exit(1)
 
 

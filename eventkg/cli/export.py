@@ -19,6 +19,7 @@ import typer
 
 from eventkg.cli.shared import Bars, console, notice, state
 from eventkg.errors import UsageError
+from eventkg.graphstore.atomic import check_output_file
 
 export_app = typer.Typer(
     help="Export the graph, a subgraph or benchmark items for other tools.\n\n"
@@ -53,6 +54,7 @@ def _export(ctx: typer.Context, write: Callable[[Any, Path], dict], file: Path, 
     if text is None and given:
         flags = ", ".join(FLAGS[name] for name in given)
         raise UsageError(f"{flags} apply to a subgraph: give --text too (without --text the whole store is exported)")
+    check_output_file(file, "export")  # a folder or a missing folder refused before the store is read
     with state(ctx).open(read_only=True, complete=True) as store:
         if text is None:
             counts = write(store, file)
@@ -66,9 +68,10 @@ def _export(ctx: typer.Context, write: Callable[[Any, Path], dict], file: Path, 
     for kind in ("nodes", "edges"):
         for name, n in counts[kind].items():
             if n:
-                console.print(f"{kind} {name}: {n:,}")
+                console.print(f"{kind} {name}: {n:,}", markup=False)
     extra = f", {counts['triples']:,} triples" if "triples" in counts else ""
-    console.print(f"wrote {file}: {sum(counts['nodes'].values()):,} nodes, {sum(counts['edges'].values()):,} edges{extra}")
+    console.print(f"wrote {file}: {sum(counts['nodes'].values()):,} nodes, {sum(counts['edges'].values()):,} edges{extra}",
+                  markup=False)
 
 
 def export_rdf_command(ctx: typer.Context, file: File, text: Text = None, k: K = None, hops: Hops = None,
@@ -116,8 +119,8 @@ def export_lm_eval_command(
     with state(ctx).open(read_only=True, complete=True) as store:
         counts = export_lm_eval(store, out, origin=origin, split=split)
     for name, count in counts.items():
-        console.print(f"{name}: {count} documents")
-    console.print(f"run: lm_eval --tasks {GROUP} --include_path {out.resolve()} --model ...")
+        console.print(f"{name}: {count} documents", markup=False)
+    console.print(f"run: lm_eval --tasks {GROUP} --include_path {out.resolve()} --model ...", markup=False)
 
 
 def export_neo4j_import_command(
@@ -136,9 +139,9 @@ def export_neo4j_import_command(
     with state(ctx).open(read_only=True, complete=True) as store, Bars() as bars:
         counts = export_neo4j_import(store, out, progress=bars.update)  # a StoreError is cli.main's one line
     for name, count in counts.items():
-        console.print(f"{name}: {count:,}")
-    console.print(f"wrote {out}; import with: eventkg neo4j start --import {out} --home NEW_FOLDER")
-    console.print(f"  or, into a stopped Neo4j installation: {out / 'import.sh'} [database]")
+        console.print(f"{name}: {count:,}", markup=False)
+    console.print(f"wrote {out}; import with: eventkg neo4j start --import {out} --home NEW_FOLDER", markup=False)
+    console.print(f"  or, into a stopped Neo4j installation: {out / 'import.sh'} [database]", markup=False)
 
 
 export_app.command("rdf")(export_rdf_command)

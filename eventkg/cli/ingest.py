@@ -48,6 +48,7 @@ def ingest_command(
     if source is None or path is None:
         console.print(ctx.get_help())
         raise typer.Exit(0 if source is None else EXIT_CODE)
+    from eventkg.ingest.checks import check_disk_room
     from eventkg.ingest.registry import check_options, get_loader, ingest_source
 
     options: dict[str, Any] = {"on_error": on_error, "rejects": rejects, "limit": limit}
@@ -57,6 +58,7 @@ def ingest_command(
     try:
         check_options(get_loader(source), options)  # refused before the store is opened (or created)
         check_paths(state(ctx).store_url, rejects)
+        check_disk_room(state(ctx).store_url, path, source)  # before the store is opened (or created)
         with state(ctx).open() as store, IngestProgress(source, disabled=as_json) as bar:
             store.on_bulk_write = bar.stage
             report = ingest_source(store, source, path, progress=bar.rows, **options)

@@ -1,4 +1,4 @@
-"""Shared CLI plumbing: parsing ``--param NAME=VALUE`` and printing query rows."""
+"""Shared CLI plumbing: parsing ``--param NAME=VALUE``, printing query rows, and the one error printer."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from eventkg.errors import UsageError
 
@@ -41,3 +42,11 @@ def print_rows(console: Console, rows: list[dict[str, Any]], as_json: bool, hide
     for row in rows:
         table.add_row(*(v if isinstance(v, str) else json.dumps(v, default=str) for v in (row[c] for c in cols)))
     console.print(table)
+
+
+def print_error(message: str, console: Console) -> None:
+    """``error: MESSAGE`` on ``console`` (stderr) as one line of plain text: the message is never read as markup
+    (a path holding ``[/x]`` or ``[bold]`` is printed as given) and its line breaks become spaces."""
+    line = " ".join(message.split()) or "unknown error"
+    console.print(Text.assemble(("error:", "red"), " ", line), highlight=False, soft_wrap=True)
+

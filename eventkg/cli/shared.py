@@ -28,7 +28,7 @@ err_console = Console(stderr=True)
 
 def notice(message: str) -> None:
     """A library notice (a build starting, its size and ETA) as one plain line on stderr."""
-    err_console.print(message, highlight=False)
+    err_console.print(message, highlight=False, markup=False)
 
 
 class State:
@@ -44,7 +44,16 @@ class State:
         ``--allow-incomplete`` was given."""
         store = open_store(self.store_url, read_only=read_only)
         unfinished = store.unfinished_ingests()
-        if unfinished:
+        running = store.ingest_running() if unfinished else None
+        if running:  # its mark is of an ingest still writing, not of one that stopped
+            if complete and not self.allow_incomplete:
+                store.close()
+                raise IncompleteStoreError(
+                    f"store {self.store_url} is being written by an ingest now ({running}): its graph is not "
+                    "complete until it ends. Wait for it, or pass --allow-incomplete to read it as it stands")
+            err_console.print(f"warning: store {self.store_url} is being written by an ingest now ({running}): "
+                              "its graph is not complete until it ends", markup=False, soft_wrap=True)
+        elif unfinished:
             what = "; ".join(unfinished)
             if complete and not self.allow_incomplete:
                 store.close()
@@ -52,7 +61,7 @@ class State:
                     f"store {self.store_url} holds an unfinished ingest ({what}): its graph may be partial. "
                     "Run that ingest again to complete it, or pass --allow-incomplete")
             err_console.print(f"warning: store {self.store_url} holds an unfinished ingest ({what}): "
-                              "its graph may be partial; run that ingest again to complete it", markup=False)
+                              "its graph may be partial; run that ingest again to complete it", markup=False, soft_wrap=True)
         return store
 
 

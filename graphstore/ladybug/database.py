@@ -13,17 +13,22 @@ stamps the digest book (rule 3). Auto-checkpoints are off: the store checkpoints
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 from eventkg.graphstore.base import StoreError
 from eventkg.graphstore.ladybug.digest_file import DigestTracker
 from eventkg.graphstore.ladybug.engine import release_failed_statement, release_free_memory, rollback, short_error
 from eventkg.graphstore.ladybug.events import EventHook, StoreEvent
+from eventkg.graphstore.ladybug.ingest_lock import ingest_lock_holder
 
 LADYBUG_VERSION = "0.22"
 CHECKPOINT_ROWS = 5_000_000  # rows written between checkpoints
 REOPEN_ROWS = 1_000_000  # rows written between reopenings of the database (see Database.checkpoint)
+RECOVERY_WAIT = 30.0  # seconds a read-only opening waits for a running ingest's checkpoint to end
 
 T = TypeVar("T")
 
@@ -69,12 +74,60 @@ class Database:
         return self.conn is not None
 
     def open(self) -> None:
+        """Open the file (read-only: see :meth:`_open_read_only` for a file whose recovery is pending)."""
+        if self.read_only:
+            self._open_read_only()
+        else:
+            self._open_engine()
+
+    def _open_read_only(self) -> None:
+        """Open read-only. The engine refuses a file whose checkpoint recovery is pending: while a
+        running ingest checkpoints, the opening is tried again for up to ``RECOVERY_WAIT`` seconds;
+        with no ingest running (a write was cut: a full disk, a kill), the file is recovered by one
+        read-write opening first, where this user may write it."""
+        deadline = time.monotonic() + RECOVERY_WAIT
+        while True:
+            try:
+                self._open_engine()
+                return
+            except StoreError as exc:
+                if "recovery is pending" not in str(exc):
+                    raise
+                running = ingest_lock_holder(Path(self.url))
+                if running and time.monotonic() < deadline:
+                    time.sleep(0.25)
+                    continue
+                if running:
+                    raise StoreError(f"cannot open store {self.url}: a running ingest ({running}) is checkpointing "
+                                     "it; try again in a moment") from None
+                if not os.access(self.url, os.W_OK) or not self._recovered():
+                    raise StoreError(f"cannot open store {self.url}: a write into it was cut (a full disk or a kill) "
+                                     "and its recovery needs a read-write opening: run the ingest again as a user "
+                                     "who may write it") from None
+
+    def _recovered(self) -> bool:
+        """Open the file read-write once and close it (the engine's recovery); False if that fails."""
+        self.read_only = False
+        try:
+            self._open_engine()
+            self._close_engine()
+            return True
+        except Exception:  # noqa: BLE001 - the caller says what is left to do
+            self._close_engine()
+            return False
+        finally:
+            self.read_only = True
+
+    def _open_engine(self) -> None:
         ladybug = import_ladybug()
         try:
             self.db = ladybug.Database(self.url, read_only=self.read_only, buffer_pool_size=self.pool_bytes)
             self.conn = ladybug.Connection(self.db)
         except RuntimeError as exc:
             raise StoreError(f"cannot open store {self.url}: {short_error(exc)}") from exc
+        except (MemoryError, ValueError) as exc:  # a damaged header read as a huge or bad length
+            raise StoreError(f"cannot open store {self.url}: the file is damaged (the engine failed reading its "
+                             f"header: {short_error(exc)}); restore it from a copy or ingest into a new store") from exc
         if not self.read_only:
             # auto-checkpoints after every big commit rewrite whole rel tables (cost grows
             # with the table); checkpoint every CHECKPOINT_ROWS rows and on close instead.
@@ -85,6 +138,27 @@ class Database:
         """Close the connection and the database (the book stamped as this process left the files)."""
         self._close_engine()
         self.digests.save()  # closing touches the database file
+
+    def recover(self) -> bool:
+        """After a failed write, closed: open the file read-write once and close it, which replays or
+        rolls back its write-ahead log (a checkpoint a full disk cut leaves one, and a read-only opening
+        refuses such a file until a read-write one recovers it). Nothing is raised: a file that still
+        cannot be recovered (the disk still full) is recovered by the next read-write opening.
+
+        Returns:
+            True when the file was opened and closed again.
+        """
+        try:
+            self.open()
+        except Exception:  # noqa: BLE001 - the write's own error is the one reported
+            self._close_engine()
+            return False
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - as above
+            return False
+        self.failed = False
+        return True
 
     def _close_engine(self) -> None:
         """Close the connection and the engine's database, the failed statement being handled

@@ -43,10 +43,10 @@ digest's before trusting it.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from eventkg.graphstore.atomic import atomic_file
 from eventkg.graphstore.digest import EMPTY, TableDigest
 from eventkg.graphstore.ladybug.events import EventHook, StoreEvent
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
@@ -110,13 +110,8 @@ class DigestBook:
         fsynced first when ``durable`` (a drop; any other save may be lost, see the module docstring)."""
         body = {"format": FORMAT, "stamp": self.stamp(),
                 "tables": {name: d.to_json() for name, d in sorted(self.tables.items())}}
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        with open(tmp, "w") as fh:
+        with atomic_file(self.path, durable=durable) as fh:  # a failure leaves no temporary file
             json.dump(body, fh)
-            if durable:
-                fh.flush()
-                os.fsync(fh.fileno())
-        os.replace(tmp, self.path)
 
 
 class DigestTracker:

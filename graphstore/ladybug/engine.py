@@ -23,6 +23,8 @@ from typing import Any
 import pyarrow as pa
 
 from eventkg import settings
+from eventkg.errors import DiskFullError, EventKGError
+from eventkg.graphstore.atomic import disk_full_message, is_disk_full
 from eventkg.graphstore.base import StoreError
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 
@@ -175,8 +177,9 @@ def declare_schema(conn: Any) -> None:
         conn.execute(stmt)
 
 
-def check_store_path(p: Path) -> None:
-    """Refuse a path that cannot be a store: a folder, an unreadable or foreign file, an unwritable folder."""
+def check_store_path(p: Path, *, read_only: bool = False) -> None:
+    """Refuse a path that cannot be a store: a folder, an unreadable or foreign file, an unwritable folder;
+    read-only, an empty (0-byte) file, which an ingest that never wrote a page leaves (it holds no graph)."""
     if p.is_dir():
         raise StoreError(f"cannot open store {p}: it is a folder, not a LadybugDB file")
     if p.exists():
@@ -184,6 +187,9 @@ def check_store_path(p: Path) -> None:
             raise StoreError(f"cannot open store {p}: not readable")
         with open(p, "rb") as fh:  # a database file starts with ladybug's magic
             head = fh.read(4)
+        if not head and read_only and not p.with_name(p.name + ".wal").exists():
+            raise StoreError(f"cannot open store {p}: the file is empty (0 bytes), no ingest completed writing it "
+                             "(a full disk or a kill before its first page?); run the ingest again, which fills it")
         if head and head[:3] != b"LBU" and head[:3] != b"KUZ":
             raise StoreError(f"cannot open store {p}: the file exists and is not a LadybugDB database")
         return
@@ -194,6 +200,26 @@ def check_store_path(p: Path) -> None:
         raise StoreError(f"cannot create store {p}: {exc.strerror}") from exc
     if not os.access(parent, os.W_OK):
         raise StoreError(f"cannot create store {p}: folder {parent} is not writable")
+
+
+def write_failure(exc: BaseException, store: str | Path, doing: str) -> EventKGError:
+    """The one-line error of a failed write into the store at ``store``: a full disk says so, where
+    and how much was free (:class:`~eventkg.errors.DiskFullError`, nothing about memory); any other
+    engine error names the memory budget, which is what the engine's own errors most often mean.
+
+    Args:
+        exc: What the engine (or pyarrow, or the file system) raised.
+        store: The store's file.
+        doing: What was being written (``writing held rows``).
+
+    Returns:
+        The error to raise (``from exc``).
+    """
+    where = Path(store)
+    if is_disk_full(exc, where.parent):
+        return DiskFullError(disk_full_message(f"{doing} into {where} failed ({short_error(exc)})", where))
+    return StoreError(f"LadybugDB failed {doing} into {where}: {short_error(exc)} "
+                      f"(EVENTKG_MEMORY_MB={settings.memory_mb()}: raise it if memory ran short)")
 
 
 def short_error(exc: BaseException) -> str:

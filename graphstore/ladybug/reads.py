@@ -13,6 +13,7 @@ writes what a bulk session holds before calling them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
@@ -24,9 +25,33 @@ from eventkg.graphstore.ladybug.engine import fetch_rows, fetch_tuples, rollback
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 from eventkg.graphstore.tables import decoded
 
+#: statements that write files (or load code) even inside a read-only transaction, at a statement's start
+_FILE_WRITING = re.compile(r"^\s*(COPY\b|EXPORT\b|IMPORT\b|INSTALL\b|UPDATE\s+EXTENSION\b|ATTACH\b|DETACH\b"
+                           r"|LOAD\s+(?!FROM\b|WITH\b))", re.IGNORECASE)
+_LITERALS = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`|//[^\n]*|/\*.*?\*/", re.DOTALL)
+
+
+def refuse_file_writes(cypher: str) -> None:
+    """Refuse, for the read-only passthrough, a statement the engine runs in a read-only transaction
+    although it writes files or loads code: ``COPY ... TO``, ``EXPORT DATABASE``, ``IMPORT DATABASE``,
+    ``INSTALL``/``LOAD`` an extension, ``ATTACH`` (string literals and comments are not read).
+
+    Raises:
+        WriteRefused: One line naming the statement's first word.
+    """
+    for statement in _LITERALS.sub("''", cypher).split(";"):
+        found = _FILE_WRITING.match(statement)
+        if found:
+            word = found.group(1).split()[0].upper()
+            raise WriteRefused(f"query refused: {word} writes files or changes the database outside the graph, and "
+                               "the Cypher passthrough is read-only; pass --write to allow it")
+
 
 def run_query(conn: Any, cypher: str, params: Mapping[str, Any] | None, write: bool) -> list[dict[str, Any]]:
-    """Run raw Cypher (inside a read-only transaction unless ``write``); rows as JSON-friendly dicts."""
+    """Run raw Cypher (inside a read-only transaction unless ``write``, statements that write files
+    refused then: :func:`refuse_file_writes`); rows as JSON-friendly dicts."""
+    if not write:
+        refuse_file_writes(cypher)
     try:
         if write:
             return [plain_row(r) for r in fetch_rows(conn, cypher, params)]

@@ -31,6 +31,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from eventkg.errors import DiskFullError, EventKGError
+from eventkg.graphstore.atomic import disk_full_message, is_disk_full
+from eventkg.graphstore.base import StoreError
 from eventkg.graphstore.digest import EMPTY, TableDigest, table_digest
 
 PREFIX = ".eventkg-spool-"
@@ -120,13 +123,18 @@ class TableSpool:
         return table
 
     def close(self) -> None:
-        """Forget whatever is still held and remove the folder."""
-        for sink, writer in self._writers.values():
-            writer.close()
-            sink.close()
-        self._writers.clear()
-        self.rows.clear()
-        shutil.rmtree(self.folder, ignore_errors=True)
+        """Forget whatever is still held and remove the folder, whatever closing its files raises (a
+        full disk fails a file's last write: the folder must go all the same, it is what fills the disk)."""
+        try:
+            for sink, writer in self._writers.values():
+                with suppress(OSError):
+                    writer.close()
+                with suppress(OSError):
+                    sink.close()
+        finally:
+            self._writers.clear()
+            self.rows.clear()
+            shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def read_parts(path: Path, rows: int) -> Iterator[pa.Table]:
@@ -250,6 +258,14 @@ def _emptied(items: list) -> list:
     out = items[:]
     items.clear()
     return out
+
+
+def hold_failure(exc: OSError, folder: Path, beside: Path) -> EventKGError:
+    """The one-line error of rows that could not be spooled into ``folder`` beside the store ``beside``:
+    a full disk says so, where and how much was free (the caller's session removes the spool)."""
+    if is_disk_full(exc, folder):
+        return DiskFullError(disk_full_message(f"holding the ingest's new rows beside {beside}", beside))
+    return StoreError(f"cannot hold rows in {folder}: {exc.strerror or exc}")
 
 
 def private_folder(beside: Path) -> Path:

@@ -20,7 +20,7 @@ ingest folder, small JSON files replaced atomically.
 from __future__ import annotations
 
 import json
-import os
+import shlex
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,6 +29,7 @@ from typing import Any
 import networkx as nx
 
 from eventkg import settings
+from eventkg.graphstore.atomic import atomic_file
 from eventkg.graphstore.base import PAGE_ROWS, Batch, GraphStore, StoreError, WriteRefused, WriteResult, validate_batch
 from eventkg.graphstore.digest import EMPTY
 from eventkg.graphstore.keyset import KeySet
@@ -41,9 +42,10 @@ from eventkg.graphstore.ladybug.engine import (
     buffer_pool_bytes,
     check_store_path,
     declare_schema,
-    short_error,
+    write_failure,
 )
 from eventkg.graphstore.ladybug.events import EventHook, StoreEvent, StoreState
+from eventkg.graphstore.ladybug.ingest_lock import hold_ingest_lock, ingest_lock_holder, release_ingest_lock
 from eventkg.graphstore.ladybug.stored_keys import Fingerprints, StoredKeys
 from eventkg.graphstore.ladybug.upsert import check_endpoints, typed_tables
 from eventkg.graphstore.ladybug.writer import TableWriter
@@ -70,7 +72,7 @@ class LadybugStore(GraphStore):
         self.on_event = on_event
         p = Path(path).expanduser()
         self.url = str(p)
-        check_store_path(p)
+        check_store_path(p, read_only=read_only)
         existed = p.exists()
         read_only = read_only and existed  # a new store is created read-write first
         self.read_only = read_only
@@ -182,9 +184,8 @@ class LadybugStore(GraphStore):
                 return held
         try:
             result, written = self._writer.write(nodes, edges, fps)
-        except RuntimeError as exc:  # the engine's own errors (a full buffer pool): one line
-            raise StoreError(f"LadybugDB failed writing a batch to {self.url}: {short_error(exc)} "
-                             f"(EVENTKG_MEMORY_MB={settings.memory_mb()}: raise it)") from exc
+        except (RuntimeError, OSError) as exc:  # the engine's own errors (a full buffer pool, a full disk): one line
+            raise write_failure(exc, self.url, "writing a batch") from exc
         for name, h1, h2 in written:
             self._keys.add(name, h1, h2)
         self._database.wrote(len(batch))
@@ -236,6 +237,30 @@ class LadybugStore(GraphStore):
         self._writer.delete_everything()
         self._keep_origins({})  # an empty store was ingested from nowhere
 
+    def begin_ingest(self, what: str) -> None:
+        """As :meth:`GraphStore.begin_ingest`, holding ``<store>.ingesting`` locked (``flock``) until
+        :meth:`end_ingest`, so a reader tells this running ingest from an unfinished one."""
+        self._ingesting = hold_ingest_lock(Path(self.url), what) if not self.read_only else None
+        try:
+            super().begin_ingest(what)
+        except BaseException:
+            self._release_ingest_lock()
+            raise
+
+    def end_ingest(self, what: str, *, completed: bool) -> None:
+        try:
+            super().end_ingest(what, completed=completed)
+        finally:
+            self._release_ingest_lock()
+
+    def _release_ingest_lock(self) -> None:
+        lock, self._ingesting = getattr(self, "_ingesting", None), None
+        if lock is not None:
+            release_ingest_lock(lock)
+
+    def ingest_running(self) -> str | None:
+        return ingest_lock_holder(Path(self.url))
+
     def unfinished_ingests(self) -> list[str]:
         try:
             return list(json.loads(_marks_path(self.url).read_text(encoding="utf-8")))
@@ -254,9 +279,9 @@ class LadybugStore(GraphStore):
         except FileNotFoundError:
             return {}
         except (OSError, ValueError) as exc:
-            raise StoreError(f"cannot read {path}: {exc}") from None
+            raise _damaged_origins(path, str(exc)) from None
         if not (isinstance(origins, dict) and all(isinstance(v, str) for v in origins.values())):
-            raise StoreError(f"cannot read {path}: not an object of source -> folder")
+            raise _damaged_origins(path, "not an object of source -> folder")
         return origins
 
     def _keep_origins(self, origins: dict[str, str]) -> None:
@@ -313,7 +338,10 @@ class LadybugStore(GraphStore):
             if (database.unflushed_rows or self._digests.any_pending()) and not database.failed:
                 database.checkpoint()  # after a failed write, leave the WAL for recovery on next open
         finally:
+            self._release_ingest_lock()
             database.close()
+            if database.failed and not self.read_only:
+                database.recover()  # the next open's recovery done now, so readers can open it at once
 
 
 def _marks_path(url: str) -> Path:
@@ -326,14 +354,20 @@ def _origins_path(url: str) -> Path:
     return Path(url + ".origins")
 
 
+def _damaged_origins(path: Path, why: str) -> StoreError:
+    """A damaged ``.origins`` sidecar, named with the way out: it only records each source's last ingest
+    folder (the graph does not depend on it), so removing it loses nothing the next ingest does not
+    record again."""
+    return StoreError(f"the store's record of ingest folders {path} is damaged ({why}); the graph is not "
+                      f"affected: remove that file (rm {shlex.quote(str(path))}) and run the ingest again, "
+                      "which records it anew")
+
+
 def _keep_json(path: Path, value: list[str] | dict[str, str]) -> None:
-    """Replace the sidecar ``path`` with ``value`` atomically (fsynced); an empty value removes it."""
+    """Replace the sidecar ``path`` with ``value`` atomically (fsynced; a failure leaves the old file
+    and no temporary one); an empty value removes it."""
     if not value:
         path.unlink(missing_ok=True)
         return
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with atomic_file(path) as fh:
         json.dump(value, fh)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)

@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from eventkg.graphstore.atomic import atomic_file, atomic_folder
 from eventkg.graphstore.base import StoreError
 from eventkg.graphstore.ladybug.engine import max_offset, node_file_pages, table_pages
 from eventkg.graphstore.model import DOUBLE, INT64, NODE_TYPES, REL_TYPES, STRING_LIST
@@ -276,32 +277,28 @@ def _write_all(store: Any, conn: Any, out: Path, checker: _Checker, progress: Pr
 def export_neo4j_import(store: Any, out: str | Path, *, progress: ProgressFn | None = None) -> dict[str, int]:
     """Write the import folder for the graph in ``store`` (a LadybugStore); rows per label/type.
 
-    Files of an earlier export in ``out`` are replaced; the manifest goes last.
+    The folder appears complete or not at all (:func:`~eventkg.graphstore.atomic.atomic_folder`):
+    every file is written beside ``out`` first, then moved in; files of an earlier export in
+    ``out`` are replaced, the manifest last. A full disk is one line and leaves ``out`` as it was.
     """
     conn = _connection(store)  # refuses a store that is not an embedded one before touching ``out``
     out = Path(out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / MANIFEST).unlink(missing_ok=True)
-    except OSError as exc:
-        raise StoreError(f"cannot write the import folder {out}: {exc.strerror or exc}") from None
     checker = _Checker()
-    try:
-        (out / SPOOL).mkdir(exist_ok=True)
-        counts, nodes, rels = _write_all(store, conn, out, checker, progress)
-    except OSError as exc:
-        raise StoreError(f"cannot write the import folder {out}: {exc.strerror or exc}") from None
-    finally:
-        shutil.rmtree(out / SPOOL, ignore_errors=True)
-    manifest = build_manifest(nodes, rels, multiline=checker.multiline, counts=counts)
-    (out / "import.sh").write_text(
-        "#!/bin/sh\n# Build a new Neo4j database from these files (stop the server first; the database must be "
-        "new or empty).\ncd \"$(dirname \"$0\")\" && exec neo4j-admin database import full "
-        + " ".join(shlex.quote(a) for a in _arguments(manifest, "")[:-1])
-        + ' "${1:-neo4j}"\n'
-    )
-    os.chmod(out / "import.sh", 0o755)
-    write_manifest(out, manifest)
+    with atomic_folder(out, last=(MANIFEST,), what=f"cannot write the import folder {out}") as tmp:
+        try:
+            (tmp / SPOOL).mkdir(exist_ok=True)
+            counts, nodes, rels = _write_all(store, conn, tmp, checker, progress)
+        finally:
+            shutil.rmtree(tmp / SPOOL, ignore_errors=True)
+        manifest = build_manifest(nodes, rels, multiline=checker.multiline, counts=counts)
+        (tmp / "import.sh").write_text(
+            "#!/bin/sh\n# Build a new Neo4j database from these files (stop the server first; the database must be "
+            "new or empty).\ncd \"$(dirname \"$0\")\" && exec neo4j-admin database import full "
+            + " ".join(shlex.quote(a) for a in _arguments(manifest, "")[:-1])
+            + ' "${1:-neo4j}"\n'
+        )
+        os.chmod(tmp / "import.sh", 0o755)
+        write_manifest(tmp, manifest)
     return counts
 
 
@@ -321,9 +318,8 @@ def build_manifest(nodes: dict[str, str], relationships: dict[str, str], *, mult
 
 def write_manifest(out: Path, manifest: dict[str, Any]) -> None:
     """Write ``import.json`` into ``out`` at once (a temporary file renamed over): the folder's last file."""
-    tmp = out / (MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(manifest, indent=2) + "\n")
-    tmp.replace(out / MANIFEST)
+    with atomic_file(out / MANIFEST) as fh:
+        fh.write(json.dumps(manifest, indent=2) + "\n")
 
 
 def _arguments(manifest: dict[str, Any], database: str) -> list[str]:

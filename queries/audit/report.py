@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from eventkg.queries.audit.checks import Finding, Similarity, StoreView, cec_checks, crr_checks
-from eventkg.queries.audit.items import Item, read_items
+from eventkg.queries.audit.items import AuditError, Item, read_items
 
 
 @dataclass
@@ -72,9 +72,12 @@ def audit_files(paths: list[str | Path], *, store: Any = None, model: str | None
         One :class:`FileAudit` per file, in order.
 
     Raises:
-        AuditError: a file cannot be read (file:line: reason).
+        AuditError: a file cannot be read (file:line: reason), or holds fewer than 2 questions.
     """
     read = [(str(p), read_items(p)) for p in paths]  # every file read before any work
+    for p, items in read:  # its baselines compare questions with each other: one gives nothing to compare
+        if len(items) < 2:
+            raise AuditError(f"{p}: holds {len(items)} question(s); the audit needs at least 2 in a file")
     sim = Similarity(model) if similarity else None
     view = store_view(store) if store is not None else None
     return [audit_items(items, path=p, seed=seed, similarity=sim, store=view) for p, items in read]

@@ -13,7 +13,6 @@ which backend (Neo4j may hand back an int for a DOUBLE) or which row came first.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from itertools import islice
@@ -23,6 +22,7 @@ from typing import IO, Any, TypeVar
 import networkx as nx
 
 from eventkg.errors import EventKGError
+from eventkg.graphstore.atomic import atomic_file, check_output_file
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import DOUBLE, INT64, NODE_TYPES, REL_TYPES, STRING_LIST
 
@@ -38,11 +38,13 @@ class ExportError(EventKGError):
 
 
 def check_suffix(path: Path, allowed: Mapping[str, str], command: str) -> str:
-    """The format name for ``path``'s suffix, or an ExportError listing the suffixes allowed."""
+    """The format name for ``path``'s suffix, or an ExportError listing the suffixes allowed; a path
+    that cannot be written (a folder, a missing folder) is refused here too, before the work."""
     fmt = allowed.get(path.suffix.lower())
     if fmt is None:
         listed = ", ".join(f"{s} ({name})" for s, name in allowed.items())
         raise ExportError(f"{command}: {path.name!r} has suffix {path.suffix or '(none)'!r}; expected {listed}")
+    check_output_file(path, command)
     return fmt
 
 
@@ -109,19 +111,9 @@ def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
 def atomic_output(path: Path) -> Iterator[IO[bytes]]:
     """A binary file that appears at ``path`` only when the block ends without error.
 
-    Written as ``path.part`` and renamed, so an interrupted export never leaves a
-    truncated file that parses as a smaller graph.
+    Written beside ``path`` under a temporary name, fsynced and renamed
+    (:func:`eventkg.graphstore.atomic.atomic_file`), so an interrupted export or a full disk never
+    leaves a truncated file that parses as a smaller graph; a full disk is one line saying so.
     """
-    path = Path(path)
-    part = path.with_name(path.name + ".part")
-    try:
-        out = open(part, "wb")  # noqa: SIM115 - closed below, before the rename
-    except OSError as exc:
-        raise ExportError(f"cannot write {path}: {exc.strerror or exc}") from exc
-    try:
-        with out:
-            yield out
-        os.replace(part, path)
-    except BaseException:
-        part.unlink(missing_ok=True)
-        raise
+    with atomic_file(path, "wb", what=f"cannot write {path}") as out:
+        yield out

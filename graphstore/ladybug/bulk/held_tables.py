@@ -37,7 +37,7 @@ from eventkg.graphstore.ladybug.engine import (
     count_rows,
     edge_pool_bytes,
     node_pool_bytes,
-    short_error,
+    write_failure,
 )
 from eventkg.graphstore.ladybug.events import StoreEvent
 from eventkg.graphstore.ladybug.spool import read_parts
@@ -116,9 +116,8 @@ class HeldTables:
             state.looked_up.clear()
             state.checked.clear()  # their files go with the spool's folder
             state.digests.abandon_pending()  # what was written is not known (their tables' digests are dropped)
-            if isinstance(exc, RuntimeError):  # the engine's own errors: one line, as every StoreError
-                raise StoreError(f"LadybugDB failed while writing held rows: {short_error(exc)} "
-                                 f"(EVENTKG_MEMORY_MB={settings.memory_mb()})") from exc
+            if isinstance(exc, RuntimeError | OSError):  # the engine's own errors, a full disk: one line
+                raise write_failure(exc, state.beside, "writing held rows") from exc
             raise
 
     def _append_pool(self, names: Sequence[str]) -> int:

@@ -19,13 +19,13 @@ import numpy as np
 import pyarrow as pa
 
 from eventkg import settings
-from eventkg.graphstore.base import StoreError, WriteResult
+from eventkg.graphstore.base import WriteResult
 from eventkg.graphstore.keyset import KeySet
 from eventkg.graphstore.ladybug.bulk.held_tables import HeldTables
 from eventkg.graphstore.ladybug.bulk.planning import SessionPlan
 from eventkg.graphstore.ladybug.bulk.state import SessionState
 from eventkg.graphstore.ladybug.bulk.waiting import WaitingRows
-from eventkg.graphstore.ladybug.spool import TableSpool
+from eventkg.graphstore.ladybug.spool import TableSpool, hold_failure
 from eventkg.graphstore.ladybug.stored_keys import Fingerprints
 from eventkg.graphstore.model import NODE_TYPES
 
@@ -84,7 +84,7 @@ class BatchHolder:
                 state.spool.add(name, table, fps[name] if name in state.unkeyed else None)
             except OSError as exc:  # e.g. a full disk: what is held is still written at the end (this
                 # batch's earlier tables included; they are valid rows, and a rerun completes the rest)
-                raise StoreError(f"cannot hold rows in {state.spool.folder}: {exc.strerror or exc}") from None
+                raise hold_failure(exc, state.spool.folder, state.beside) from None
             state.add_keys(name, *fps[name])
             if name in NODE_TYPES and not state.fresh:  # what an edge naming them cannot be stored with
                 state.new_nodes.setdefault(name, KeySet()).add(*fps[name])

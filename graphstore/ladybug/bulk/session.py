@@ -17,7 +17,7 @@ deletes again what was written.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pyarrow as pa
@@ -224,8 +224,9 @@ class BulkSession:
         state.looked_up.clear()
         state.checked.clear()
         state.new_nodes = {}
-        spool.close()
-        for spool in (state.late, state.repeats):
-            if spool is not None:
-                spool.close()
+        spools = [spool, state.late, state.repeats]
         state.late = state.repeats = None
+        for each in spools:  # each closed and removed even when another fails
+            if each is not None:
+                with suppress(Exception):
+                    each.close()

@@ -22,13 +22,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from eventkg.graphstore.base import StoreError
 from eventkg.graphstore.digest import EMPTY, TableDigest, table_digest
 from eventkg.graphstore.keyset import edge_fingerprints, fingerprints
 from eventkg.graphstore.ladybug.bulk.state import SessionState
 from eventkg.graphstore.ladybug.engine import LOOKUP_CHUNK, count_rows, release_free_memory, update_node_groups
 from eventkg.graphstore.ladybug.events import StoreEvent
-from eventkg.graphstore.ladybug.spool import TableSpool, read_partitions
+from eventkg.graphstore.ladybug.spool import TableSpool, hold_failure, read_partitions
 from eventkg.graphstore.ladybug.stored_keys import Fingerprints
 from eventkg.graphstore.ladybug.upsert import existing_edges, per_source_queries, update_by_node_groups, upsert
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
@@ -55,7 +54,7 @@ class WaitingRows:
         try:
             spool.add(name, table)
         except OSError as exc:
-            raise StoreError(f"cannot hold rows in {spool.folder}: {exc.strerror or exc}") from None
+            raise hold_failure(exc, spool.folder, state.beside) from None
 
     def will_fold(self, name: str) -> bool:
         """True when :meth:`fold_late` will merge waiting rows into the held table ``name``."""

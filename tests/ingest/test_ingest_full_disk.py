@@ -1,0 +1,165 @@
+"""An ingest on a bad day of the disk: full before it, full in the middle of it, read-only; a damaged
+sidecar; a reader beside a running ingest.
+
+The disk is a real small tmpfs (``small_disk``), the input ASER-shaped ``KG.db`` files from
+:mod:`eventkg.ingest.synthetic`. What must hold after a full disk: one line that says the disk is
+full (nothing about memory), no spool folder, no temporary or recovery file left, the store readable
+at once, and either as it was or marked unfinished; freeing the disk and running the same ingest
+again gives the store a clean ingest gives (its counts from a store ingested on a roomy disk).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from eventkg.ingest.synthetic import make_aser_kg
+from tests.support.bad_days import copy_sample, digest
+from tests.support.small_disk import entries, grow
+
+pytestmark = pytest.mark.slow
+
+#: what an embedded store keeps beside its file when no ingest runs (no spool, no .tmp, .shadow, .wal)
+AT_REST = {"s.lbug", "s.lbug.digests", "s.lbug.origins", "s.lbug.ingests"}
+
+
+def eventkg(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "eventkg", *args], capture_output=True, text=True, timeout=600)
+
+
+def error_line(proc: subprocess.CompletedProcess[str]) -> str:
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    return lines[0]
+
+
+def stats(store: Path) -> tuple[dict, str]:
+    """``stats --json`` of ``store`` (it must answer) and what it warned."""
+    proc = eventkg("--store", str(store), "stats", "--json")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout), proc.stderr
+
+
+@pytest.fixture(scope="module")
+def kgs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Two ASER-shaped sources: ``small`` (50K events, ~45 MB) and ``big`` (200K events, ~180 MB)."""
+    root = tmp_path_factory.mktemp("kgs")
+    out = {}
+    for name, events, seed in (("small", 50_000, 12), ("big", 200_000, 11)):
+        (root / name).mkdir()
+        make_aser_kg(root / name / "KG.db", events, 3 * events, seed=seed)
+        out[name] = root / name
+    return out
+
+
+@pytest.fixture(scope="module")
+def reference(kgs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+    """The counts of clean ingests on a roomy disk: ``big`` alone, and ``small`` then ``big``."""
+    root = tmp_path_factory.mktemp("reference")
+    out = {}
+    for name, sources in (("big", ["big"]), ("both", ["small", "big"])):
+        store = root / f"{name}.lbug"
+        for source in sources:
+            assert eventkg("--store", str(store), "ingest", "aser", str(kgs[source]), "--json").returncode == 0
+        out[name] = stats(store)[0]
+    return out
+
+
+def test_a_disk_too_small_is_refused_before_anything_is_written(small_disk, kgs) -> None:
+    disk = small_disk(16)
+    line = error_line(eventkg("--store", str(disk / "s.lbug"), "ingest", "aser", str(kgs["big"])))
+    assert "disk full" in line and "needs about" in line and str(disk) in line, line
+    assert entries(disk) == []  # not even a 0-byte store file
+
+
+def test_a_fresh_ingest_that_fills_the_disk(small_disk, kgs, reference) -> None:
+    disk = small_disk(60)  # passes the check (the store alone fits), not the spool beside it
+    store = disk / "s.lbug"
+    line = error_line(eventkg("--store", str(store), "ingest", "aser", str(kgs["big"])))
+    assert "disk full" in line and str(disk) in line and "free" in line, line
+    assert "EVENTKG_MEMORY_MB" not in line
+    assert set(entries(disk)) <= AT_REST, entries(disk)
+    counts, warned = stats(store)
+    assert sum(counts["nodes"].values()) == 0 and sum(counts["edges"].values()) == 0 and not warned  # as it was: empty
+    grow(disk, 256)
+    assert eventkg("--store", str(store), "ingest", "aser", str(kgs["big"])).returncode == 0
+    assert stats(store) == (reference["big"], "")
+    assert set(entries(disk)) <= AT_REST, entries(disk)
+
+
+@pytest.mark.parametrize("mib", [64, 70, 76])  # out of space holding rows, writing them, checkpointing them
+def test_a_full_disk_in_the_middle_of_an_ingest_into_a_stored_graph(small_disk, kgs, reference, mib) -> None:
+    disk = small_disk(mib)
+    store = disk / "s.lbug"
+    assert eventkg("--store", str(store), "ingest", "aser", str(kgs["small"])).returncode == 0
+    before = stats(store)
+    line = error_line(eventkg("--store", str(store), "ingest", "aser", str(kgs["big"])))
+    assert "disk full" in line and "free" in line and "EVENTKG_MEMORY_MB" not in line, line
+    assert set(entries(disk)) <= AT_REST, entries(disk)  # no spool, no .shadow/.wal/.tmp
+    after = stats(store)  # readable at once, by a read-only command
+    if after != before:  # else: the store as it was
+        assert "unfinished ingest" in after[1], after[1]  # ... or the truth told
+    grow(disk, 256)
+    assert eventkg("--store", str(store), "ingest", "aser", str(kgs["big"])).returncode == 0
+    assert stats(store) == (reference["both"], "")
+
+
+def test_a_read_only_mount_is_named(small_disk, samples_dir) -> None:
+    disk = small_disk(8, read_only=True)
+    line = error_line(eventkg("--store", str(disk / "s.lbug"), "ingest", "ev2", str(samples_dir / "ev2")))
+    assert "read-only" in line and "permission denied" not in line, line
+
+
+def test_a_damaged_origins_sidecar_is_named_before_the_graph_is_written(tmp_path, samples_dir) -> None:
+    store = tmp_path / "s.lbug"
+    assert eventkg("--store", str(store), "ingest", "ev2", str(samples_dir / "ev2")).returncode == 0
+    origins = Path(f"{store}.origins")
+    origins.write_text('{"ev2": "ingest/sam', encoding="utf-8")  # cut
+    before = digest(store)
+    clomo = copy_sample("clomo", tmp_path / "clomo")
+    line = error_line(eventkg("--store", str(store), "ingest", "clomo", str(clomo)))
+    assert str(origins) in line and "damaged" in line and "rm " in line, line
+    assert digest(store) == before  # nothing of clomo was written
+    counts, warned = stats(store)
+    assert not warned  # and no unfinished mark: the store is as it was
+    origins.unlink()  # what the message says to do
+    assert eventkg("--store", str(store), "ingest", "clomo", str(clomo)).returncode == 0
+    assert digest(store) != before
+
+
+def _wait_for(path: Path, proc: subprocess.Popen, seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert proc.poll() is None and time.monotonic() < deadline, "the ingest ended before it was seen running"
+        time.sleep(0.05)
+
+
+def test_a_reader_tells_a_running_ingest_from_an_unfinished_one(tmp_path, kgs) -> None:
+    store = tmp_path / "s.lbug"
+    assert eventkg("--store", str(store), "ingest", "aser", str(kgs["small"])).returncode == 0
+    lock = Path(f"{store}.ingesting")
+    running = subprocess.Popen([sys.executable, "-m", "eventkg", "--store", str(store), "ingest", "aser",
+                                str(kgs["big"])], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_for(lock, running)
+        _, warned = stats(store)
+        assert "being written by an ingest now" in warned and f"pid {running.pid}" in warned, warned
+        refused = error_line(eventkg("--store", str(store), "export", "rdf", str(tmp_path / "g.ttl")))
+        assert "being written by an ingest now" in refused and "run that ingest again" not in refused, refused
+        os.kill(running.pid, signal.SIGKILL)  # now the ingest is unfinished, not running
+        running.wait(60)
+    finally:
+        if running.poll() is None:
+            running.kill()
+    _, warned = stats(store)
+    assert "unfinished ingest" in warned and "run that ingest again" in warned, warned
+    assert "being written" not in warned
