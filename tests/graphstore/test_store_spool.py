@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from eventkg.errors import DiskFullError
 from eventkg.graphstore import Batch, StoreError, open_store
 from eventkg.graphstore.base import WriteResult
 from eventkg.graphstore.ladybug.events import StoreEvent
@@ -112,7 +113,8 @@ def test_a_full_disk_while_holding_is_one_error_and_nothing_lands(tmp_path, monk
     from eventkg.graphstore.ladybug import spool
 
     with open_store(str(tmp_path / "s.lbug")) as store:
-        with pytest.raises(StoreError, match="cannot hold rows in .*No space left"), store.bulk_load():
+        with pytest.raises(DiskFullError, match="disk full: holding the ingest's new rows beside .* free on"), \
+                store.bulk_load():
             store.write_batch(_events(100))
             monkeypatch.setattr(spool.TableSpool, "add", lambda *a: (_ for _ in ()).throw(OSError(28, "No space left on device")))
             store.write_batch(_events(100, start=500))
