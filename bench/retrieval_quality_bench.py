@@ -39,8 +39,8 @@ import json
 import re
 import shutil
 import statistics
-import tempfile
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path

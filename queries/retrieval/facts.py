@@ -24,9 +24,8 @@ from dataclasses import dataclass
 from eventkg.graphstore.model import CANONICAL, STORED_TO_FORWARD
 from eventkg.queries.retrieval.lifting import TypeLayer, TypeScore
 
-#: how strongly the best type's facts go before the next types' (0: one fact of each type in
-#: turn; large: every fact of the best type first)
-TYPE_FOCUS = 1.0
+#: weight of the far end's own lifted score in a schema fact's rank (the near end's counts 1)
+FAR_END = 0.5
 
 
 @dataclass(frozen=True)
@@ -69,9 +68,14 @@ def rank_facts(
     relation: str | None = None,
     per_node: int | None = 20,
     exclude: Collection[str] = (),
+    scores: dict[str, float] | None = None,
     rel_types: Collection[str] = ("CAUSES", "BEFORE", "HAS_SUBEVENT"),
 ) -> tuple[list[Fact], list[tuple[str, int, int]]]:
     """Facts of ``types`` then of the seed instances, ranked (see the module docstring).
+
+    ``scores`` (type id -> its lifted score, every type voted for, not only those in ``types``)
+    ranks a type's facts: the near type's score plus :data:`FAR_END` times the far end's, so a
+    fact between two types the text points at goes first.
 
     Returns:
         The facts, each stored edge once, and (type id, kept, facts it has) for each type cut.
@@ -83,8 +87,6 @@ def rank_facts(
     seen: set[tuple[str, str, str]] = set()
     for rank, t in enumerate(types):
         anchor = set(t.ids)
-        weight = max(t.score / best, 1e-6) ** TYPE_FOCUS
-        j = 0
         edges = [(r, o, out, m) for m in t.ids for r, o, out in layer.edges.get(m, []) if r in rel_types and o not in exclude]
         sims = similarity(sorted({o for _, o, _, _ in edges}))
         edges.sort(key=lambda e: (-sims.get(e[1], -1.0), layer.text.get(e[1], ""), e[0]))
@@ -97,8 +99,8 @@ def rank_facts(
                 continue
             seen.add((src, r, dst))
             h, name, tl, is_asked = shown(r, src, dst, anchor, relation)
-            j += 1
-            (asked if is_asked else rest).append((j / weight, rank, Fact(h, name, tl, r, src, dst, "schema", is_asked)))
+            rel = (t.score + FAR_END * (scores or {}).get(o, 0.0)) / best
+            (asked if is_asked else rest).append((-rel, rank, Fact(h, name, tl, r, src, dst, "schema", is_asked)))
     instance: list[Fact] = []
     for sid, _ in seeds:
         if sid in layer.text or sid in exclude or sid not in layer.types_of:

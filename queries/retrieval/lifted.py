@@ -23,7 +23,7 @@ from eventkg.queries.retrieval.hybrid import seed_events
 from eventkg.queries.retrieval.lifting import TypeLayer, TypeScore, lift
 from eventkg.queries.vectors.index import VectorIndex
 
-CANDIDATES_PER_SEED = 10
+CANDIDATES_PER_SEED = 20
 
 
 @dataclass
@@ -55,7 +55,9 @@ def lifted_parts(
     qvec = vi.embedder.encode([text])[0]
     found = seed_events(store, vi, text, qvec, max(k, 1) * CANDIDATES_PER_SEED, search=search, exclude=exclude)
     found = [(i, s) for i, s in found if i not in layer.text or layer.live(i)]
-    types = lift(layer, found, exclude=exclude)[:n_types]
+    lifted = lift(layer, found, exclude=exclude)
+    types = lifted[:n_types]
+    scores = {m: t.score for t in lifted for m in t.ids}
     cache: dict[str, float] = {}
 
     def similarity(ids: Sequence[str]) -> dict[str, float]:
@@ -68,7 +70,7 @@ def lifted_parts(
 
     seeds = found[:k]
     facts, truncated = rank_facts(layer, types, seeds, similarity, relation=relation, per_node=per_node,
-                                  exclude=exclude, rel_types=[t for t in rel_types if t != "HAS_TYPE"])
+                                  exclude=exclude, scores=scores, rel_types=[t for t in rel_types if t != "HAS_TYPE"])
     graph, hops = _graph(store, layer, seeds, types, facts, "HAS_TYPE" in rel_types)
     return LiftedParts(seeds, types, facts, truncated, graph, hops, similarity(list(graph.nodes)))
 

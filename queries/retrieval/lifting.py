@@ -13,8 +13,7 @@ ranked seeds into ranked types:
 - types of one synonym cluster (``Event.cluster``, from EV²'s ``clustering.json``) are one type:
   their votes add up, and their facts are one list.
 
-A vote is the seed's score relative to the best seed of its kind (type names are short, instance
-sentences long: each kind is scaled by its own best), raised to :data:`SHARPNESS`, so the
+A vote is the seed's score relative to the best seed, raised to :data:`SHARPNESS`, so the
 nearest few decide. :class:`TypeLayer` is the store's type layer read once (schema events,
 their clusters, the event-relation edges within each level, and every instance's types) and kept in the process
 while the vector index's size is unchanged; a store without schema types gives an empty layer
@@ -33,7 +32,7 @@ from eventkg.graphstore.base import GraphStore
 SCHEMA_RELATIONS = ("CAUSES", "BEFORE", "HAS_SUBEVENT")
 NAME_WEIGHT = 1.0
 NEIGHBOUR_WEIGHT = 0.25
-SHARPNESS = 8.0
+SHARPNESS = 2.0
 
 
 @dataclass(frozen=True)
@@ -121,16 +120,13 @@ def lift(
     """
     if not seeds:
         return []
-    names = [s for i, s in seeds if i in layer.text]
-    sentences = [s for i, s in seeds if i not in layer.text]
-    top_name = max(names, default=0.0) or 1.0
-    top = max(sentences, default=0.0) or 1.0
+    top = max(s for _, s in seeds) or 1.0
     votes: dict[str, dict[str, float]] = defaultdict(dict)
     seed_score = {i: s for i, s in seeds}
     for sid, s in seeds:
         if sid in exclude:
             continue
-        w = (max(s, 0.0) / (top_name if sid in layer.text else top)) ** SHARPNESS
+        w = (max(s, 0.0) / top) ** SHARPNESS
         for t in layer.types_of.get(sid, []) if sid not in layer.text else [sid]:
             ck = layer.cluster_of.get(t, t)
             weight = w * (NAME_WEIGHT if sid in layer.text else 1.0)
@@ -139,7 +135,7 @@ def lift(
         for m in layer.members.get(ck, [ck]):
             for _, other, _ in layer.edges.get(m, []):
                 if other in seed_score and other not in exclude:
-                    w = NEIGHBOUR_WEIGHT * (max(seed_score[other], 0.0) / top_name) ** SHARPNESS
+                    w = NEIGHBOUR_WEIGHT * (max(seed_score[other], 0.0) / top) ** SHARPNESS
                     votes[ck][f"~{other}"] = max(votes[ck].get(f"~{other}", 0.0), w)
     out = []
     for ck, vs in votes.items():

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -295,6 +296,10 @@ def _fit(
 DEFAULT_HOP_LIMIT = 50
 #: Neighbours followed from one node (its best by count/frequency) unless the caller says otherwise.
 DEFAULT_PER_NODE = 20
+#: Lifted mode: facts kept of one type (its most similar to the text) unless the caller says otherwise.
+DEFAULT_TYPE_FACTS = 50
+#: ``per_node``'s default: :data:`DEFAULT_PER_NODE` or :data:`DEFAULT_TYPE_FACTS`, by mode
+AUTO = -1
 
 
 #: Lifted types whose facts a retrieval brings, best first, unless the caller says otherwise.
@@ -311,7 +316,7 @@ def retrieve(
     level: str | None = None,
     model_name: str | None = None,
     limit: int | None = DEFAULT_HOP_LIMIT,
-    per_node: int | None = DEFAULT_PER_NODE,
+    per_node: int | None = AUTO,
     index: VectorIndex | None = None,
     relation: str | None = None,
     mode: str = "auto",
@@ -331,8 +336,9 @@ def retrieve(
         level: Restrict the seeds to ``schema`` or ``instance`` events (then the neighbourhood mode).
         model_name: The sentence-transformers model of the vector index (default: the setting's).
         limit: Neighbourhood mode: at most this many nodes added per hop (None: all).
-        per_node: At most this many neighbours followed from one node (neighbourhood) or facts
-            of one type (lifted), best-ranked first (None: all).
+        per_node: At most this many neighbours followed from one node (neighbourhood, default
+            :data:`DEFAULT_PER_NODE`) or facts of one type (lifted, default :data:`DEFAULT_TYPE_FACTS`),
+            best-ranked first (None: all).
         index: A vector index the caller holds and knows is fresh (its staleness checks, and the
             adjacency's once loaded, are skipped).
         relation: The question's relation (``Causes``, ``IsResult``, ``Before``, ``After``,
@@ -357,16 +363,28 @@ def retrieve(
         raise RetrieveError("retrieve: the query text is empty")
     rtypes = stored_types(rel_types)
     _check(mode, search, relation)
-    vi = index or open_index(store, model_name, level)
+    vi = index or open_index(store, model_name, level, notice=_notice, progress=_progress)
     layer = type_layer(store, (str(index_dir(store)), len(vi))) if mode == "lifted" or (mode == "auto" and level is None) else None
     if layer is not None and (mode == "lifted" or layer):
         from eventkg.queries.retrieval.lifted import lifted_parts
 
-        p = lifted_parts(store, vi, layer, text, k=k, n_types=types, relation=relation, per_node=per_node,
+        cap = DEFAULT_TYPE_FACTS if per_node == AUTO else per_node
+        p = lifted_parts(store, vi, layer, text, k=k, n_types=types, relation=relation, per_node=cap,
                          search=search or "hybrid", exclude=set(exclude), rel_types=rtypes)
         return RetrievedSubgraph(text, p.seeds, p.graph, p.hops, p.similarity, p.truncated, p.types, p.facts, relation)
-    return _neighbourhood(store, vi, text, k, hops, rtypes, per_node, limit, search or "dense", set(exclude),
+    cap = DEFAULT_PER_NODE if per_node == AUTO else per_node
+    return _neighbourhood(store, vi, text, k, hops, rtypes, cap, limit, search or "dense", set(exclude),
                           trust=index is not None)
+
+
+def _notice(message: str) -> None:
+    """A lazy index build says what it does on stderr (the CLI draws bars instead)."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def _progress(done: int, total: int) -> None:
+    end = "\n" if done >= total else ""
+    print(f"\rembedding events for the vector index: {done:,} of {total:,}", end=end, file=sys.stderr, flush=True)
 
 
 def _check(mode: str, search: str | None, relation: str | None) -> None:

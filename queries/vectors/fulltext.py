@@ -7,7 +7,9 @@ a BM25 index over the texts of the very events it indexes, in the same order (po
 matrices, no server); texts are lower-cased, split into words of two or more characters,
 English stop words dropped, Porter-stemmed (nltk). The index is saved in the store's index
 folder as ``bm25-<level>-<fingerprint>/`` and rebuilt exactly when the vector index's fingerprint
-changes, so the two are always of the same events; older folders are removed.
+changes, so the two are always of the same events; older folders are removed. On a Neo4j
+store, :func:`open_fulltext` gives Neo4j's own full-text index over ``Event.text`` instead
+(:data:`NEO4J_INDEX`, created once through the store, kept by the server as the graph changes).
 """
 
 from __future__ import annotations
@@ -78,6 +80,53 @@ class FullTextIndex:
         return [(self.ids[p].decode(), float(s[p])) for p in top]
 
 
+#: the Neo4j full-text index over ``Event.text`` (Lucene's standard analyzer)
+NEO4J_INDEX = "event_text_fulltext"
+
+
+@dataclass
+class Neo4jFullText:
+    """Neo4j's own full-text index over ``Event.text``, asked through the store's Cypher."""
+
+    store: GraphStore
+    level: str | None
+
+    def search(self, text: str, k: int) -> list[tuple[str, float]]:
+        """Up to ``k`` (event id, Lucene score), best first; the words of ``text`` OR-ed."""
+        words = [w for w in _WORD.findall(text.lower()) if w not in ("and", "or", "not", "to")]
+        if not words or k <= 0:
+            return []
+        where = " AND node.level = $level" if self.level else ""
+        rows = self.store.query(
+            f"CALL db.index.fulltext.queryNodes('{NEO4J_INDEX}', $q, {{limit: $k}}) YIELD node, score "
+            f"WHERE node.text <> ''{where} RETURN node.id AS id, score ORDER BY score DESC, id LIMIT $k",
+            {"q": " ".join(words), "k": int(k), "level": self.level},
+        )
+        return [(r["id"], float(r["score"])) for r in rows]
+
+
+def neo4j_fulltext(store: GraphStore, level: str | None) -> Neo4jFullText | None:
+    """The store's full-text index when it is a Neo4j store (created once, waited for), else None.
+
+    None too when the index cannot be created (a read-only user): BM25 beside the vector index
+    stands in."""
+    from eventkg.graphstore.base import StoreError
+    from eventkg.graphstore.saved_cypher import backend_of
+
+    if backend_of(store) != "neo4j":
+        return None
+    key = f"{store.url}#{level}"
+    if key not in _NEO4J:
+        try:
+            store.query(f"CREATE FULLTEXT INDEX {NEO4J_INDEX} IF NOT EXISTS FOR (e:Event) ON EACH [e.text]", write=True)
+            store.query(f"CALL db.awaitIndex('{NEO4J_INDEX}', 300)")
+            _NEO4J[key] = Neo4jFullText(store, level)
+        except StoreError:
+            _NEO4J[key] = None
+    return _NEO4J[key]
+
+
+_NEO4J: dict[str, Neo4jFullText | None] = {}
 _LOADED: dict[str, FullTextIndex] = {}
 
 
@@ -86,8 +135,9 @@ def _folder(vi: Any, folder: Path) -> Path:
     return folder / f"bm25-{level}-{vi.manifest['fingerprint']['hash'][:16]}"
 
 
-def open_fulltext(store: GraphStore, vi: Any, notice: Notice | None = None) -> FullTextIndex:
-    """The BM25 index of the events ``vi`` indexes: loaded from the index folder, else built and saved.
+def open_fulltext(store: GraphStore, vi: Any, notice: Notice | None = None) -> FullTextIndex | Neo4jFullText:
+    """The full-text index of the events ``vi`` indexes: Neo4j's own on a Neo4j store, else BM25
+    loaded from the index folder, or built and saved there.
 
     Args:
         store: The store whose event texts are indexed.
@@ -95,11 +145,16 @@ def open_fulltext(store: GraphStore, vi: Any, notice: Notice | None = None) -> F
         notice: Told once when a build starts.
 
     Returns:
-        The index; kept in this process for the next call with the same fingerprint.
+        The index (its ``search(text, k)`` gives (event id, score), best first); kept in this
+        process for the next call with the same fingerprint.
     """
     import bm25s
 
     from eventkg.queries.vectors.files import index_dir
+
+    server_side = neo4j_fulltext(store, vi.manifest.get("level"))
+    if server_side is not None:
+        return server_side
     from eventkg.queries.vectors.index import _sorted_texts
 
     root = index_dir(store)
