@@ -11,7 +11,7 @@ seeds, and the seeds' ``HAS_TYPE`` edges.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 import networkx as nx
@@ -24,6 +24,8 @@ from eventkg.queries.retrieval.lifting import TypeLayer, TypeScore, lift
 from eventkg.queries.vectors.index import VectorIndex
 
 CANDIDATES_PER_SEED = 20
+#: weight of a lifted type's own name's similarity to the text in its final score
+NAME_SIMILARITY = 1.0
 
 
 @dataclass
@@ -56,8 +58,6 @@ def lifted_parts(
     found = seed_events(store, vi, text, qvec, max(k, 1) * CANDIDATES_PER_SEED, search=search, exclude=exclude)
     found = [(i, s) for i, s in found if i not in layer.text or layer.live(i)]
     lifted = lift(layer, found, exclude=exclude)
-    types = lifted[:n_types]
-    scores = {m: t.score for t in lifted for m in t.ids}
     cache: dict[str, float] = {}
 
     def similarity(ids: Sequence[str]) -> dict[str, float]:
@@ -68,11 +68,27 @@ def lifted_parts(
             cache.update({i: float(s) for i, s in zip(vecs, got, strict=True)})
         return {i: cache[i] for i in ids if i in cache}
 
+    if NAME_SIMILARITY and lifted:
+        lifted = _by_name(lifted, similarity)
+    types = lifted[:n_types]
+    scores = {m: t.score for t in lifted for m in t.ids}
+
     seeds = found[:k]
     facts, truncated = rank_facts(layer, types, seeds, similarity, relation=relation, per_node=per_node,
                                   exclude=exclude, scores=scores, rel_types=[t for t in rel_types if t != "HAS_TYPE"])
     graph, hops = _graph(store, layer, seeds, types, facts, "HAS_TYPE" in rel_types)
     return LiftedParts(seeds, types, facts, truncated, graph, hops, similarity(list(graph.nodes)))
+
+
+def _by_name(lifted: list[TypeScore], similarity: Callable[[Sequence[str]], dict[str, float]]) -> list[TypeScore]:
+    """The lifted types re-scored: their votes relative to the best plus :data:`NAME_SIMILARITY`
+    times the best cosine of a member's name to the text."""
+    sims = similarity([m for t in lifted for m in t.ids])
+    top = lifted[0].score or 1.0
+    out = [TypeScore(t.name, t.ids, t.score / top + NAME_SIMILARITY * max((sims.get(m, 0.0) for m in t.ids), default=0.0), t.votes)
+           for t in lifted]
+    out.sort(key=lambda t: (-t.score, t.name))
+    return out
 
 
 def _graph(

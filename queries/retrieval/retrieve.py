@@ -238,7 +238,7 @@ class RetrievedSubgraph:
         head = ["Event knowledge retrieved from an event graph. Use it when it helps to answer."]
         if self.types:
             names = ", ".join(json.dumps(t.name, ensure_ascii=False) for t in self.types[:3])
-            head.append(f"Likely event types of the text, best first: {names}.")
+            head.append(f"Likely event types, best first: {names}.")
         note = self.truncation_note()
         if note:
             head.append(note)

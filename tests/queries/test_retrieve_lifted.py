@@ -185,3 +185,17 @@ def test_bad_options(typed):
         retrieve(typed, UNSEEN, mode="magic")
     with pytest.raises(RetrieveError, match="search"):
         retrieve(typed, UNSEEN, search="grep")
+
+
+def test_a_type_named_like_the_text_goes_before_one_with_more_votes():
+    from eventkg.queries.retrieval.lifted import NAME_SIMILARITY, _by_name
+    from eventkg.queries.retrieval.lifting import TypeScore
+
+    assert NAME_SIMILARITY > 0, "the default re-scores lifted types by their names"
+    voted = TypeScore("earn money", ("a",), 1.0)  # more instance votes, a name far from the text
+    named = TypeScore("revise", ("b", "c"), 0.8)  # fewer votes; a member's name near the text
+    cosines = {"a": 0.1, "b": 0.2, "c": 0.9}  # the best member counts
+    got = _by_name([voted, named], lambda ids: {i: cosines[i] for i in ids})
+    assert [t.name for t in got] == ["revise", "earn money"]
+    # by hand: 0.8 + NAME_SIMILARITY * 0.9 against 1.0 + NAME_SIMILARITY * 0.1
+    assert got[0].score == pytest.approx(0.8 + NAME_SIMILARITY * 0.9)

@@ -11,8 +11,8 @@ from eventkg import ingest_source
 from eventkg.graphstore.model import event_id
 from eventkg.queries.retrieval.facts import fact_line, parse_facts
 from eventkg.tasks.errors import TaskError
-from eventkg.tasks.models.kg_rag import KGRagModel
 from eventkg.tasks.models.base import Request
+from eventkg.tasks.models.kg_rag import KGRagModel
 from eventkg.tasks.rag import RagContext, choose_from_facts, story_of
 from eventkg.tasks.registry import get_task
 from eventkg.tasks.runner import evaluate_models
