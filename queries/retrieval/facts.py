@@ -26,9 +26,6 @@ from eventkg.queries.retrieval.lifting import TypeLayer, TypeScore
 
 #: weight of the far end's own lifted score in a schema fact's rank (the near end's counts 1)
 FAR_END = 0.5
-#: how much each earlier fact of the same type lowers the next one's rank (0: a type's facts keep
-#: the type's rank; more: the best types' facts interleave)
-DECAY = 0.0
 
 
 @dataclass(frozen=True)
@@ -96,15 +93,13 @@ def rank_facts(
         if per_node is not None and len(edges) > per_node:
             truncated.append((t.ids[0], per_node, len(edges)))
             edges = edges[:per_node]
-        j = 0
         for r, o, out, m in edges:
             src, dst = (m, o) if out else (o, m)
             if (src, r, dst) in seen:
                 continue
             seen.add((src, r, dst))
             h, name, tl, is_asked = shown(r, src, dst, anchor, relation)
-            rel = (t.score + FAR_END * (scores or {}).get(o, 0.0)) / best - DECAY * j
-            j += 1
+            rel = (t.score + FAR_END * (scores or {}).get(o, 0.0)) / best
             (asked if is_asked else rest).append((-rel, rank, Fact(h, name, tl, r, src, dst, "schema", is_asked)))
     instance: list[Fact] = []
     for sid, _ in seeds:

@@ -4,7 +4,9 @@
 store with a type layer: :func:`~eventkg.queries.retrieval.hybrid.seed_events` finds
 :data:`CANDIDATES_PER_SEED` times ``k`` candidates, schema events whose cluster has no schema
 edge are dropped (they hold no fact, so they take no seed slot), :func:`~eventkg.queries.retrieval.lifting.lift`
-ranks the types, :func:`~eventkg.queries.retrieval.facts.rank_facts` ranks their facts and
+ranks the types (then each is re-scored: its votes relative to the best type's plus
+:data:`NAME_SIMILARITY` times the best cosine of a member's name to the text, so a type named like the
+text is not outvoted by a frequent type of loosely similar sentences), :func:`~eventkg.queries.retrieval.facts.rank_facts` ranks their facts and
 those of the seed instances, and the subgraph holds exactly the facts' events and edges, the
 seeds, and the seeds' ``HAS_TYPE`` edges.
 """
