@@ -109,7 +109,8 @@ def _node_text(g: nx.MultiDiGraph, nid: str) -> str:
 
 @dataclass
 class RetrievedSubgraph:
-    """A retrieved neighbourhood, its seeds and what each node's relevance is."""
+    """What :func:`retrieve` found: its seeds, the subgraph, each node's relevance, and in the lifted
+    mode the text's types (``types``) and the ranked facts (``facts``); ``triples`` is a property."""
 
     query: str
     seeds: list[tuple[str, float]]
