@@ -199,3 +199,25 @@ def test_a_type_named_like_the_text_goes_before_one_with_more_votes():
     assert [t.name for t in got] == ["revise", "earn money"]
     # by hand: 0.8 + NAME_SIMILARITY * 0.9 against 1.0 + NAME_SIMILARITY * 0.1
     assert got[0].score == pytest.approx(0.8 + NAME_SIMILARITY * 0.9)
+
+
+def test_fulltext_seeds_on_each_backend_from_its_own_index(store):
+    """LadybugDB: BM25 beside the vector index; Neo4j: the server's own full-text index."""
+    from eventkg.graphstore.saved_cypher import backend_of
+    from eventkg.queries.vectors.fulltext import NEO4J_INDEX, FullTextIndex, Neo4jFullText, open_fulltext
+    from eventkg.queries.vectors.index import open_index
+
+    texts = ["Oskar tried zorbing down the hill", "the committee received the annual report", "Mia cooked pasta"]
+    b = Batch()
+    for n in texts:
+        b.add_node("Event", {"id": event_id(n), "text": n, "level": "schema", "sources": ["test"]})
+    store.write_batch(b)
+    got = retrieve(store, "zorbing", k=1, search="fulltext")
+    assert [i for i, _ in got.seeds] == [event_id(texts[0])]
+    index = open_fulltext(store, open_index(store))
+    if backend_of(store) == "neo4j":
+        assert isinstance(index, Neo4jFullText)
+        names = {r["name"] for r in store.query("SHOW FULLTEXT INDEXES YIELD name RETURN name")}
+        assert NEO4J_INDEX in names
+    else:
+        assert isinstance(index, FullTextIndex)
