@@ -4,8 +4,9 @@
 Documents are the store's ``Question`` nodes (imported EV² rows or generated ones); the
 EV²-style row is read back from ``payload``. Prompt styles: ``plain`` (Figures 5-8),
 ``direct`` (event types of every instance, plus the schema triples that touch no candidate's
-type, so never the answer triple or a path into it; section 5.4) and ``cot`` (Figure 11's
-reason-with-types guidance). ``kg-oracle`` goes through :mod:`eventkg.queries.oracle` (the item's
+type, so never the answer triple or a path into it; section 5.4), ``cot`` (Figure 11's
+reason-with-types guidance) and ``rag`` (instance level: retrieved knowledge in place of the
+gold types, the item's own story hidden; :mod:`eventkg.tasks.rag`). ``kg-oracle`` goes through :mod:`eventkg.queries.oracle` (the item's
 answer hidden); abstentions are counted in ``abstained`` and scored wrong.
 Metrics are Table 4's columns: accuracy per level, per relation family, forward vs
 backward, and per relation.
@@ -24,6 +25,7 @@ from eventkg.tasks.base import Item, Record, Task, letters, sample
 from eventkg.tasks.errors import TaskError
 from eventkg.tasks.metrics import direction_of, grouped_accuracy, mean
 from eventkg.tasks.parsing import released_choice
+from eventkg.tasks.rag import DEFAULT_BUDGET, RagContext, rag_metrics
 from eventkg.tasks.release import RELEASE_STYLES, EV2Release, ingested_ev2_checkout
 from eventkg.tasks.templates import UserTemplate
 
@@ -102,10 +104,11 @@ class _EV2Task(Task):
     """Shared by CEC and CRR: loading, prompt sections, parsing, Table-4 scoring, oracle."""
 
     ev2_task = ""
-    styles = ("plain", "direct", "cot", "release", "release-direct", "template")
+    styles = ("plain", "direct", "cot", "release", "release-direct", "template", "rag")
 
     def __init__(self, style: str | None = None, level: str | None = None, origin: str | None = None,
-                 template: str | Path | None = None, release: str | Path | None = None, **options: Any) -> None:
+                 template: str | Path | None = None, release: str | Path | None = None,
+                 rag_tokens: int | None = None, **options: Any) -> None:
         check_event_level(level, TaskError)
         style = style or ("template" if template else "plain")
         if template and style != "template":
@@ -114,7 +117,13 @@ class _EV2Task(Task):
             if level == "schema":
                 raise TaskError("--style release-direct: the release builds direct prompts at instance level only (I_*_DIRECT)")
             level = "instance"
+        if style == "rag":  # retrieval stands in for the gold event types of instance questions
+            if level == "schema":
+                raise TaskError("--style rag: retrieval stands in for the event types of instance questions; use --level instance")
+            level = "instance"
         super().__init__(style=style, level=level, **options)
+        self.rag_tokens = int(rag_tokens or DEFAULT_BUDGET)
+        self._rag: RagContext | None = None
         self.origin = origin
         self.user_template = UserTemplate(template) if style == "template" else None
         if style == "template" and self.user_template is None:
@@ -137,6 +146,8 @@ class _EV2Task(Task):
 
     def build(self, store: GraphStore, split: str | None = None, n: int | None = None, seed: int = 0) -> list[Item]:
         self.bind_release(store)
+        if self.style == "rag":
+            self._rag = RagContext(store, self.rag_tokens)
         rows = load_question_rows(store, self.ev2_task, self.level, split, self.origin)
         items = [self._item(r) for r in rows]
         return sample(items, n, seed)
@@ -176,6 +187,10 @@ class _EV2Task(Task):
         """Direct guidance (section 5.4): every instance's event type, and the schema triples of
         the question's graph that touch no candidate's type (CEC: any choice; CRR: ``e1``), so
         neither the answer triple nor any path into the answer is shown."""
+        if self.style == "rag" and self._rag is not None and item.meta["level"] == "instance":
+            block, seen = self._rag.block(item.doc, self.ev2_task)
+            item.meta.update(seen)
+            return prompts.section("Retrieved event knowledge", block)
         if self.style != "direct" or item.meta["level"] != "instance":
             return ""
         types = item.doc.get("event_type") or {}
@@ -274,10 +289,14 @@ class _EV2Task(Task):
                     if d in out["by_direction"].get(lv, {}):
                         table4[f"{short}-{col}"] = out["by_direction"][lv][d]
         out["table4"] = table4
+        if self.style == "rag":
+            out["rag"] = rag_metrics([r.meta for r in records], self.rag_tokens)
         return out
 
     def table_rows(self, metrics: dict[str, Any]) -> dict[str, dict[str, float]]:
         tables = {"Table 4 columns (accuracy)": metrics.get("table4", {}),
+                  **({"Retrieved knowledge (rag)": {k: v for k, v in metrics["rag"].items() if v is not None}}
+                     if metrics.get("rag") else {}),
                   "Abstentions per level (items, scored wrong)": metrics.get("abstained_by_level", {})}
         for lv, fam in metrics.get("by_family", {}).items():
             tables[f"{lv} level, per relation family"] = fam

@@ -125,7 +125,7 @@ def run_row(task: str, style: str, metrics: dict[str, Any]) -> tuple[list[PaperT
         cols = {k: v * 100 for k, v in (metrics.get("table4") or {}).items()
                 if k in ("S-CEC", "I-CEC", "S-CRR", "I-CRR")}
         return [EV2_TABLE4], cols
-    if task in ("ev2-cec", "ev2-crr") and style == "release-direct":
+    if task in ("ev2-cec", "ev2-crr") and style in ("release-direct", "rag"):  # rag: retrieved, not gold, knowledge
         short = "CEC" if task == "ev2-cec" else "CRR"
         acc = (metrics.get("by_level") or {}).get("instance")
         return [EV2_TABLE6], ({f"{short} W.T.S": acc * 100} if acc is not None else {})

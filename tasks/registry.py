@@ -30,10 +30,10 @@ TASKS: dict[str, TaskSpec] = {
     for s in [
         TaskSpec("ev2-cec", "eventkg.tasks.ev2:CECTask", "EV², Tao et al. 2024, arXiv:2404.17513 (TZWwww/EV2)",
                  "Contextual Event Classification, 4-way, schema + instance level (Question nodes)",
-                 ("plain", "direct", "cot", "release", "release-direct", "template")),
+                 ("plain", "direct", "cot", "release", "release-direct", "template", "rag")),
         TaskSpec("ev2-crr", "eventkg.tasks.ev2:CRRTask", "EV², Tao et al. 2024, arXiv:2404.17513 (TZWwww/EV2)",
                  "Contextual Relation Reasoning, 3-way (relation / inverse / Vague), schema + instance",
-                 ("plain", "direct", "cot", "release", "release-direct", "template")),
+                 ("plain", "direct", "cot", "release", "release-direct", "template", "rag")),
         TaskSpec("ev2-alignment", "eventkg.tasks.alignment:AlignmentTask", "EV², Tao et al. 2024, section 5.3 (TZWwww/EV2)",
                  "name each instance's event type (20 candidates) and the schema triplets used",
                  ("plain", "release")),

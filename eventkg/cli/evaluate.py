@@ -33,11 +33,11 @@ def _print_tasks(as_json: bool) -> None:
 
 
 TaskArg = Annotated[str | None, typer.Argument(help="Task name (see --list).")]
-ModelOpt = Annotated[list[str] | None, typer.Option("--model", "-m", help="Model spec, repeatable: openai:MODEL@BASE_URL, hf:PATH, random[:SEED], majority, embed-sim, kg-oracle.")]
+ModelOpt = Annotated[list[str] | None, typer.Option("--model", "-m", help="Model spec, repeatable: openai:MODEL@BASE_URL, hf:PATH, random[:SEED], majority, embed-sim, kg-oracle, kg-rag (EV² --style rag: answers from the retrieved facts alone).")]
 NOpt = Annotated[int | None, typer.Option("--n", help="Evaluate a seeded sample of N items.")]
 SplitOpt = Annotated[str | None, typer.Option("--split", help="Only items of this split (train/valid/test...).")]
 OutOpt = Annotated[Path | None, typer.Option("--out", help="Output folder (default ./eventkg-eval/TASK).")]
-StyleOpt = Annotated[str | None, typer.Option("--style", help="Prompt style: plain/direct/cot/release/release-direct (EV²), zero/few/cot/release/release-few/release-cot (CLoMo), plain/release (abspyramid-gen; abspyramid-det has no release style, its release classifies premise/hypothesis pairs). Release styles need --release, except EV²'s when the store's questions were ingested from a checkout's data/.")]
+StyleOpt = Annotated[str | None, typer.Option("--style", help="Prompt style: plain/direct/cot/release/release-direct/rag (EV²; rag: retrieved knowledge, the item's own story hidden, instance level), zero/few/cot/release/release-few/release-cot (CLoMo), plain/release (abspyramid-gen; abspyramid-det has no release style, its release classifies premise/hypothesis pairs). Release styles need --release, except EV²'s when the store's questions were ingested from a checkout's data/.")]
 ReleaseOpt = Annotated[Path | None, typer.Option("--release", help="A checkout of the paper's release (EV²: TZWwww/EV2, CLoMo: Eleanor-H/CLOMO, AbsPyramid: HKUST-KnowComp/AbsPyramid) whose own code builds the prompts of a release style (EV² default: the checkout the questions were ingested from).")]
 TemplateOpt = Annotated[Path | None, typer.Option("--template", help="EV² CEC/CRR: your own prompt file with $placeholders (docs/reproduce.md lists them), e.g. the paper's CoT figure.")]
 MaxTokensOpt = Annotated[str | None, typer.Option("--max-tokens", help="Reply token limit (default: the style's; 'none' sends no limit).")]

@@ -116,6 +116,9 @@ def _rank_range(tmp: Path, lo: int, hi: int, freq: np.ndarray, chunk: int) -> di
         for node, nbr, out in ((c["src"], c["dst"], True), (c["dst"], c["src"], False)):
             sel = (node >= lo) & (node < hi)
             parts.append((node[sel], nbr[sel], c["typ"][sel], np.full(int(sel.sum()), out), c["w"][sel]))
+    if not parts:  # a store without event-relation edges
+        empty = np.zeros(0, dtype=np.int32)
+        parts = [(empty, empty, np.zeros(0, dtype=np.int8), np.zeros(0, dtype=bool), np.zeros(0, dtype=np.float32))]
     node, nbr, typ, out, w = (np.concatenate([p[i] for p in parts]) for i in range(5))
     rank_w = np.where(np.isnan(w), 0.0, w)
     order = np.lexsort((typ, ~out, nbr, -freq[nbr], -rank_w, node))

@@ -1,39 +1,46 @@
-"""Retrieval for prompts: text -> nearest events -> typed k-hop subgraph -> prompt text.
+"""Retrieval for prompts: text -> seed events -> the facts that answer it -> prompt text.
 
-``retrieve(store, "PersonX studies for the exam", k=5, hops=2)`` embeds the text, finds
-the k nearest Event nodes in the store's FAISS index (:mod:`eventkg.queries.vectors.index`),
-pulls their ``hops``-hop neighbourhood over the event relations (and ``HAS_TYPE``, so
-instance events bring their event types) with ``store.neighbourhood``, and wraps it in a
-:class:`RetrievedSubgraph`.
+``retrieve(store, "Julia went over her notes for weeks")`` works in one of two modes:
+
+- ``lifted`` (the default on a store with a type layer: schema events and ``HAS_TYPE``, as
+  EV² ingests): hybrid seeds (dense + full-text, :mod:`~eventkg.queries.retrieval.hybrid`),
+  lifted to the schema event types the text instantiates (:mod:`~eventkg.queries.retrieval.lifting`),
+  whose facts come first, then facts of other stories' instances around the seeds
+  (:mod:`~eventkg.queries.retrieval.facts`). ``relation="IsResult"`` (the question's
+  relation, when known) puts that relation's facts first, spelled as asked.
+- ``neighbourhood`` (the default on a store without types, e.g. ASER): the k events nearest
+  the text in the store's FAISS index (:mod:`eventkg.queries.vectors.index`) and their
+  ``hops``-hop neighbourhood over the event relations (and ``HAS_TYPE``).
 
 ``.to_prompt(style="direct")`` follows the "direct guidance" of the EV² paper's section 5.4:
-the event types of the events and the relations between event types are listed before
-the question. ``style="context"`` writes EV²'s context sentences instead
-(``"learn" is before "remember information".``).
+event types and the relations between them before the question; ``style="context"`` writes
+EV²'s context sentences instead (``"learn" is before "remember information".``). Fact lines
+quote texts as JSON strings, so :func:`~eventkg.queries.retrieval.facts.parse_facts` reads a
+prompt back.
 
-Trimming: with ``max_tokens`` the header, footer and question are always kept and the
-fact lines are added in order of relevance while they fit. Relevance of a line = the
-smallest hop distance of its events from the retrieved seeds, then the highest cosine
-similarity of its events to the query text. Tokens are counted by ``count_tokens``
-(default :func:`approx_tokens`: words and punctuation marks, each one token — close to
-what BPE tokenizers give for short English phrases; pass e.g.
-``lambda s: len(tokenizer.encode(s))`` for your model's exact count).
+Trimming: with ``max_tokens`` the header, footer and question are always kept and the fact
+lines are added in rank order while they fit (lifted: the order of
+:func:`~eventkg.queries.retrieval.facts.rank_facts`; neighbourhood: the smallest hop distance
+from the seeds, then the highest cosine similarity to the text). Tokens are counted by
+``count_tokens`` (default :func:`approx_tokens`: words and punctuation marks, each one token;
+pass e.g. ``lambda s: len(tokenizer.encode(s))`` for your model's exact count).
 
-Bounded on big graphs: over Event->Event types the neighbourhood comes from the ranked
-adjacency of :mod:`eventkg.queries.graph.adjacency` (built once beside the vector index, memory-mapped
-after). Each node contributes at most ``per_node`` neighbours (default
-:data:`DEFAULT_PER_NODE`), its best by edge count/weight, then by the neighbour's
-frequency; each hop adds at most ``limit`` new nodes. A node that had more is listed in
-``RetrievedSubgraph.truncated`` as (id, kept, degree), in ``to_dict()["truncated"]`` and
-in a note line of the prompt, so a reader knows a hub was cut. Other types (e.g.
-``ABSTRACTS_TO``) go through ``store.neighbourhood`` with the per-hop limit.
+Bounded on big graphs: in the neighbourhood mode, over Event->Event types the neighbourhood
+comes from the ranked adjacency of :mod:`eventkg.queries.graph.adjacency` (built once beside
+the vector index, memory-mapped after). Each node contributes at most ``per_node`` neighbours
+(default :data:`DEFAULT_PER_NODE`), its best by edge count/weight, then by the neighbour's
+frequency (EV²'s edges carry neither: then by id); each hop adds at most ``limit`` new nodes.
+In the lifted mode a type keeps its ``per_node`` facts most similar to the text. A node cut
+either way is listed in ``RetrievedSubgraph.truncated`` as (id, kept, degree), in
+``to_dict()["truncated"]`` and in a note line of the prompt that says what it was cut by.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,11 +51,15 @@ from eventkg.errors import EventKGError
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import ASER_RELATIONS, CANONICAL, NODE_TYPES, REL_TYPES, upper_snake
 from eventkg.queries.graph import adjacency, columnar
+from eventkg.queries.retrieval.facts import Fact, fact_line
+from eventkg.queries.retrieval.lifting import TypeScore, type_layer
+from eventkg.queries.retrieval.subgraphs import CONTEXT_TEMPLATES
 from eventkg.queries.vectors.files import index_dir
 from eventkg.queries.vectors.index import VectorIndex, open_index
 
 DEFAULT_REL_TYPES = ("CAUSES", "BEFORE", "HAS_SUBEVENT", "HAS_TYPE")
 STYLES = ("direct", "context")
+MODES = ("auto", "lifted", "neighbourhood")
 _NAMES = {"CAUSES": "Causes", "BEFORE": "Before", "HAS_SUBEVENT": "HasSubevent"} | {
     upper_snake(a): a for a in ASER_RELATIONS
 }
@@ -98,7 +109,8 @@ def _node_text(g: nx.MultiDiGraph, nid: str) -> str:
 
 @dataclass
 class RetrievedSubgraph:
-    """A retrieved neighbourhood, its seeds and what each node's relevance is."""
+    """What :func:`retrieve` found: its seeds, the subgraph, each node's relevance, and in the lifted
+    mode the text's types (``types``) and the ranked facts (``facts``); ``triples`` is a property."""
 
     query: str
     seeds: list[tuple[str, float]]
@@ -107,6 +119,12 @@ class RetrievedSubgraph:
     similarity: dict[str, float] = field(default_factory=dict)
     #: (event id, neighbours kept, neighbours it has) for each node whose neighbours were capped
     truncated: list[tuple[str, int, int]] = field(default_factory=list)
+    #: lifted mode: the schema event types of the text, best first (empty in the neighbourhood mode)
+    types: list[TypeScore] = field(default_factory=list)
+    #: lifted mode: the ranked facts, each stored edge once (None in the neighbourhood mode)
+    facts: list[Fact] | None = None
+    #: the question's relation the facts were spelled for, if given
+    relation: str | None = None
 
     def truncation_note(self) -> str | None:
         """One line saying which high-degree events were cut, or None."""
@@ -114,8 +132,10 @@ class RetrievedSubgraph:
             return None
         parts = [f'"{_node_text(self.graph, n) if n in self.graph else n}" {kept} of {deg:,}' for n, kept, deg in self.truncated[:3]]
         more = f" and {len(self.truncated) - 3} more" if len(self.truncated) > 3 else ""
+        cut_by = ("the most similar to the text are kept" if self.facts is not None
+                  else "the strongest edges (count or weight, then frequency, then id) are kept")
         return (f"Note: {len(self.truncated)} high-degree event(s) have more neighbours than shown; "
-                f"only the most frequent are kept ({'; '.join(parts)}{more}).")
+                f"{cut_by} ({'; '.join(parts)}{more}).")
 
     # -- facts ------------------------------------------------------------------------------
     def _rank(self, *nodes: str) -> tuple[int, float]:
@@ -137,8 +157,16 @@ class RetrievedSubgraph:
 
     @property
     def triples(self) -> list[tuple[str, str, str]]:
-        """(head text, relation name, tail text), most relevant first."""
+        """(head text, relation name, tail text), most relevant first (a property, not a method).
+
+        In the lifted mode the facts' order and spelling (the question's relation as asked)."""
+        if self.facts is not None:
+            return [(self.text_of(f.head), f.relation, self.text_of(f.tail)) for f in self.facts]
         return [(e[0][2], e[0][3], e[0][4]) for e in self._edges()]
+
+    def text_of(self, node: str) -> str:
+        """The caption of a node of the subgraph (its id when absent)."""
+        return _node_text(self.graph, node) if node in self.graph else node
 
     @property
     def event_types(self) -> list[tuple[str, str]]:
@@ -166,6 +194,8 @@ class RetrievedSubgraph:
             ],
             "event_types": [list(t) for t in self.event_types],
             "triples": [list(t) for t in self.triples],
+            "types": [{"name": t.name, "ids": list(t.ids), "score": round(t.score, 4)} for t in self.types],
+            "relation": self.relation,
             "truncated": [
                 {"id": n, "text": _node_text(self.graph, n) if n in self.graph else None, "kept": kept, "degree": deg}
                 for n, kept, deg in self.truncated
@@ -185,9 +215,11 @@ class RetrievedSubgraph:
         """Prompt text carrying the subgraph (see the module docstring for style and trimming)."""
         if style not in STYLES:
             raise RetrieveError(f"unknown prompt style {style!r}; expected one of {', '.join(STYLES)}")
+        if self.facts is not None:
+            return self._lifted_prompt(style, max_tokens, question, count_tokens)
         types = [(self._type_rank(inst), f'- "{inst}" is an instance of the event type "{typ}".') for inst, typ in self.event_types]
         if style == "direct":
-            facts = [(e[0], f'- ({e[0][2]}, {e[0][3]}, {e[0][4]})') for e in self._edges()]
+            facts = [(e[0], fact_line(e[0][2], e[0][3], e[0][4])) for e in self._edges()]
             head = [
                 "Event knowledge retrieved from an event graph. Use it when it helps to answer.",
             ]
@@ -201,6 +233,30 @@ class RetrievedSubgraph:
             head = [*head, note]
         tail = [f"Question: {question}"] if question else []
         return _fit(head, sections, tail, max_tokens, count_tokens)
+
+    def _lifted_prompt(self, style: str, max_tokens: int | None, question: str | None, count: Callable[[str], int]) -> str:
+        """Lifted mode: the likely types in one line, then schema facts, then other stories' facts."""
+        head = ["Event knowledge retrieved from an event graph. Use it when it helps to answer."]
+        if self.types:
+            names = ", ".join(json.dumps(t.name, ensure_ascii=False) for t in self.types[:3])
+            head.append(f"Likely event types, best first: {names}.")
+        note = self.truncation_note()
+        if note:
+            head.append(note)
+        lines: dict[str, list[tuple[tuple, str]]] = {"schema": [], "instance": []}
+        for i, f in enumerate(self.facts or []):
+            h, t = self.text_of(f.head), self.text_of(f.tail)
+            line = fact_line(h, f.relation, t) if style == "direct" else CONTEXT_TEMPLATES.get(
+                f.relation, '"{h}" {r} "{t}".').format(h=h, r=f.relation, t=t)
+            lines[f.kind].append(((i,), line))
+        if style == "direct":
+            titles = ("Relations between event types (head, relation, tail):",
+                      "Relations between events of other stories (head, relation, tail):")
+        else:
+            titles = ("Context (event types):", "Context (events of other stories):")
+        sections = [(titles[0], lines["schema"]), (titles[1], lines["instance"])]
+        tail = [f"Question: {question}"] if question else []
+        return _fit(head, sections, tail, max_tokens, count)
 
     def _type_rank(self, inst_text: str) -> tuple:
         for n in self.graph.nodes:
@@ -241,6 +297,14 @@ def _fit(
 DEFAULT_HOP_LIMIT = 50
 #: Neighbours followed from one node (its best by count/frequency) unless the caller says otherwise.
 DEFAULT_PER_NODE = 20
+#: Lifted mode: facts kept of one type (its most similar to the text) unless the caller says otherwise.
+DEFAULT_TYPE_FACTS = 50
+#: ``per_node``'s default: :data:`DEFAULT_PER_NODE` or :data:`DEFAULT_TYPE_FACTS`, by mode
+AUTO = -1
+
+
+#: Lifted types whose facts a retrieval brings, best first, unless the caller says otherwise.
+DEFAULT_TYPES = 5
 
 
 def retrieve(
@@ -253,44 +317,118 @@ def retrieve(
     level: str | None = None,
     model_name: str | None = None,
     limit: int | None = DEFAULT_HOP_LIMIT,
-    per_node: int | None = DEFAULT_PER_NODE,
+    per_node: int | None = AUTO,
     index: VectorIndex | None = None,
+    relation: str | None = None,
+    mode: str = "auto",
+    search: str | None = None,
+    types: int = DEFAULT_TYPES,
+    exclude: Collection[str] = (),
 ) -> RetrievedSubgraph:
-    """The k events nearest to ``text`` and their ``hops``-hop typed neighbourhood.
+    """The facts that answer ``text``: lifted types' facts, or the k nearest events' neighbourhood.
 
     Args:
         store: The store to read.
-        text: The query text, embedded with the vector index's model.
-        k: Seed events: the nearest ``k``.
-        hops: Steps taken from the seeds.
+        text: The query text (a sentence the store may never have seen).
+        k: Seed events kept in ``.seeds`` (the lifted mode weighs ten times as many candidates).
+        hops: Neighbourhood mode: steps taken from the seeds.
         rel_types: Paper names (``Causes``, ``After``...) or stored types; default the three event
             relations and ``HAS_TYPE``.
-        level: Restrict the seeds to ``schema`` or ``instance`` events.
+        level: Restrict the seeds to ``schema`` or ``instance`` events (then the neighbourhood mode).
         model_name: The sentence-transformers model of the vector index (default: the setting's).
-        limit: At most this many nodes added per hop (None: all), so a hub in a big graph cannot
-            turn one prompt into thousands of triples.
-        per_node: At most this many neighbours followed from one node, best-ranked first (None: all).
+        limit: Neighbourhood mode: at most this many nodes added per hop (None: all).
+        per_node: At most this many neighbours followed from one node (neighbourhood, default
+            :data:`DEFAULT_PER_NODE`) or facts of one type (lifted, default :data:`DEFAULT_TYPE_FACTS`),
+            best-ranked first (None: all).
         index: A vector index the caller holds and knows is fresh (its staleness checks, and the
             adjacency's once loaded, are skipped).
+        relation: The question's relation (``Causes``, ``IsResult``, ``Before``, ``After``,
+            ``HasSubevent``, ``IsSubevent``): its facts from the lifted types come first,
+            written with the type on the side asked.
+        mode: ``auto`` (lifted on a store with schema types and no ``level``, else
+            neighbourhood), ``lifted`` or ``neighbourhood``.
+        search: Seeds from ``hybrid`` (dense + full-text), ``dense`` or ``fulltext`` search;
+            default hybrid in the lifted mode, dense in the neighbourhood mode.
+        types: Lifted mode: the best this many types bring their facts.
+        exclude: Event ids hidden from this retrieval (never seeds, votes or facts): e.g. the
+            instance events of the story a benchmark question comes from.
 
     Returns:
-        The subgraph, its seeds and scores; ``to_prompt()``, ``to_json()`` and ``triples()`` render it.
+        The subgraph, its seeds, types and facts; ``to_prompt()``, ``to_json()`` and the
+        ``triples`` property render it.
 
     Raises:
-        RetrieveError: The text is empty, or a relation type is unknown.
+        RetrieveError: The text is empty, or a relation type, relation, mode or search is unknown.
     """
     if not text.strip():
         raise RetrieveError("retrieve: the query text is empty")
-    types = stored_types(rel_types)
-    vi = index or open_index(store, model_name, level)
+    rtypes = stored_types(rel_types)
+    _check(mode, search, relation)
+    vi = index or open_index(store, model_name, level, notice=_notice, progress=_progress)
+    layer = type_layer(store, (str(index_dir(store)), len(vi))) if mode == "lifted" or (mode == "auto" and level is None) else None
+    if layer is not None and (mode == "lifted" or layer):
+        from eventkg.queries.retrieval.lifted import lifted_parts
+
+        cap = DEFAULT_TYPE_FACTS if per_node == AUTO else per_node
+        p = lifted_parts(store, vi, layer, text, k=k, n_types=types, relation=relation, per_node=cap,
+                         search=search or "hybrid", exclude=set(exclude), rel_types=rtypes)
+        return RetrievedSubgraph(text, p.seeds, p.graph, p.hops, p.similarity, p.truncated, p.types, p.facts, relation)
+    cap = DEFAULT_PER_NODE if per_node == AUTO else per_node
+    return _neighbourhood(store, vi, text, k, hops, rtypes, cap, limit, search or "dense", set(exclude),
+                          trust=index is not None)
+
+
+def _notice(message: str) -> None:
+    """A lazy index build says what it does on stderr (the CLI draws bars instead)."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def _progress(done: int, total: int) -> None:
+    end = "\n" if done >= total else ""
+    print(f"\rembedding events for the vector index: {done:,} of {total:,}", end=end, file=sys.stderr, flush=True)
+
+
+def _check(mode: str, search: str | None, relation: str | None) -> None:
+    from eventkg.queries.retrieval.hybrid import SEARCHES
+
+    if mode not in MODES:
+        raise RetrieveError(f"unknown retrieval mode {mode!r}; expected one of {', '.join(MODES)}")
+    if search is not None and search not in SEARCHES:
+        raise RetrieveError(f"unknown search {search!r}; expected one of {', '.join(SEARCHES)}")
+    if relation is not None and relation not in CANONICAL:
+        raise RetrieveError(f"unknown relation {relation!r}; expected one of {', '.join(CANONICAL)}")
+
+
+def _neighbourhood(
+    store: GraphStore,
+    vi: VectorIndex,
+    text: str,
+    k: int,
+    hops: int,
+    types: list[str],
+    per_node: int | None,
+    limit: int | None,
+    search: str,
+    exclude: set[str],
+    *,
+    trust: bool,
+) -> RetrievedSubgraph:
+    """The k nearest events and their capped neighbourhood (the mode of stores without types)."""
     qvec = vi.embedder.encode([text])[0]
-    seeds = vi.search(qvec, k)[0]
+    if search == "dense" and not exclude:
+        seeds = vi.search(qvec, k)[0]
+    else:
+        from eventkg.queries.retrieval.hybrid import seed_events
+
+        seeds = seed_events(store, vi, text, qvec, k, search=search, exclude=exclude)
     seed_ids = [i for i, _ in seeds]
     truncated: list[tuple[str, int, int]] = []
     if all(t in adjacency.EVENT_TYPES for t in types):
-        graph, truncated = _bounded(store, seed_ids, hops, types, per_node, limit, trust=index is not None)
+        graph, truncated = _bounded(store, seed_ids, hops, types, per_node, limit, trust=trust)
     else:
         graph = store.neighbourhood(seed_ids, hops=hops, rel_types=types, direction="both", limit=limit, induced=False)
+    if exclude:
+        graph.remove_nodes_from([n for n in exclude if n in graph])
     hop = _hop_distances(graph, seed_ids)
     vecs = vi.vectors(list(graph.nodes))
     sims: dict[str, float] = {}

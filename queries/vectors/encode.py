@@ -26,6 +26,7 @@ from eventkg.queries.vectors.files import atomic_write, save_npy
 
 PROBE = 256  # texts encoded to estimate the rate before a build
 NOTICE_MIN = 2_000  # builds of fewer texts (seconds of work) start without the ETA notice
+PROGRESS_STEP = 512  # texts between two progress reports inside a chunk
 
 Progress = Callable[[int, int], None]
 Notice = Callable[[str], None]
@@ -155,7 +156,12 @@ def encode_chunk_files(
             if i in have:
                 continue
             stop = min(n, start + chunk)
-            vecs = embedder.encode(_slice(texts, start, stop))
+            parts = []
+            for a in range(start, stop, PROGRESS_STEP):  # progress inside a chunk, not only at its end
+                parts.append(embedder.encode(_slice(texts, a, min(stop, a + PROGRESS_STEP))))
+                if progress and min(stop, a + PROGRESS_STEP) < stop:
+                    progress(done + min(stop, a + PROGRESS_STEP) - start, n)
+            vecs = np.concatenate(parts)
             atomic_write(work, f, lambda tmp, v=vecs: save_npy(tmp, v))
             done += stop - start
             if progress:

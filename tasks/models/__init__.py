@@ -8,6 +8,7 @@
 ``majority``               the most frequent gold answer of the train split / label prior
 ``embed-sim[:PATH]``       sentence-embedding similarity (bundled all-MiniLM-L6-v2 offline)
 ``kg-oracle``              answers read from the store's graph
+``kg-rag``                 EV² under ``--style rag``: answers from the prompt's retrieved facts alone
 =========================  ==================================================================
 """
 
@@ -23,14 +24,15 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["SPEC_HELP", "load_model"]
 
-SPEC_HELP = "openai:MODEL@BASE_URL, hf:PATH, random[:SEED], majority, embed-sim[:PATH] or kg-oracle"
+SPEC_HELP = "openai:MODEL@BASE_URL, hf:PATH, random[:SEED], majority, embed-sim[:PATH], kg-oracle or kg-rag"
 
 
 def load_model(spec: str, *, store: GraphStore | None = None, seed: int = 0, **options: Any) -> Model:
     """The adapter for a model spec.
 
     Args:
-        spec: ``openai:MODEL@BASE_URL``, ``hf:PATH``, ``random[:SEED]``, ``majority``, ``embed-sim[:PATH]`` or ``kg-oracle``.
+        spec: ``openai:MODEL@BASE_URL``, ``hf:PATH``, ``random[:SEED]``, ``majority``, ``embed-sim[:PATH]``,
+            ``kg-oracle`` or ``kg-rag``.
         store: The store the offline baselines read (``majority``, ``kg-oracle``).
         seed: The seed of seeded baselines.
         **options: The HTTP adapter's options (timeout, concurrency, cache, generation settings).
@@ -67,4 +69,8 @@ def load_model(spec: str, *, store: GraphStore | None = None, seed: int = 0, **o
         from eventkg.tasks.models.kg_oracle import KGOracleModel
 
         return KGOracleModel(store)
+    if kind == "kg-rag" and not rest:
+        from eventkg.tasks.models.kg_rag import KGRagModel
+
+        return KGRagModel()
     raise ModelSpecError(f"unknown model spec {spec!r}: use {SPEC_HELP}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import Counter
 
 import numpy as np
@@ -239,3 +240,15 @@ def test_the_build_says_its_device_and_eta_before_encoding(world, monkeypatch):
     vi = vx.open_index(world, level="schema", notice=notes.append)
     assert f" on {device} " in notes[0] and "about" in notes[0] and "texts/s" in notes[0]
     assert vi.manifest["device"] == device and vi.manifest["encoded"] == len(SCHEMA_TEXTS)
+
+
+def test_a_lazy_build_inside_retrieve_shows_its_progress_within_a_chunk(world, capsys, monkeypatch):
+    from eventkg.queries.vectors import encode
+
+    monkeypatch.setattr(encode, "PROGRESS_STEP", 1)  # a report after every text, inside the one chunk
+    retrieve(world, "a student reads all night", k=1)
+    err = capsys.readouterr().err
+    total = len(SCHEMA_TEXTS) + len(INSTANCE_TEXTS)
+    shown = re.findall(r"embedding events for the vector index: (\d+) of (\d+)", err)
+    assert [int(d) for d, _ in shown] == list(range(total + 1))  # the start, then every text
+    assert {int(t) for _, t in shown} == {total}
