@@ -191,3 +191,20 @@ def test_bad_line_names_file_and_line(tmp_path):
     p.write_text(json.dumps(cec_rows()[0]) + "\n{not json\n")
     with pytest.raises(AuditError, match=r"bad.jsonl:2: not an EV² question"):
         read_items(p)
+
+
+def test_pair_only_keeps_a_queried_event_in_one_fold(tmp_path):
+    """Questions sharing e0 with different labels (a related question and its Vague twin): with e0
+    split across folds the pair classifier is tested on the twin of what it learned and reads far
+    below chance, a shortcut in reverse that is not in the file."""
+    rng = random.Random(5)
+    rows = []
+    for i in range(N // 3):
+        e0 = _event(rng, 4)
+        for j, rel in enumerate(["Causes", "IsResult", "Vague"]):
+            e1 = _event(rng)
+            rows.append({"id": f"{i}-{j}", "e0": e0, "rel": rel, "e1": e1, "context": "", "context_tpl": [],
+                         "question": f'Is "{e0}" "Causes", "IsResult" or "Vague" "{e1}"?',
+                         "choices": ["Causes", "IsResult", "Vague"]})
+    found = _finding(_audit(tmp_path, rows), "pair_only")
+    assert found.passed, found.as_dict()
