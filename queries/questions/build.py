@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from eventkg.graphstore.model import EVENT_RELATIONS, FAMILIES, VAGUE, family_of
+from eventkg.graphstore.model import EVENT_RELATIONS, FAMILIES, INVERSE, VAGUE, family_of
 from eventkg.queries.graph.components import Component
 from eventkg.queries.graph.csr import EventCSR
 from eventkg.queries.induction.induce import induce
@@ -74,6 +74,48 @@ def ancestors(comp: Component, node: int) -> set[int]:
     return seen
 
 
+def descendants(comp: Component, node: int) -> set[int]:
+    """The events ``node`` reaches in the component DAG."""
+    succ: dict[int, list[int]] = {}
+    for h, _, t in comp.triples:
+        succ.setdefault(h, []).append(t)
+    seen: set[int] = set()
+    stack = [node]
+    while stack:
+        for s in succ.get(stack.pop(), []):
+            if s not in seen:
+                seen.add(s)
+                stack.append(s)
+    return seen
+
+
+def stored_orientation(triples: Iterable[Triple], direction: str) -> list[Triple]:
+    """``triples`` of a component as the store holds them: a backward copy's triples turned back (the
+    same facts, each stated by its stored relation, whichever copy the question was drawn from)."""
+    if direction == "forward":
+        return list(triples)
+    return [(t, INVERSE[r], h) for h, r, t in triples]
+
+
+def crr_context(comp: Component, h: int, t: int, downstream: bool) -> tuple[list[Triple], bool]:
+    """A CRR question's context and the side of ``h`` it shows, so that neither tells the label.
+
+    The component's triples among ``h`` and its ancestors (``downstream`` False) or its descendants other
+    than ``t`` (True), stated by their stored relations. A related pair's label is its copy's direction
+    (forward: the family's first member); a context of ancestors stated as drawn would name that
+    direction's relation words, and the side ``h`` stands on in it (``h``'s stored causes or its effects)
+    would follow the copy too. Drawn from either side and stated as stored, it shows ``h`` upstream
+    (the context holds ``h``'s stored successors) as often with one label as with the other, once the
+    quotas keep the labels a third each per side (:attr:`CrrPending.cell`).
+
+    Returns:
+        The triples, and whether the context holds ``h``'s stored successors (``h`` upstream of it).
+    """
+    keep = (descendants(comp, h) - {t} if downstream else ancestors(comp, h)) | {h}
+    triples = [tr for tr in comp.triples if tr[0] in keep and tr[2] in keep]
+    return stored_orientation(triples, comp.direction), downstream == (comp.direction == "forward")
+
+
 def path_relation(paths: list[list[Triple]]) -> tuple[str | None, list[Triple]]:
     """The first (shortest) path Table 1 induces something for, and that relation."""
     for p in paths:  # shortest first, so a direct edge wins
@@ -98,6 +140,17 @@ def infile_key(degree: np.ndarray) -> np.ndarray:
     return np.where(degree < EXACT_INFILE, degree, EXACT_INFILE + band).astype(np.int32)
 
 
+#: named counts matched exactly below this, by band above
+EXACT_NAMED = 4
+
+
+def named_key(named: np.ndarray) -> np.ndarray:
+    """Each event's key of how many questions name it (:func:`infile_named`): exact below
+    :data:`EXACT_NAMED`, by band above (finer keys leave too few negatives per key on a small graph)."""
+    band = degree_band(named).astype(np.int32)
+    return np.where(named < EXACT_NAMED, named, EXACT_NAMED + band).astype(np.int32)
+
+
 def infile_degree(size: int, contexts: Iterable[list[Triple]]) -> np.ndarray:
     """Each event's degree in the graph the questions' contexts state: its distinct neighbours over
     every context triple (the audit's in-file degree, :func:`eventkg.queries.audit.checks.infile_graph`)."""
@@ -105,6 +158,17 @@ def infile_degree(size: int, contexts: Iterable[list[Triple]]) -> np.ndarray:
     if not pairs:
         return np.zeros(size, dtype=np.int64)
     return np.bincount(np.fromiter((a for a, _ in pairs), dtype=np.int64, count=len(pairs)), minlength=size)
+
+
+def infile_named(size: int, pending: Iterable[Pending | CrrPending]) -> np.ndarray:
+    """Each event's count of questions that name it as their queried event or in their context (the
+    audit's "named elsewhere", :func:`eventkg.queries.audit.checks.infile_named`): answers are often the
+    events other questions ask about, and a negative named so less often is told apart by that alone."""
+    counts = np.zeros(size, dtype=np.int64)
+    for p in pending:
+        named = {p.h, *(x for h, _, t in p.context for x in (h, t))}
+        counts[np.fromiter(named, dtype=np.int64, count=len(named))] += 1
+    return counts
 
 
 def stories(csr: EventCSR) -> np.ndarray:
@@ -166,6 +230,13 @@ class CrrPending:
     fam: str
     context: list[Triple]
     draft: Draft | None
+    upstream: bool = False  # the context holds h's stored successors (see crr_context)
+
+    @property
+    def cell(self) -> str:
+        """The quota cell: the asked family and the side of ``h`` the context shows (labels a third each
+        per cell, so that neither the family nor the context's relations tell the label)."""
+        return f"{self.fam}/{'up' if self.upstream else 'down'}"
 
     @property
     def labels(self) -> tuple[int, ...]:
@@ -202,6 +273,7 @@ class QuestionBuilder:
         self.linked = pool[self.band[pool] >= 0]
         self.by_band = {int(b): self.linked[self.band[self.linked] == b] for b in np.unique(self.band[self.linked])}
         self.key, self.by_key = self.band.astype(np.int32), self.by_band  # CEC: see match_infile
+        self.named = np.zeros(len(csr), dtype=np.int32)  # how often the file names each event (match_infile)
         self.positions: list[int] = []  # answer positions still to hand out (exact balance)
         self.asked: set[tuple[int, str, int]] = set()  # (event, relation, answer) already asked
         self.partners: dict[int, set[int]] = {}  # e0 -> its Vague partners so far
@@ -234,17 +306,20 @@ class QuestionBuilder:
         for h, t in candidates:
             if made >= self.pairs:
                 break
-            anc = ancestors(comp, h)
-            if self.require_context and not anc:
-                continue
+            if self.task == "CEC":
+                anc = ancestors(comp, h)
+                if self.require_context and not anc:
+                    continue
             rel, _path = path_relation(dag[h][t])
             if rel is None:
                 continue
-            keep = anc | {h}
-            context = [tr for tr in comp.triples if tr[0] in keep and tr[2] in keep]
             qid = f"{comp.cid}-{made}"
-            built = (self._cec(qid, comp, h, t, rel, context) if self.task == "CEC"
-                     else self._crr(qid, comp, h, t, rel, context))
+            if self.task == "CEC":
+                keep = anc | {h}
+                context = [tr for tr in comp.triples if tr[0] in keep and tr[2] in keep]
+                built: list[Pending] | list[CrrPending] = self._cec(qid, comp, h, t, rel, context)
+            else:
+                built = self._crr_sided(qid, comp, h, t, rel)
             if built:
                 made += 1
                 yield from built
@@ -257,6 +332,7 @@ class QuestionBuilder:
         population answers come from (named in the file's contexts as often, neither more nor less);
         the answers' gold uses are counted."""
         infile = infile_key(infile_degree(len(self.csr), (p.context for p in pending)))
+        self.named = named_key(infile_named(len(self.csr), pending))
         self.uses.set_gold([p.t for p in pending])
         self.key = (infile + 1) * 256 + self.band.astype(np.int32) + 1
         keys = self.key[self.linked]
@@ -297,7 +373,11 @@ class QuestionBuilder:
         else:
             skip = set(nodes) | set(proposed)
             chosen = proposed + draw_unlinked(self.vet, same, self.rng, 3 - len(proposed), mask, skip,
-                                              PREFERRED_TRIES, accept=self.uses.room)
+                                              PREFERRED_TRIES, accept=lambda z: self.named[z] == self.named[t]
+                                              and self.uses.room(z))
+            if len(chosen) < 3:
+                chosen += draw_unlinked(self.vet, same, self.rng, 3 - len(chosen), mask, skip | set(chosen),
+                                        PREFERRED_TRIES, accept=self.uses.room)
             if len(chosen) < 3:  # no fresh text left in the key: one never gold, else any, counted
                 self.skip("negatives beyond their share of uses (drawn all the same)")
                 for accept, tries in ((self.uses.never_gold, PREFERRED_TRIES), (None, self.tries)):
@@ -341,7 +421,7 @@ class QuestionBuilder:
         for side in (below, above):
             cands = pool[side].tolist()
             self.rng.shuffle(cands)
-            cands.sort(key=lambda z: (z not in first, not self.uses.room(z)))
+            cands.sort(key=lambda z: (z not in first, self.named[z] != self.named[t], not self.uses.room(z)))
             sides.append(cands)
         for k in (k_below, *sorted({0, 1, 2, 3} - {k_below}, key=lambda k: abs(k - k_below))):
             if len(sides[0]) < k or len(sides[1]) < 3 - k:
@@ -400,6 +480,19 @@ class QuestionBuilder:
         return self._finish(row, namer, context + [(h, rel, t)])
 
     # -- CRR -------------------------------------------------------------------------------
+    def _crr_sided(self, qid: str, comp: Component, h: int, t: int, rel: str) -> list[CrrPending]:
+        """The pair with its context drawn from a seeded side of ``h`` (the other when that one is empty;
+        none when both are and a context is required): :func:`crr_context`."""
+        first = self.rng.random() < 0.5
+        for downstream in (first, not first):
+            context, upstream = crr_context(comp, h, t, downstream)
+            if context or not self.require_context:
+                got = self._crr(qid, comp, h, t, rel, context)
+                for p in got:
+                    p.upstream = upstream
+                return got
+        return []
+
     def _crr(self, qid: str, comp: Component, h: int, t: int, rel: str, context: list[Triple]) -> list[CrrPending]:
         """The pair, its labels unchecked (:meth:`crr_drafts` keeps the quotas). Not asked from the other
         end: the context would name ``e1``."""
@@ -425,8 +518,8 @@ class QuestionBuilder:
         kept = []
         for p in pending:
             for label in p.labels:
-                if self._room(label, p.fam, counts):
-                    self.made(label, p.fam, counts)
+                if self._room(label, p.cell, counts):
+                    self.made(label, p.cell, counts)
                     kept.append(p)
         return kept
 
@@ -436,7 +529,7 @@ class QuestionBuilder:
         leaving its related question alone would keep in the file the related partners no Vague partner
         matches (hubs, mostly), and the graph around ``e1`` would tell the label."""
         for p in pending:
-            wanted = [label for label in p.labels if self._room(label, p.fam)]
+            wanted = [label for label in p.labels if self._room(label, p.cell)]
             if not wanted:
                 self.skip("CRR label over its quota")
                 continue
@@ -446,27 +539,28 @@ class QuestionBuilder:
                           + (" and similarity" if self.vectors is not None else ""))
                 continue
             if p.label in wanted and p.draft is not None:
-                self.made(p.label, p.fam)
+                self.made(p.label, p.cell)
                 yield p.draft
-            if not self._room(2, p.fam):
+            if not self._room(2, p.cell):
                 self.skip("CRR label over its quota")
             elif (vague := self._vague(p, *partner)) is not None:
-                self.made(2, p.fam)
+                self.made(2, p.cell)
                 yield vague
 
-    def _room(self, label: int, fam: str, labels: dict[str, list[int]] | None = None) -> bool:
-        """Whether one more question of ``label`` in family ``fam`` keeps every label of the family within
-        one of its quota (Vague's share ``vague_prob / (1 + vague_prob)``, as one Vague per related pair
-        with that probability gives; the two members half the rest each): per family, so that the asked
-        family does not tell the label (the audit's label prior). ``labels``: counts other than the run's."""
+    def _room(self, label: int, cell: str, labels: dict[str, list[int]] | None = None) -> bool:
+        """Whether one more question of ``label`` in quota cell ``cell`` (:attr:`CrrPending.cell`: the family
+        and the context's side) keeps every label of the cell within one of its quota (Vague's share
+        ``vague_prob / (1 + vague_prob)``, as one Vague per related pair with that probability gives; the
+        two members half the rest each): per cell, so that neither the asked family (the audit's label
+        prior) nor the context's relations tell the label. ``labels``: counts other than the run's."""
         vague = self.vague_prob / (1 + self.vague_prob)
         share = vague if label == 2 else (1 - vague) / 2
-        counts = (self.labels if labels is None else labels).get(fam, [0, 0, 0])
+        counts = (self.labels if labels is None else labels).get(cell, [0, 0, 0])
         return counts[label] < share * (sum(counts) + 1) + 1
 
-    def made(self, label: int, fam: str, labels: dict[str, list[int]] | None = None) -> None:
-        """Count a CRR question of ``label`` in family ``fam`` (in ``labels``, else the run's counts)."""
-        (self.labels if labels is None else labels).setdefault(fam, [0, 0, 0])[label] += 1
+    def made(self, label: int, cell: str, labels: dict[str, list[int]] | None = None) -> None:
+        """Count a CRR question of ``label`` in quota cell ``cell`` (in ``labels``, else the run's counts)."""
+        (self.labels if labels is None else labels).setdefault(cell, [0, 0, 0])[label] += 1
 
     def _vague_partner(self, p: CrrPending) -> tuple[int, int, int] | None:
         """``(partner, neighbour, code)`` for EV²'s Vague item on ``p.h``: an event unrelated to ``h`` (the

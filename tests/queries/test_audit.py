@@ -19,14 +19,16 @@ def _event(rng: random.Random, k: int = 3) -> str:
 
 
 def cec_rows(seed: int = 1, *, position0=False, marker=False, longer=False, overlap=False, hub=False,
-             similar=False, repeat=False) -> list[dict]:
-    """CEC schema rows with random events; each flag plants one artifact in the gold."""
+             similar=False, repeat=False, asked=False) -> list[dict]:
+    """CEC schema rows with random events; each flag plants one artifact in the gold (``asked``: the
+    answer is the event the next question asks about)."""
     rng = random.Random(seed)
     hubs = [_event(rng) for _ in range(30)]
+    queried = [_event(rng) for _ in range(N)]
     rows = []
     for i in range(N):
-        e0 = _event(rng)
-        gold = rng.choice(hubs) if hub else _event(rng)
+        e0 = queried[i]
+        gold = rng.choice(hubs) if hub else queried[(i + 1) % N] if asked else _event(rng)
         if marker:
             gold = f"zorp_{gold}"
         if longer:
@@ -50,7 +52,14 @@ def cec_rows(seed: int = 1, *, position0=False, marker=False, longer=False, over
     return rows
 
 
-def crr_rows(seed: int = 2, *, vague_share=1 / 3, related_similar=False) -> list[dict]:
+PHRASE = {"Causes": "causes", "IsResult": "is a result of"}
+
+
+def crr_rows(seed: int = 2, *, vague_share=1 / 3, related_similar=False, context_names=False,
+             context_side=False) -> list[dict]:
+    """CRR rows; ``context_names``: a related question's context states its answer's relation;
+    ``context_side``: every context states Causes, with the queried event at the head when the answer is
+    Causes, at the tail when IsResult, elsewhere when Vague (no word names the answer)."""
     rng = random.Random(seed)
     rows = []
     for i in range(N):
@@ -58,7 +67,14 @@ def crr_rows(seed: int = 2, *, vague_share=1 / 3, related_similar=False) -> list
         vague = rng.random() < vague_share
         rel = "Vague" if vague else rng.choice(["Causes", "IsResult"])
         e1 = f"{e0}_{_event(rng, 1)}" if related_similar and not vague else _event(rng)
-        rows.append({"id": f"{i}-0", "e0": e0, "rel": rel, "e1": e1, "context": "", "context_tpl": [],
+        x, y = _event(rng), _event(rng)
+        tpl = []
+        if context_names and not vague:
+            tpl = [[x, rel, e0]]
+        elif context_side:
+            tpl = [[e0, "Causes", x] if rel == "Causes" else [x, "Causes", e0] if rel == "IsResult" else [x, "Causes", y]]
+        context = " ".join(f'"{h}" {PHRASE[r]} "{t}".' for h, r, t in tpl)
+        rows.append({"id": f"{i}-0", "e0": e0, "rel": rel, "e1": e1, "context": context, "context_tpl": tpl,
                      "question": f'Is "{e0}" "Causes", "IsResult" or "Vague" "{e1}"?',
                      "choices": ["Causes", "IsResult", "Vague"]})
     return rows
@@ -92,13 +108,17 @@ def test_clean_files_pass(tmp_path):
     ({"overlap": True}, "tfidf_overlap_max"),
     ({"hub": True}, "infile_degree_max"),
     ({"hub": True}, "infile_mentions_max"),
+    ({"asked": True}, "infile_named_max"),
+    ({"asked": True}, "infile_named_min"),
     ({"repeat": True}, "duplicates"),
 ])
 def test_each_cec_artifact_is_found(tmp_path, plant, check):
     clean = _finding(_audit(tmp_path, cec_rows()), check)
     found = _finding(_audit(tmp_path, cec_rows(**plant)), check)
     assert clean.passed and not found.passed
-    if check not in ("position", "duplicates"):
+    if check.endswith("_min"):  # elimination: the answer is never the least named
+        assert found.score < 0.05
+    elif check not in ("position", "duplicates"):
         assert found.score - found.chance > 0.3 and found.ci[0] > found.chance + 0.1
 
 
@@ -118,6 +138,21 @@ def test_crr_label_prior_and_similarity_are_found(tmp_path):
     assert not _finding(sim, "prior_similarity").passed and not _finding(sim, "prior_word_overlap").passed
 
 
+@pytest.mark.parametrize(("plant", "checks"), [
+    ({"context_names": True}, ("context_relation_word", "context_relations")),
+    ({"context_side": True}, ("context_relations",)),
+])
+def test_crr_context_naming_the_answer_is_found(tmp_path, plant, checks):
+    clean = _audit(tmp_path, crr_rows())
+    found = _audit(tmp_path, crr_rows(**plant))
+    for check in checks:
+        assert _finding(clean, check).passed
+        f = _finding(found, check)
+        assert not f.passed and f.ci[0] > f.chance + 0.1, f.as_dict()
+    if "context_relation_word" not in checks:  # the words name no answer here: only the classifier sees it
+        assert _finding(found, "context_relation_word").passed
+
+
 def _shuffled_positions(rng: random.Random, k: int) -> list[int]:
     """Each answer position equally often, in random order (a seeded draw may skew positions by chance)."""
     got = [i % k for i in range(N)]
@@ -128,13 +163,13 @@ def _shuffled_positions(rng: random.Random, k: int) -> list[int]:
 def test_shuffled_gold_falls_to_chance(tmp_path):
     """Every artifact planted, then the gold moved to a random choice: no baseline may still see it."""
     rng = random.Random(5)
-    rows = cec_rows(position0=True, marker=True, longer=True, overlap=True, hub=True)
+    rows = cec_rows(position0=True, marker=True, longer=True, overlap=True, hub=True, asked=True)
     for r, k in zip(rows, _shuffled_positions(rng, 4), strict=True):
         r["e1"] = r["choices"][k]
         r["negative_chosen"] = [c for c in r["choices"] if c != r["e1"]]
     a = _audit(tmp_path, rows, similarity=True)
     assert a.passed, [f.as_dict() for f in a.findings if not f.passed]
-    crr = crr_rows(vague_share=0.7, related_similar=True)
+    crr = crr_rows(vague_share=0.7, related_similar=True, context_names=True)
     for r, k in zip(crr, _shuffled_positions(rng, 3), strict=True):
         r["rel"] = r["choices"][k]
     a = _audit(tmp_path, crr, similarity=True)
@@ -156,3 +191,20 @@ def test_bad_line_names_file_and_line(tmp_path):
     p.write_text(json.dumps(cec_rows()[0]) + "\n{not json\n")
     with pytest.raises(AuditError, match=r"bad.jsonl:2: not an EV² question"):
         read_items(p)
+
+
+def test_pair_only_keeps_a_queried_event_in_one_fold(tmp_path):
+    """Questions sharing e0 with different labels (a related question and its Vague twin): with e0
+    split across folds the pair classifier is tested on the twin of what it learned and reads far
+    below chance, a shortcut in reverse that is not in the file."""
+    rng = random.Random(5)
+    rows = []
+    for i in range(N // 3):
+        e0 = _event(rng, 4)
+        for j, rel in enumerate(["Causes", "IsResult", "Vague"]):
+            e1 = _event(rng)
+            rows.append({"id": f"{i}-{j}", "e0": e0, "rel": rel, "e1": e1, "context": "", "context_tpl": [],
+                         "question": f'Is "{e0}" "Causes", "IsResult" or "Vague" "{e1}"?',
+                         "choices": ["Causes", "IsResult", "Vague"]})
+    found = _finding(_audit(tmp_path, rows), "pair_only")
+    assert found.passed, found.as_dict()

@@ -263,3 +263,23 @@ def test_filtering_asked_of_crr_is_refused_not_ignored(csr) -> None:
 
     with pytest.raises(QuestionError, match="CEC questions"):
         make_questions(csr, QuestionSpec("crr", "schema", 10, 1, adversarial=True))
+
+
+def test_cec_answer_is_not_the_event_other_questions_ask_about(csr) -> None:
+    """Negatives are named by the file's other questions (as queried event or context) as often as answers."""
+    made = make_questions(csr, QuestionSpec("cec", "schema", 1000, 1, negatives="random"))
+    assert len(made) >= 500
+    scores = _audit(made)
+    for check in ("infile_named_max", "infile_named_min"):
+        assert abs(scores[check] - 0.25) <= 0.10, (check, scores[check])
+
+
+def test_crr_context_relations_do_not_tell_the_label(csr) -> None:
+    """Neither the relation words the context states nor a classifier on them tells a CRR answer, the
+    Vague question's included: contexts from either side of e0, stated as stored, labels a third per side."""
+    made = make_questions(csr, QuestionSpec("crr", "schema", 1000, 1))
+    assert len(made) >= 300
+    scores = _audit(made)
+    for check in ("context_relation_word", "context_relations", "label_prior"):
+        assert abs(scores[check] - 1 / 3) <= 0.10, (check, scores[check])
+    assert any(q.row["rel"] == "Vague" for q in made)
