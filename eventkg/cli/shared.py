@@ -45,23 +45,18 @@ class State:
         store = open_store(self.store_url, read_only=read_only)
         unfinished = store.unfinished_ingests()
         running = store.ingest_running() if unfinished else None
-        if running:  # its mark is of an ingest still writing, not of one that stopped
+        if running or unfinished:
+            if running:  # its mark is of an ingest still writing, not of one that stopped
+                what = f"is being written by an ingest now ({running}): its graph is not complete until it ends"
+                refuse, warn = "Wait for it, or pass --allow-incomplete to read it as it stands", ""
+            else:
+                what = f"holds an unfinished ingest ({'; '.join(unfinished)}): its graph may be partial"
+                refuse = "Run that ingest again to complete it, or pass --allow-incomplete"
+                warn = "; run that ingest again to complete it"
             if complete and not self.allow_incomplete:
                 store.close()
-                raise IncompleteStoreError(
-                    f"store {self.store_url} is being written by an ingest now ({running}): its graph is not "
-                    "complete until it ends. Wait for it, or pass --allow-incomplete to read it as it stands")
-            err_console.print(f"warning: store {self.store_url} is being written by an ingest now ({running}): "
-                              "its graph is not complete until it ends", markup=False, soft_wrap=True)
-        elif unfinished:
-            what = "; ".join(unfinished)
-            if complete and not self.allow_incomplete:
-                store.close()
-                raise IncompleteStoreError(
-                    f"store {self.store_url} holds an unfinished ingest ({what}): its graph may be partial. "
-                    "Run that ingest again to complete it, or pass --allow-incomplete")
-            err_console.print(f"warning: store {self.store_url} holds an unfinished ingest ({what}): "
-                              "its graph may be partial; run that ingest again to complete it", markup=False, soft_wrap=True)
+                raise IncompleteStoreError(f"store {self.store_url} {what}. {refuse}")
+            err_console.print(f"warning: store {self.store_url} {what}{warn}", markup=False, soft_wrap=True)
         return store
 
 
