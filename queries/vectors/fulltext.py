@@ -115,18 +115,18 @@ def neo4j_fulltext(store: GraphStore, level: str | None) -> Neo4jFullText | None
 
     if backend_of(store) != "neo4j":
         return None
-    key = f"{store.url}#{level}"
-    if key not in _NEO4J:
+    if store.url not in _NEO4J:  # whether the server holds the index, asked once per server
         try:
             store.query(f"CREATE FULLTEXT INDEX {NEO4J_INDEX} IF NOT EXISTS FOR (e:Event) ON EACH [e.text]", write=True)
             store.query(f"CALL db.awaitIndex('{NEO4J_INDEX}', 300)")
-            _NEO4J[key] = Neo4jFullText(store, level)
+            _NEO4J[store.url] = True
         except StoreError:
-            _NEO4J[key] = None
-    return _NEO4J[key]
+            _NEO4J[store.url] = False
+    # the caller's store, never one cached from an earlier opening (it may be closed by now)
+    return Neo4jFullText(store, level) if _NEO4J[store.url] else None
 
 
-_NEO4J: dict[str, Neo4jFullText | None] = {}
+_NEO4J: dict[str, bool] = {}
 _LOADED: dict[str, FullTextIndex] = {}
 
 

@@ -221,3 +221,20 @@ def test_fulltext_seeds_on_each_backend_from_its_own_index(store):
         assert NEO4J_INDEX in names
     else:
         assert isinstance(index, FullTextIndex)
+
+
+def test_fulltext_seeds_from_a_second_opening_of_the_store(store, request):
+    """What is remembered of a store's full-text index is that it exists, never the store object that
+    first asked: after that one is closed, a new opening of the same store searches through itself."""
+    from eventkg.graphstore import open_store
+
+    texts = ["Oskar tried zorbing down the hill", "Mia cooked pasta"]
+    b = Batch()
+    for n in texts:
+        b.add_node("Event", {"id": event_id(n), "text": n, "level": "schema", "sources": ["test"]})
+    store.write_batch(b)
+    assert [i for i, _ in retrieve(store, "zorbing", k=1, search="fulltext").seeds] == [event_id(texts[0])]
+    url = request.getfixturevalue("neo4j_server").url if store.url.startswith("neo4j") else store.url
+    store.close()
+    with open_store(url) as again:
+        assert [i for i, _ in retrieve(again, "zorbing", k=1, search="fulltext").seeds] == [event_id(texts[0])]
