@@ -60,33 +60,30 @@ def dag_paths(comp: Component, max_len: int) -> dict[int, dict[int, list[list[Tr
     return out
 
 
-def ancestors(comp: Component, node: int) -> set[int]:
-    pred: dict[int, list[int]] = {}
+def _reach(comp: Component, node: int, forward: bool) -> set[int]:
+    """The events ``node`` reaches in the component DAG along its edges (``forward``) or against them."""
+    step: dict[int, list[int]] = {}
     for h, _, t in comp.triples:
-        pred.setdefault(t, []).append(h)
+        a, b = (h, t) if forward else (t, h)
+        step.setdefault(a, []).append(b)
     seen: set[int] = set()
     stack = [node]
     while stack:
-        for p in pred.get(stack.pop(), []):
-            if p not in seen:
-                seen.add(p)
-                stack.append(p)
+        for x in step.get(stack.pop(), []):
+            if x not in seen:
+                seen.add(x)
+                stack.append(x)
     return seen
+
+
+def ancestors(comp: Component, node: int) -> set[int]:
+    """The events that reach ``node`` in the component DAG."""
+    return _reach(comp, node, forward=False)
 
 
 def descendants(comp: Component, node: int) -> set[int]:
     """The events ``node`` reaches in the component DAG."""
-    succ: dict[int, list[int]] = {}
-    for h, _, t in comp.triples:
-        succ.setdefault(h, []).append(t)
-    seen: set[int] = set()
-    stack = [node]
-    while stack:
-        for s in succ.get(stack.pop(), []):
-            if s not in seen:
-                seen.add(s)
-                stack.append(s)
-    return seen
+    return _reach(comp, node, forward=True)
 
 
 def stored_orientation(triples: Iterable[Triple], direction: str) -> list[Triple]:
@@ -136,8 +133,13 @@ def degree_band(degree: np.ndarray) -> np.ndarray:
 def infile_key(degree: np.ndarray) -> np.ndarray:
     """Each event's in-file degree key: the degree itself below :data:`EXACT_INFILE` (so that no choice
     has fewer or more links than the answer more often than chance), else its band above it."""
-    band = degree_band(degree).astype(np.int32)
-    return np.where(degree < EXACT_INFILE, degree, EXACT_INFILE + band).astype(np.int32)
+    return exact_then_band(degree, EXACT_INFILE)
+
+
+def exact_then_band(values: np.ndarray, exact: int) -> np.ndarray:
+    """``values`` kept as they are below ``exact``, else ``exact`` plus their :func:`degree_band`."""
+    band = degree_band(values).astype(np.int32)
+    return np.where(values < exact, values, exact + band).astype(np.int32)
 
 
 #: named counts matched exactly below this, by band above
@@ -147,8 +149,7 @@ EXACT_NAMED = 4
 def named_key(named: np.ndarray) -> np.ndarray:
     """Each event's key of how many questions name it (:func:`infile_named`): exact below
     :data:`EXACT_NAMED`, by band above (finer keys leave too few negatives per key on a small graph)."""
-    band = degree_band(named).astype(np.int32)
-    return np.where(named < EXACT_NAMED, named, EXACT_NAMED + band).astype(np.int32)
+    return exact_then_band(named, EXACT_NAMED)
 
 
 def infile_degree(size: int, contexts: Iterable[list[Triple]]) -> np.ndarray:
