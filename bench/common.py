@@ -220,31 +220,54 @@ def copy_each_table(store_path: str, folder: Path, pool_bytes: int) -> Iterator[
         db.close()
 
 
-def questions_cli_runs(store: Path, n: int, seed: int, pythonpath: str | None = None) -> tuple[list[dict], bytes]:
-    """The CLI's ``questions cec --level schema --negatives random`` on ``store``, each run its own
-    process: first with the kept event graph dropped (cold: read from the engine and kept), then
-    with it (warm: memory-mapped). Wall and CPU seconds and peak RSS of that process (``os.wait4``),
+def questions_cli_runs(store: Path, n: int, seed: int, pythonpath: str | None = None,
+                       task: str = "cec") -> tuple[list[dict], bytes]:
+    """The CLI's ``questions TASK --level schema`` (``--negatives random`` for CEC) on ``store``, each
+    run its own process: first with the kept event graph dropped (cold: read from the engine and kept),
+    then with it (warm: memory-mapped). Wall and CPU seconds and peak RSS of that process (``os.wait4``),
     the 1-minute load average before and after (timings on a busy machine are not comparable).
     ``pythonpath``: run another checkout of eventkg (``PYTHONPATH``, e.g. a folder holding an
     ``eventkg`` link to a ``git worktree`` of an earlier commit). Also gives the cold run's output."""
-    shutil.rmtree(f"{store}.faiss/event_graph", ignore_errors=True)  # where the event graph is kept, any version
-    env = {**os.environ, **({"PYTHONPATH": pythonpath} if pythonpath else {})}
     runs, outs = [], []
     for mode in ("cold", "warm"):
         out = store.with_name(f"{store.name}.questions-{mode}.jsonl")
-        cmd = [sys.executable, "-m", "eventkg", "--store", str(store), "questions", "cec", "--level", "schema",
-               "-n", str(n), "--seed", str(seed), "--negatives", "random", "--out", str(out)]
-        load0, t0 = os.getloadavg()[0], time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/", env=env)
-        _, status, ru = os.wait4(proc.pid, 0)
-        if status:
-            raise SystemExit(f"{' '.join(cmd)} failed ({status})")
-        runs.append({"mode": mode, "wall_s": time.perf_counter() - t0, "cpu_s": ru.ru_utime + ru.ru_stime,
-                     "peak_rss_mb": ru.ru_maxrss / 1024, "load": (load0, os.getloadavg()[0])})
+        extra = ["--negatives", "random"] if task == "cec" else []
+        cmd = [sys.executable, "-m", "eventkg", "--store", str(store), "questions", task, "--level", "schema",
+               "-n", str(n), "--seed", str(seed), *extra, "--out", str(out)]
+        runs.append(_timed_process(cmd, mode, pythonpath, drop_graph=store if mode == "cold" else None))
         outs.append(out.read_bytes())
         out.unlink()
     runs[1]["same_as_cold"] = outs[0] == outs[1]
     return runs, outs[0]
+
+
+_READ_GRAPH = """
+import sys
+from eventkg.graphstore import open_store
+from eventkg.queries.graph.csr import EventCSR
+with open_store(sys.argv[1], read_only=True) as s:
+    EventCSR.from_store(s)
+"""
+
+
+def graph_read_run(store: Path, pythonpath: str | None = None) -> dict:
+    """The floor of a cold question run, in its own process: the event graph read out of the engine into
+    the arrays the generator walks (the kept copy dropped first), nothing drawn."""
+    cmd = [sys.executable, "-c", _READ_GRAPH, str(store)]
+    return _timed_process(cmd, "graph read", pythonpath, drop_graph=store)
+
+
+def _timed_process(cmd: list[str], mode: str, pythonpath: str | None, drop_graph: Path | None) -> dict:
+    if drop_graph is not None:  # where the event graph is kept beside the store, any version
+        shutil.rmtree(f"{drop_graph}.faiss/event_graph", ignore_errors=True)
+    env = {**os.environ, **({"PYTHONPATH": pythonpath} if pythonpath else {})}
+    load0, t0 = os.getloadavg()[0], time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/", env=env)
+    _, status, ru = os.wait4(proc.pid, 0)
+    if status:
+        raise SystemExit(f"{' '.join(cmd)} failed ({status})")
+    return {"mode": mode, "wall_s": time.perf_counter() - t0, "cpu_s": ru.ru_utime + ru.ru_stime,
+            "peak_rss_mb": ru.ru_maxrss / 1024, "load": (load0, os.getloadavg()[0])}
 
 
 def provable(idx: EventIndex, q: GeneratedQuestion, max_len: int = 4) -> bool:

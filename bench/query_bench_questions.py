@@ -21,8 +21,9 @@ questions, with the ratios. Both sides import ``eventkg.queries.retrieval.subgra
 scikit-learn, ~2 s) before the clock starts: a one-time import, not a per-question cost.
 
 With ``--cli --store STORE [--store STORE2 ...] -n 50000 --seed 1 [--baseline-path DIR]``: the
-CLI's ``questions cec --level schema --negatives random`` run twice per store, each in its own
-process, first with the event graph kept beside the store dropped (cold: read from the engine)
+CLI's ``questions cec --level schema --negatives random`` and ``questions crr --level schema`` run
+twice per store, each in its own process, beside the floor (the event graph read alone, in a process
+of its own), first with the event graph kept beside the store dropped (cold: read from the engine)
 and then with it (warm): wall and CPU seconds, peak RSS and the load average around each, the
 earlier checkout (``PYTHONPATH=DIR``) first where given, and each store's times over the first
 store's (target: cold and warm within 2x of the smallest store's; every output of a store must be equal).
@@ -42,7 +43,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.common import default_workdir, provable, questions_cli_runs
+from bench.common import default_workdir, graph_read_run, provable, questions_cli_runs
 from eventkg.graphstore import open_store
 from eventkg.queries.graph.csr import EventCSR
 from eventkg.queries.graph.event_graph import EventIndex
@@ -136,31 +137,45 @@ def bench(store: Path, n: int, seed: int, check: int, baseline_python: str | Non
     return got
 
 
-def report_cli(stores: list[Path], n: int, seed: int, baseline_path: str | None) -> None:
-    """:func:`bench.common.questions_cli_runs` on every store, the previous code first where given, and the ratio of each
-    store's times to the first store's, per code and run (target: cold and warm <= 2x)."""
+def report_cli(stores: list[Path], n: int, seed: int, baseline_path: str | None,
+               tasks: tuple[str, ...] = ("cec", "crr")) -> None:
+    """:func:`bench.common.questions_cli_runs` for each task on every store, the previous code first where given,
+    beside the floor (the event graph read alone, :func:`bench.common.graph_read_run`), and the ratio of each
+    store's times to the first store's, per code, task and run (target: cold and warm <= 2x)."""
     codes = [("previous", baseline_path), ("present", None)] if baseline_path else [("present", None)]
-    got: dict[tuple[str, str], list[dict]] = {}
-    print(f"\n| store | code | run ({n:,} schema CEC, random negatives) | wall s | CPU s | peak RSS MB | 1-min load | output |")
-    print("|---|---|---|---|---|---|---|---|")
+    got: dict[tuple[str, str, str], list[dict]] = {}
+    print(f"\n| store | code | task | run ({n:,} schema questions) | wall s | questions/min | CPU s | peak RSS MB | "
+          "1-min load | output |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for store in stores:
-        first = None
-        for code, path in codes:
-            runs, out = questions_cli_runs(store, n, seed, path)
-            first = out if first is None else first
-            got[(store.name, code)] = runs
-            for r in runs:
-                same = "= warm" if r["mode"] == "warm" and r["same_as_cold"] else ""
-                if code == "present" and baseline_path:
-                    same = ("= previous" if out == first else "DIFFERS from previous") + (", " + same if same else "")
-                print(f"| {store.name} | {code} | {r['mode']} | {r['wall_s']:.2f} | {r['cpu_s']:.1f} | "
-                      f"{r['peak_rss_mb']:,.0f} | {r['load'][0]:.2f} -> {r['load'][1]:.2f} | {same} |", flush=True)
+        floor = graph_read_run(store)
+        got[(store.name, "floor", "")] = [floor]
+        print(f"| {store.name} | floor | - | graph read | {floor['wall_s']:.2f} | - | {floor['cpu_s']:.1f} | "
+              f"{floor['peak_rss_mb']:,.0f} | {floor['load'][0]:.2f} -> {floor['load'][1]:.2f} | |", flush=True)
+        for task in tasks:
+            first = None
+            for code, path in codes:
+                runs, out = questions_cli_runs(store, n, seed, path, task=task)
+                first = out if first is None else first
+                got[(store.name, code, task)] = runs
+                made = out.count(b"\n")
+                for r in runs:
+                    same = "= warm" if r["mode"] == "warm" and r["same_as_cold"] else ""
+                    if code == "present" and baseline_path:
+                        same = ("= previous" if out == first else "DIFFERS from previous") + (", " + same if same else "")
+                    print(f"| {store.name} | {code} | {task} | {r['mode']} | {r['wall_s']:.2f} | "
+                          f"{made / r['wall_s'] * 60:,.0f} | {r['cpu_s']:.1f} | {r['peak_rss_mb']:,.0f} | "
+                          f"{r['load'][0]:.2f} -> {r['load'][1]:.2f} | {same} |", flush=True)
     for store in stores[1:]:
+        a, b = got[(stores[0].name, "floor", "")][0], got[(store.name, "floor", "")][0]
+        print(f"{store.name} / {stores[0].name}, floor (graph read): wall {b['wall_s'] / a['wall_s']:.2f}x, "
+              f"peak RSS {b['peak_rss_mb'] / a['peak_rss_mb']:.2f}x")
         for code, _ in codes:
-            for i, mode in enumerate(("cold", "warm")):
-                a, b = got[(stores[0].name, code)][i], got[(store.name, code)][i]
-                print(f"{store.name} / {stores[0].name}, {code}, {mode}: wall {b['wall_s'] / a['wall_s']:.2f}x, "
-                      f"CPU {b['cpu_s'] / a['cpu_s']:.2f}x")
+            for task in tasks:
+                for i, mode in enumerate(("cold", "warm")):
+                    a, b = got[(stores[0].name, code, task)][i], got[(store.name, code, task)][i]
+                    print(f"{store.name} / {stores[0].name}, {code}, {task}, {mode}: wall {b['wall_s'] / a['wall_s']:.2f}x, "
+                          f"CPU {b['cpu_s'] / a['cpu_s']:.2f}x, peak RSS {b['peak_rss_mb'] / a['peak_rss_mb']:.2f}x")
 
 
 def report(got: dict, n: int, baseline_n: int) -> None:
@@ -203,7 +218,8 @@ def main() -> None:
                     help="--cli: PYTHONPATH of an earlier eventkg checkout, run first on each store")
     ap.add_argument("--cold", action="store_true", help="drop the event graph kept beside the store first")
     ap.add_argument("--cli", action="store_true",
-                    help="instead: the CLI's schema CEC questions (-n) run cold, then warm, each in its own process")
+                    help="instead: the CLI's schema CEC and CRR questions (-n) run cold, then warm, each in its own process, "
+                         "beside the graph read alone")
     args = ap.parse_args()
     stores = args.store or [ensure_store(int(EVENTS * args.scale), int(RELATIONS * args.scale))]
     if args.cli:
