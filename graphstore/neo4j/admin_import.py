@@ -31,6 +31,7 @@ import pyarrow.csv as pacsv
 from eventkg.graphstore.atomic import atomic_file, atomic_folder, ensure_free
 from eventkg.graphstore.base import StoreError
 from eventkg.graphstore.ladybug.engine import max_offset, node_file_pages, table_pages
+from eventkg.graphstore.ladybug.reads import counts as stored_counts
 from eventkg.graphstore.model import DOUBLE, INT64, NODE_TYPES, REL_TYPES, STRING_LIST
 
 MANIFEST = "import.json"
@@ -288,8 +289,8 @@ def export_neo4j_import(store: Any, out: str | Path, *, progress: ProgressFn | N
     """
     conn = _connection(store)  # refuses a store that is not an embedded one before touching ``out``
     out = Path(out)
-    counts = store.counts()
-    rows = sum(counts["nodes"].values()) + sum(counts["edges"].values())
+    stored = stored_counts(conn)
+    rows = sum(stored["nodes"].values()) + sum(stored["edges"].values())
     ensure_free(out, rows * CSV_BYTES_PER_ROW, f"export neo4j-import {out}",  # a floor: refused before the work
                 detail=f"at least {CSV_BYTES_PER_ROW} bytes for each of its {rows:,} nodes and edges")
     checker = _Checker()
