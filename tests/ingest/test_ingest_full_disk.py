@@ -86,6 +86,14 @@ def test_a_disk_too_small_is_refused_before_anything_is_written(small_disk, kgs)
     assert entries(disk) == []  # not even a 0-byte store file
 
 
+def test_an_ingest_with_a_row_limit_is_not_refused_for_the_whole_input(small_disk, kgs) -> None:
+    """With ``--limit`` the share of the input read is not known: the disk is asked for the fixed part only."""
+    disk = small_disk(16)
+    store = disk / "s.lbug"
+    assert eventkg("--store", str(store), "ingest", "aser", str(kgs["big"]), "--limit", "1000").returncode == 0
+    assert sum(stats(store)[0]["nodes"].values()) > 0
+
+
 @pytest.mark.parametrize("into", ["a new store", "a stored graph"])
 def test_an_ingest_whose_spool_does_not_fit_is_refused_before_it_writes(small_disk, kgs, into) -> None:
     """The store's own growth fits these disks, the ingest's peak (its spool and staged tables
