@@ -17,8 +17,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from eventkg import ingest_source
@@ -87,6 +88,56 @@ def timed(cmd: list[str], **kw) -> dict:
         raise SystemExit(f"{' '.join(cmd)} failed (exit {os.waitstatus_to_exitcode(status)})")
     return {"seconds": time.perf_counter() - t0, "cpu_s": ru.ru_utime + ru.ru_stime,
             "peak_rss_mb": ru.ru_maxrss / 1024, "stdout": stdout.decode()}
+
+
+def disk_usage(folder: Path, part_of: Callable[[Path], str], parts: tuple[str, ...]) -> dict[str, int]:
+    """Bytes the disk gives the files under ``folder`` now (``st_blocks``), summed per ``part_of(path)``
+    (one of ``parts``); files that vanish meanwhile count 0."""
+    out = dict.fromkeys(parts, 0)
+    for root, _dirs, files in os.walk(folder):
+        for name in files:
+            path = Path(root) / name
+            try:
+                out[part_of(path)] += path.stat().st_blocks * 512
+            except OSError:
+                continue
+    return out
+
+
+def fs_used(folder: Path) -> int:
+    """Bytes in use on the file system of ``folder`` (files deleted but still open included)."""
+    st = os.statvfs(folder)
+    return (st.f_blocks - st.f_bfree) * st.f_frsize
+
+
+class DiskSampler(threading.Thread):
+    """:func:`disk_usage` of a folder every ``period`` seconds until stopped: the peak total and its
+    split (``peak``), each part's own peak (``part_peaks``), and the file system's used bytes at their
+    peak (``fs_peak``: this work's alone where the folder is a file system of its own)."""
+
+    def __init__(self, folder: Path, part_of: Callable[[Path], str], parts: tuple[str, ...], period: float) -> None:
+        super().__init__(daemon=True)
+        self.folder, self.part_of, self.parts, self.period = folder, part_of, parts, period
+        self.peak = dict.fromkeys(parts, 0)
+        self.part_peaks = dict.fromkeys(parts, 0)
+        self.fs_peak = 0
+        self.samples = 0
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        while True:
+            now = disk_usage(self.folder, self.part_of, self.parts)
+            self.fs_peak = max(self.fs_peak, fs_used(self.folder))
+            self.samples += 1
+            if sum(now.values()) > sum(self.peak.values()):
+                self.peak = now
+            self.part_peaks = {k: max(v, now[k]) for k, v in self.part_peaks.items()}
+            if self._halt.wait(self.period):
+                return
+
+    def stop(self) -> None:
+        self._halt.set()
+        self.join()
 
 
 def fresh(store: Path) -> Path:

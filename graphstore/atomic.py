@@ -160,13 +160,14 @@ def read_only_fs(path: str | Path) -> bool:
         return False
 
 
-def ensure_free(where: str | Path, need: int, what: str) -> None:
+def ensure_free(where: str | Path, need: int, what: str, *, detail: str = "") -> None:
     """Refuse work that needs ``need`` bytes on the file system of ``where`` when fewer are free.
 
     Args:
         where: A file or folder on the file system to be written (need not exist yet).
         need: The bytes the work is estimated to write there.
         what: The work, for the message (``ingest aser into STORE``).
+        detail: What the estimate is made of, shown beside it (``its spool and the store's growth``).
 
     Raises:
         DiskFullError: Fewer than ``need`` bytes are free; nothing has been written.
@@ -174,7 +175,8 @@ def ensure_free(where: str | Path, need: int, what: str) -> None:
     free = free_bytes(where)
     if free is not None and free < need:
         folder = _existing(Path(where))
-        raise DiskFullError(f"disk full: {what} needs about {human_bytes(need)} and the file system of "
+        made_of = f" ({detail})" if detail else ""
+        raise DiskFullError(f"disk full: {what} needs about {human_bytes(need)}{made_of} and the file system of "
                             f"{folder if folder.is_dir() else folder.parent} has {human_bytes(free)} free; "
                             "free some space or write elsewhere (nothing was written)")
 

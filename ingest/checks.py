@@ -138,10 +138,15 @@ def check_store_folder(path: str | Path) -> None:
                           "nothing was written")
 
 
-#: the least a store grows per byte of input it ingests: an ASER-shaped ``KG.db`` gave a store of
-#: 0.26 of its size (docs/bad-day.md) and the release's ~0.4 (docs/scale.md); the ingest peaks higher
-#: (its spool and staged tables beside the store), so a disk short of this cannot hold the ingest
-STORE_BYTES_PER_INPUT_BYTE = 0.25
+#: the disk an ingest takes at its peak per byte of its input, per source: its spool (the rows held,
+#: then the staged tables the engine copies) beside the store's growth and the engine's own files;
+#: each rate covers the largest measured at two sizes (docs/scale.md, "The disk an ingest takes")
+PEAK_BYTES_PER_INPUT_BYTE = {"aser": 0.40, "ev2": 4.0, "clomo": 0.6, "abspyramid": 2.0, "eeckg": 6.0}
+#: a source not measured: the highest rate above
+DEFAULT_PEAK_BYTES_PER_INPUT_BYTE = max(PEAK_BYTES_PER_INPUT_BYTE.values())
+#: what an ingest into a stored graph takes beside, per byte the store holds (the engine rewrites
+#: much of a stored rel table it copies into, beside the old pages until its checkpoint)
+PEAK_BYTES_PER_STORE_BYTE = 0.20
 #: what a store's first rows take whatever their number (each table's first pages)
 FIRST_ROWS_BYTES = 4 << 20
 
@@ -157,10 +162,29 @@ def input_bytes(path: str | Path) -> int:
         return 0
 
 
-def check_disk_room(store_url: str, path: str | Path, source: str) -> None:
+def ingest_need(source: str, input_size: int, store_size: int, *, limit: int | None = None) -> int:
+    """The bytes an ingest of ``input_size`` bytes of ``source`` into a store of ``store_size`` bytes
+    takes on the store's disk at its peak: :data:`PEAK_BYTES_PER_INPUT_BYTE` of the input (spool,
+    staged tables, store growth), :data:`PEAK_BYTES_PER_STORE_BYTE` of the store it goes into, and
+    :data:`FIRST_ROWS_BYTES` for a store that holds no rows yet. With a row ``limit`` the share of
+    the input read is not known: only the last two parts count (a floor)."""
+    rate = PEAK_BYTES_PER_INPUT_BYTE.get(source, DEFAULT_PEAK_BYTES_PER_INPUT_BYTE)
+    need = 0 if limit is not None else int(input_size * rate)
+    if store_size < FIRST_ROWS_BYTES:
+        return need + FIRST_ROWS_BYTES
+    return need + int(store_size * PEAK_BYTES_PER_STORE_BYTE)
+
+
+def check_disk_room(store_url: str, path: str | Path, source: str, *, limit: int | None = None) -> None:
     """Refuse, before anything is written, an ingest into an embedded store whose disk cannot hold
-    what the store alone will grow by (:data:`STORE_BYTES_PER_INPUT_BYTE` of the input, plus
-    :data:`FIRST_ROWS_BYTES` for a store that holds no rows yet); a Neo4j store is not checked.
+    what the ingest takes at its peak (:func:`ingest_need`); a Neo4j store is not checked (its disk
+    is the server's).
+
+    Args:
+        store_url: The store (``ladybug://PATH`` or a path; ``bolt://``, ``neo4j://`` are skipped).
+        path: The source's file or folder (its bytes are the input's size).
+        source: The loader's name (its rate).
+        limit: The ingest's row limit, if any.
 
     Raises:
         DiskFullError: One line: what the ingest needs, and what the store's file system has free.
@@ -170,9 +194,10 @@ def check_disk_room(store_url: str, path: str | Path, source: str) -> None:
     if store_url.startswith(NEO4J_SCHEMES):
         return
     store = Path(store_url.removeprefix("ladybug://")).expanduser()
-    need = int(input_bytes(path) * STORE_BYTES_PER_INPUT_BYTE)
     try:
-        small = store.stat().st_size < FIRST_ROWS_BYTES
+        store_size = store.stat().st_size if store.is_file() else 0
     except OSError:
-        small = True
-    ensure_free(store, need + (FIRST_ROWS_BYTES if small else 0), f"ingest {source} {path} into {store}")
+        store_size = 0
+    need = ingest_need(source, input_bytes(path), store_size, limit=limit)
+    ensure_free(store, need, f"ingest {source} {path} into {store}",
+                detail="its spool, staged tables and the store's growth")

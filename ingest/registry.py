@@ -199,7 +199,7 @@ def ingest_source(store: GraphStore, source: str, path: str | Path, **options: A
 
     info = get_loader(source)
     check_options(info, options)
-    check_disk_room(getattr(store, "url", ""), path, info.name)  # what the disk cannot hold, refused first
+    check_disk_room(getattr(store, "url", ""), path, info.name, limit=options.get("limit"))  # refused first
     module = info.load_module()
     if options.get("batch_size") is None:
         options["batch_size"] = info.batch_size

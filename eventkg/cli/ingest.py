@@ -58,7 +58,7 @@ def ingest_command(
     try:
         check_options(get_loader(source), options)  # refused before the store is opened (or created)
         check_paths(state(ctx).store_url, rejects)
-        check_disk_room(state(ctx).store_url, path, source)  # before the store is opened (or created)
+        check_disk_room(state(ctx).store_url, path, source, limit=limit)  # before the store is opened (or created)
         with state(ctx).open() as store, IngestProgress(source, disabled=as_json) as bar:
             store.on_bulk_write = bar.stage
             report = ingest_source(store, source, path, progress=bar.rows, **options)

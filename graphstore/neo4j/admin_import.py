@@ -28,15 +28,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from eventkg.graphstore.atomic import atomic_file, atomic_folder
+from eventkg.graphstore.atomic import atomic_file, atomic_folder, ensure_free
 from eventkg.graphstore.base import StoreError
 from eventkg.graphstore.ladybug.engine import max_offset, node_file_pages, table_pages
+from eventkg.graphstore.ladybug.reads import counts as stored_counts
 from eventkg.graphstore.model import DOUBLE, INT64, NODE_TYPES, REL_TYPES, STRING_LIST
 
 MANIFEST = "import.json"
 ARRAY_DELIMITER = "\x1f"
 ADMIN_ARRAY_DELIMITER = "U+001F"
 ID_TYPE = "actual"  # the :ID numbers are Neo4j node record ids (see the module docstring)
+#: the least bytes a node or edge took in the CSV files over the stores measured (docs/bad-day.md):
+#: the floor of the folder's size the pre-export check asks the disk to have free
+CSV_BYTES_PER_ROW = 32
 LANES = 2  # files written side by side (see _write_all)
 PAGE = 200_000  # rows per page of a node file; node offsets per query for a relationship file (their sources')
 SPOOL = ".node-pages"  # in the import folder while it is written: each node table as the engine wrote it
@@ -279,10 +283,16 @@ def export_neo4j_import(store: Any, out: str | Path, *, progress: ProgressFn | N
 
     The folder appears complete or not at all (:func:`~eventkg.graphstore.atomic.atomic_folder`):
     every file is written beside ``out`` first, then moved in; files of an earlier export in
-    ``out`` are replaced, the manifest last. A full disk is one line and leaves ``out`` as it was.
+    ``out`` are replaced, the manifest last. A disk with less free than the folder's floor
+    (:data:`CSV_BYTES_PER_ROW` a row) is refused before the work; a full disk is one line and
+    leaves ``out`` as it was.
     """
     conn = _connection(store)  # refuses a store that is not an embedded one before touching ``out``
     out = Path(out)
+    stored = stored_counts(conn)
+    rows = sum(stored["nodes"].values()) + sum(stored["edges"].values())
+    ensure_free(out, rows * CSV_BYTES_PER_ROW, f"export neo4j-import {out}",  # a floor: refused before the work
+                detail=f"at least {CSV_BYTES_PER_ROW} bytes for each of its {rows:,} nodes and edges")
     checker = _Checker()
     with atomic_folder(out, last=(MANIFEST,), what=f"cannot write the import folder {out}") as tmp:
         try:

@@ -31,6 +31,7 @@ from eventkg.queries.export.rows import (
     Row,
     Source,
     atomic_output,
+    check_export_room,
     check_suffix,
     edge_rows,
     empty_counts,
@@ -38,6 +39,9 @@ from eventkg.queries.export.rows import (
 )
 
 SUFFIXES = {".graphml": "GraphML"}
+#: the least bytes a node or edge took over the stores measured (docs/bad-day.md): the floor of the
+#: file's size the pre-export check asks the disk to have free
+BYTES_PER_ROW = 200
 
 
 def flat(row: Row) -> dict[str, Any]:
@@ -57,10 +61,12 @@ def export_graphml(source: Source, path: str | Path) -> dict[str, dict[str, int]
     """Write ``source`` (a store, or a graph in the store's networkx shape) as GraphML.
 
     Returns ``{"nodes": {label: n}, "edges": {TYPE: n}}``: what was written, in the shape
-    of ``store.counts()``. A path not ending in ``.graphml`` is an ExportError.
+    of ``store.counts()``. A path not ending in ``.graphml`` is an ExportError; a disk with less
+    free than the file's floor (:data:`BYTES_PER_ROW` a row) is refused before any row is read.
     """
     path = Path(path)
     check_suffix(path, SUFFIXES, "export graphml")
+    check_export_room(source, path, BYTES_PER_ROW, "export graphml")
     counts = empty_counts()
     graph = nx.MultiDiGraph()
     for label, row in node_rows(source):

@@ -55,6 +55,7 @@ from eventkg.queries.export.rows import (
     Source,
     atomic_output,
     batched,
+    check_export_room,
     check_suffix,
     edge_rows,
     empty_counts,
@@ -76,6 +77,9 @@ PREFIXES = {
 }
 #: nodes or edges per rdflib Graph: ~10-20 triples each, a few MB of Python objects per batch
 PAGE_ROWS = 5_000
+#: the least bytes a node or edge took in each format over the stores measured (docs/bad-day.md):
+#: the floor of a file's size the pre-export check asks the disk to have free
+BYTES_PER_ROW = {"N-Triples": 700, "Turtle": 230}
 
 
 def node_iri(node_id: str) -> str:
@@ -99,9 +103,12 @@ def export_rdf(source: Source, path: str | Path, *, page_size: int = PAGE_ROWS) 
     The format follows the suffix of ``path`` (``.ttl`` or ``.nt``; anything else is an
     :class:`~eventkg.queries.export.rows.ExportError`). Returns ``{"nodes": {label: n},
     "edges": {TYPE: n}, "triples": n}``: what was written, in the shape of ``store.counts()``.
+    A disk with less free than the file's floor (:data:`BYTES_PER_ROW` a row) is refused first
+    (:class:`~eventkg.errors.DiskFullError`), before any row is read.
     """
     path = Path(path)
     fmt = check_suffix(path, SUFFIXES, "export rdf")
+    check_export_room(source, path, BYTES_PER_ROW[fmt], "export rdf")
     counts: dict[str, Any] = {**empty_counts(), "triples": 0}
     rows = chain((("nodes", *r) for r in node_rows(source)), (("edges", *r) for r in edge_rows(source)))
     with atomic_output(path) as out:

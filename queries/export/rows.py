@@ -22,7 +22,7 @@ from typing import IO, Any, TypeVar
 import networkx as nx
 
 from eventkg.errors import EventKGError
-from eventkg.graphstore.atomic import atomic_file, check_output_file
+from eventkg.graphstore.atomic import atomic_file, check_output_file, ensure_free
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import DOUBLE, INT64, NODE_TYPES, REL_TYPES, STRING_LIST
 
@@ -105,6 +105,27 @@ def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
     it = iter(items)
     while chunk := list(islice(it, size)):
         yield chunk
+
+
+def row_count(source: Source) -> int:
+    """The nodes and edges ``source`` holds (a store's counts, a graph's size)."""
+    if isinstance(source, GraphStore):
+        counts = source.counts()
+        return sum(counts["nodes"].values()) + sum(counts["edges"].values())
+    return source.number_of_nodes() + source.number_of_edges()
+
+
+def check_export_room(source: Source, path: Path, bytes_per_row: int, command: str) -> None:
+    """Refuse, before any row is read, an export whose disk cannot hold ``bytes_per_row`` for each of
+    the rows of ``source``: a floor of the file's size (the least a row measured), so a disk that
+    passes may still fill, which the atomic write then reports.
+
+    Raises:
+        DiskFullError: One line: the floor, and what the output's file system has free.
+    """
+    rows = row_count(source)
+    ensure_free(path, rows * bytes_per_row, f"{command} {path}",
+                detail=f"at least {bytes_per_row} bytes for each of its {rows:,} nodes and edges")
 
 
 @contextmanager

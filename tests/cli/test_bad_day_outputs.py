@@ -66,17 +66,72 @@ def assert_nothing_left(disk: Path) -> None:
 
 @pytest.mark.parametrize("args", [
     ["questions", "cec", "-n", "100", "--out", "{disk}/q.jsonl"],
-    ["export", "rdf", "{disk}/g.ttl"],
-    ["export", "graphml", "{disk}/g.graphml"],
-    ["export", "lm-eval", "{disk}/lm"],
-    ["export", "neo4j-import", "{disk}/n4"],
     ["eval", "ev2-cec", "--model", "random", "--out", "{disk}/ev"],
-], ids=["questions", "rdf", "graphml", "lm-eval", "neo4j-import", "eval"])
+], ids=["questions", "eval"])
 def test_output_onto_a_full_disk(ev2_store: Path, full_disk: Path, args: list[str]) -> None:
     proc = eventkg("--store", str(ev2_store), *(a.format(disk=full_disk) for a in args))
     line = one_line_error(proc, "disk full", str(full_disk))
     assert " free on the file system of " in line
     assert_nothing_left(full_disk)
+
+
+#: each export whose size is known before it writes: its arguments, the output under {out}
+EXPORTS = {
+    "rdf-ttl": ["export", "rdf", "{out}/g.ttl"],
+    "rdf-nt": ["export", "rdf", "{out}/g.nt"],
+    "graphml": ["export", "graphml", "{out}/g.graphml"],
+    "lm-eval": ["export", "lm-eval", "{out}/lm"],
+    "neo4j-import": ["export", "neo4j-import", "{out}/n4"],
+}
+
+
+def run_export(store: Path, name: str, out: Path) -> subprocess.CompletedProcess[str]:
+    return eventkg("--store", str(store), *(a.format(out=out) for a in EXPORTS[name]))
+
+
+def tree_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+@pytest.fixture(scope="module")
+def export_sizes(ev2_store: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, int]:
+    """The bytes each export of the store writes on a disk with room (the reference for the disks below)."""
+    sizes = {}
+    for name in EXPORTS:
+        out = tmp_path_factory.mktemp(name)
+        assert run_export(ev2_store, name, out).returncode == 0
+        sizes[name] = tree_bytes(out)
+    return sizes
+
+
+@pytest.mark.parametrize("name", EXPORTS)
+def test_an_export_the_disk_cannot_hold_is_refused_before_it_writes(ev2_store: Path, small_disk, export_sizes,
+                                                                      name: str) -> None:
+    disk = small_disk(4)
+    fill(disk, leave=export_sizes[name] // 10)
+    line = one_line_error(run_export(ev2_store, name, disk), "disk full", "needs about", str(disk))
+    assert "nothing was written" in line, line
+    assert_nothing_left(disk)
+
+
+@pytest.mark.parametrize("name", ["rdf-ttl", "rdf-nt", "graphml", "neo4j-import"])
+def test_an_export_that_fills_the_disk_anyway(ev2_store: Path, small_disk, export_sizes, name: str) -> None:
+    """Room for the export's floor, not for the whole file: it runs out while writing."""
+    disk = small_disk(4)
+    fill(disk, leave=export_sizes[name] * 9 // 10)
+    line = one_line_error(run_export(ev2_store, name, disk), "disk full", str(disk))
+    assert " free on the file system of " in line and "needs about" not in line, line
+    assert_nothing_left(disk)
+
+
+@pytest.mark.parametrize("name", EXPORTS)
+def test_an_export_with_room_is_not_refused(ev2_store: Path, small_disk, export_sizes, name: str) -> None:
+    """The check asks for no more than the export writes (a little room over it is enough)."""
+    disk = small_disk(4)
+    fill(disk, leave=export_sizes[name] * 11 // 10 + (64 << 10))
+    assert run_export(ev2_store, name, disk).returncode == 0
+    written = tree_bytes(disk) - (disk / "filler").stat().st_size
+    assert abs(written - export_sizes[name]) <= 1024, (written, export_sizes[name])  # lm-eval's configs name their folder
 
 
 def test_an_old_output_survives_a_full_disk(ev2_store: Path, small_disk) -> None:

@@ -1,8 +1,10 @@
-"""An ingest on a bad day of the disk: full before it, full in the middle of it, read-only; a damaged
+"""An ingest on a bad day of the disk: too small for it, full in the middle of it, read-only; a damaged
 sidecar; a reader beside a running ingest.
 
 The disk is a real small tmpfs (``small_disk``), the input ASER-shaped ``KG.db`` files from
-:mod:`eventkg.ingest.synthetic`. What must hold after a full disk: one line that says the disk is
+:mod:`eventkg.ingest.synthetic`. A disk too small for the ingest's estimate is refused before
+anything is written; a disk that fills anyway is one another writer fills once the ingest has
+begun (:func:`ingest_while_the_disk_fills`). What must hold after a full disk: one line that says the disk is
 full (nothing about memory), no spool folder, no temporary or recovery file left, the store readable
 at once, and either as it was or marked unfinished; freeing the disk and running the same ingest
 again gives the store a clean ingest gives (its counts from a store ingested on a roomy disk).
@@ -26,6 +28,9 @@ from tests.support.small_disk import entries, grow
 
 pytestmark = pytest.mark.slow
 
+#: a disk with room for the pre-ingest estimate of ``big`` (alone or after ``small``), which the fill
+#: tests then take down to the sizes the ingest runs out of room at
+DISK_MIB = 96
 #: what an embedded store keeps beside its file when no ingest runs (no spool, no .tmp, .shadow, .wal)
 AT_REST = {"s.lbug", "s.lbug.digests", "s.lbug.origins", "s.lbug.ingests"}
 
@@ -81,16 +86,70 @@ def test_a_disk_too_small_is_refused_before_anything_is_written(small_disk, kgs)
     assert entries(disk) == []  # not even a 0-byte store file
 
 
-def test_a_fresh_ingest_that_fills_the_disk(small_disk, kgs, reference) -> None:
-    disk = small_disk(60)  # passes the check (the store alone fits), not the spool beside it
+def test_an_ingest_with_a_row_limit_is_not_refused_for_the_whole_input(small_disk, kgs) -> None:
+    """With ``--limit`` the share of the input read is not known: the disk is asked for the fixed part only."""
+    disk = small_disk(16)
     store = disk / "s.lbug"
+    assert eventkg("--store", str(store), "ingest", "aser", str(kgs["big"]), "--limit", "1000").returncode == 0
+    assert sum(stats(store)[0]["nodes"].values()) > 0
+
+
+@pytest.mark.parametrize("into", ["a new store", "a stored graph"])
+def test_an_ingest_whose_spool_does_not_fit_is_refused_before_it_writes(small_disk, kgs, into) -> None:
+    """The store's own growth fits these disks, the ingest's peak (its spool and staged tables
+    beside the store) does not: the fill tests below run out of room on disks of these sizes."""
+    disk = small_disk(60 if into == "a new store" else 64)
+    store = disk / "s.lbug"
+    if into == "a stored graph":
+        assert eventkg("--store", str(store), "ingest", "aser", str(kgs["small"])).returncode == 0
+    before = (digest(store), stats(store)) if store.exists() else None
     line = error_line(eventkg("--store", str(store), "ingest", "aser", str(kgs["big"])))
+    assert "needs about" in line and "spool" in line and str(disk) in line and "nothing was written" in line, line
+    if before is None:
+        assert entries(disk) == []
+    else:
+        assert set(entries(disk)) <= AT_REST, entries(disk)
+        assert (digest(store), stats(store)) == before
+
+
+def ingest_while_the_disk_fills(store: Path, kg: Path, room_mib: int) -> subprocess.CompletedProcess[str]:
+    """``ingest aser KG`` into ``store`` on a small disk that another writer fills once the ingest has
+    begun (its spool folder is there: the pre-ingest check has passed), leaving the file system
+    ``room_mib`` MiB in all for what the ingest and the store hold: a disk that fills anyway."""
+    disk = store.parent
+    args = [sys.executable, "-m", "eventkg", "--store", str(store), "ingest", "aser", str(kg)]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not any(disk.glob(".eventkg-spool-*")):
+            assert proc.poll() is None and time.monotonic() < deadline, "the ingest ended before its spool was seen"
+            time.sleep(0.002)
+        st = os.statvfs(disk)
+        with open(disk / "filler", "wb") as fh:
+            os.posix_fallocate(fh.fileno(), 0, st.f_blocks * st.f_frsize - (room_mib << 20))
+        out, err = proc.communicate(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return subprocess.CompletedProcess(args, proc.returncode, out, err)
+
+
+def free_the_disk(disk: Path) -> None:
+    (disk / "filler").unlink()
+    grow(disk, 256)
+
+
+def test_a_fresh_ingest_that_fills_the_disk(small_disk, kgs, reference) -> None:
+    disk = small_disk(DISK_MIB)  # room for the ingest's estimate: the check passes
+    store = disk / "s.lbug"
+    line = error_line(ingest_while_the_disk_fills(store, kgs["big"], 60))
     assert "disk full" in line and str(disk) in line and "free" in line, line
-    assert "EVENTKG_MEMORY_MB" not in line
-    assert set(entries(disk)) <= AT_REST, entries(disk)
+    assert "EVENTKG_MEMORY_MB" not in line and "needs about" not in line, line  # full while it ran
+    assert set(entries(disk)) - {"filler"} <= AT_REST, entries(disk)
     counts, warned = stats(store)
     assert sum(counts["nodes"].values()) == 0 and sum(counts["edges"].values()) == 0 and not warned  # as it was: empty
-    grow(disk, 256)
+    free_the_disk(disk)
     assert eventkg("--store", str(store), "ingest", "aser", str(kgs["big"])).returncode == 0
     assert stats(store) == (reference["big"], "")
     assert set(entries(disk)) <= AT_REST, entries(disk)
@@ -98,17 +157,18 @@ def test_a_fresh_ingest_that_fills_the_disk(small_disk, kgs, reference) -> None:
 
 @pytest.mark.parametrize("mib", [64, 70, 76])  # out of space holding rows, writing them, checkpointing them
 def test_a_full_disk_in_the_middle_of_an_ingest_into_a_stored_graph(small_disk, kgs, reference, mib) -> None:
-    disk = small_disk(mib)
+    disk = small_disk(DISK_MIB)
     store = disk / "s.lbug"
     assert eventkg("--store", str(store), "ingest", "aser", str(kgs["small"])).returncode == 0
     before = stats(store)
-    line = error_line(eventkg("--store", str(store), "ingest", "aser", str(kgs["big"])))
+    line = error_line(ingest_while_the_disk_fills(store, kgs["big"], mib))
     assert "disk full" in line and "free" in line and "EVENTKG_MEMORY_MB" not in line, line
-    assert set(entries(disk)) <= AT_REST, entries(disk)  # no spool, no .shadow/.wal/.tmp
+    assert "needs about" not in line, line  # the check passed: the disk filled while it ran
+    assert set(entries(disk)) - {"filler"} <= AT_REST, entries(disk)  # no spool, no .shadow/.wal/.tmp
     after = stats(store)  # readable at once, by a read-only command
     if after != before:  # else: the store as it was
         assert "unfinished ingest" in after[1], after[1]  # ... or the truth told
-    grow(disk, 256)
+    free_the_disk(disk)
     assert eventkg("--store", str(store), "ingest", "aser", str(kgs["big"])).returncode == 0
     assert stats(store) == (reference["both"], "")
 
