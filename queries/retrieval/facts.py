@@ -150,7 +150,16 @@ def fact_line(head: str, relation: str, tail: str) -> str:
 
 def fact_group_line(head: str, relation: str, tails: Sequence[str]) -> str:
     """One head and relation with its tails: :func:`fact_line` for one tail, else
-    ``- ("head", Relation, ["tail 1", "tail 2"])``."""
+    ``- ("head", Relation, ["tail 1", "tail 2"])``.
+
+    Args:
+        head: The head's text.
+        relation: The relation's name as shown (``Causes``, ``IsResult``...).
+        tails: The tails' texts, at least one.
+
+    Returns:
+        One prompt line; :func:`parse_facts` reads it back to one triple per tail.
+    """
     if len(tails) == 1:
         return fact_line(head, relation, tails[0])
     listed = ", ".join(json.dumps(t, ensure_ascii=False) for t in tails)
@@ -196,6 +205,17 @@ def pack_fact_lines(
     With ``group`` a fact whose section, head and relation are already shown joins that line
     (:func:`fact_group_line`), costing only its tail; a fact that does not fit is skipped and
     the next one tried.
+
+    Args:
+        facts: (section index, head text, relation name, tail text), best first.
+        titles: Each section's title line ("" for none), counted once it has a line.
+        budget: Tokens the body may take (None: no limit).
+        count: The token counter.
+        group: Join facts of one head and relation into one line.
+        render: (head, relation, tails) -> line.
+
+    Returns:
+        The body's lines, sections in order, each line where its first fact came.
     """
     lines: list[dict[tuple[str, str], list[str]]] = [{} for _ in titles]
     left = budget
