@@ -218,17 +218,17 @@ def pack_fact_lines(
         The body's lines, sections in order, each line where its first fact came.
     """
     lines: list[dict[tuple[str, str], list[str]]] = [{} for _ in titles]
+    used: dict[tuple[int, str, str], int] = {}  # tokens of each line as it stands
     left = budget
     for n, (sec, head, rel, tail) in enumerate(facts):
         key = (head, rel) if group else (head, f"{rel}\0{n}")
-        tails = lines[sec].get(key)
-        old = count(render(head, rel, tails)) if tails else 0
-        cost = count(render(head, rel, [*(tails or []), tail])) - old
-        if not lines[sec] and titles[sec]:
-            cost += count(titles[sec])
+        tails = lines[sec].get(key, [])
+        now = count(render(head, rel, [*tails, tail]))
+        cost = now - used.get((sec, *key), 0) + (count(titles[sec]) if not lines[sec] and titles[sec] else 0)
         if left is not None and cost > left:
             continue
         lines[sec].setdefault(key, []).append(tail)
+        used[(sec, *key)] = now
         if left is not None:
             left -= cost
     body: list[str] = []
