@@ -20,8 +20,9 @@ prompt back.
 
 Trimming: with ``max_tokens`` the header, footer and question are always kept and the fact
 lines are added in rank order while they fit (lifted: the order of
-:func:`~eventkg.queries.retrieval.facts.rank_facts`; neighbourhood: the smallest hop distance
-from the seeds, then the highest cosine similarity to the text). Tokens are counted by
+:func:`~eventkg.queries.retrieval.facts.rank_facts`, a fact whose head and relation already have
+a line joining it as one more tail, ``- ("type", Causes, ["a", "b"])``; neighbourhood: the
+smallest hop distance from the seeds, then the highest cosine similarity to the text). Tokens are counted by
 ``count_tokens`` (default :func:`approx_tokens`: words and punctuation marks, each one token;
 pass e.g. ``lambda s: len(tokenizer.encode(s))`` for your model's exact count).
 
@@ -51,7 +52,7 @@ from eventkg.errors import EventKGError
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import ASER_RELATIONS, CANONICAL, NODE_TYPES, REL_TYPES, upper_snake
 from eventkg.queries.graph import adjacency, columnar
-from eventkg.queries.retrieval.facts import Fact, fact_line
+from eventkg.queries.retrieval.facts import Fact, fact_group_line, fact_line, pack_fact_lines
 from eventkg.queries.retrieval.lifting import TypeScore, type_layer
 from eventkg.queries.retrieval.subgraphs import CONTEXT_TEMPLATES
 from eventkg.queries.vectors.files import index_dir
@@ -235,7 +236,8 @@ class RetrievedSubgraph:
         return _fit(head, sections, tail, max_tokens, count_tokens)
 
     def _lifted_prompt(self, style: str, max_tokens: int | None, question: str | None, count: Callable[[str], int]) -> str:
-        """Lifted mode: the likely types in one line, then schema facts, then other stories' facts."""
+        """Lifted mode: the likely types in one line, then schema facts, then other stories' facts
+        (direct style: one line per head and relation, ``- ("type", Causes, ["a", "b"])``)."""
         head = ["Event knowledge retrieved from an event graph. Use it when it helps to answer."]
         if self.types:
             names = ", ".join(json.dumps(t.name, ensure_ascii=False) for t in self.types[:3])
@@ -243,26 +245,28 @@ class RetrievedSubgraph:
         note = self.truncation_note()
         if note:
             head.append(note)
-        lines: dict[str, list[tuple[tuple, str]]] = {"schema": [], "instance": []}
-        for i, f in enumerate(self.facts or []):
-            h, t = self.text_of(f.head), self.text_of(f.tail)
-            line = fact_line(h, f.relation, t) if style == "direct" else CONTEXT_TEMPLATES.get(
-                f.relation, '"{h}" {r} "{t}".').format(h=h, r=f.relation, t=t)
-            lines[f.kind].append(((i,), line))
         if style == "direct":
             titles = ("Relations between event types (head, relation, tail):",
                       "Relations between events of other stories (head, relation, tail):")
         else:
             titles = ("Context (event types):", "Context (events of other stories):")
-        sections = [(titles[0], lines["schema"]), (titles[1], lines["instance"])]
+        facts = [(0 if f.kind == "schema" else 1, self.text_of(f.head), f.relation, self.text_of(f.tail)) for f in self.facts or []]
         tail = [f"Question: {question}"] if question else []
-        return _fit(head, sections, tail, max_tokens, count)
+        budget = None if max_tokens is None else max_tokens - count("\n".join(head + tail))
+        body = pack_fact_lines(facts, titles, budget, count, group=style == "direct",
+                               render=fact_group_line if style == "direct" else _context_line)
+        return "\n".join(head + body + ([""] if tail and body else []) + tail)
 
     def _type_rank(self, inst_text: str) -> tuple:
         for n in self.graph.nodes:
             if _node_text(self.graph, n) == inst_text:
                 return (*self._rank(n), inst_text)
         return (99, 0.0, inst_text)
+
+
+def _context_line(head: str, relation: str, tails: Sequence[str]) -> str:
+    """A context-style sentence of one fact (``"a" causes "b".``)."""
+    return CONTEXT_TEMPLATES.get(relation, '"{h}" {r} "{t}".').format(h=head, r=relation, t=tails[0])
 
 
 def _fit(

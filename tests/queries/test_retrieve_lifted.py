@@ -238,3 +238,50 @@ def test_fulltext_seeds_from_a_second_opening_of_the_store(store, request):
     store.close()
     with open_store(url) as again:
         assert [i for i, _ in retrieve(again, "zorbing", k=1, search="fulltext").seeds] == [event_id(texts[0])]
+
+
+def test_a_type_and_relation_share_one_line_so_a_budget_holds_more_facts(typed):
+    """celebrate Causes six things (the world above): one line, all six parsed back; a budget of
+    the header plus two single-fact lines holds more than two facts."""
+    sub = retrieve(typed, "celebrate", types=1)
+    prompt = sub.to_prompt()
+    lines = [ln for ln in prompt.splitlines() if ln.startswith('- ("celebrate", Causes, [')]
+    assert len(lines) == 1
+    around = {t for h, _, t in SCHEMA if h == "celebrate"}
+    assert {t for h, r, t in parse_facts(lines[0])} == around
+    assert {f for f in parse_facts(prompt) if f[0] == "celebrate"} == {("celebrate", "Causes", t) for t in around}
+    head = sub.to_prompt(max_tokens=0)  # the header alone (nothing fits)
+    title = "Relations between event types (head, relation, tail):"
+    two_lines = approx_tokens(head) + approx_tokens(title) + 2 * approx_tokens(fact_line("celebrate", "Causes", "drink wine"))
+    short = sub.to_prompt(max_tokens=two_lines)
+    assert approx_tokens(short) <= two_lines
+    assert len(parse_facts(short)) > 2
+
+
+def test_a_fact_into_the_lifted_type_is_written_from_its_side(typed):
+    """Stored ("make a plan", Causes, "revise"); lifted to revise, no question: ("revise", IsResult,
+    "make a plan"), so the type's facts start with the type."""
+    sub = retrieve(typed, UNSEEN)
+    assert ("revise", "IsResult", "make a plan") in sub.triples
+    assert ("make a plan", "Causes", "revise") not in sub.triples
+    assert ("revise", "IsResult", "make a plan") in parse_facts(sub.to_prompt())
+
+
+def test_the_budget_is_spread_over_types_by_their_share_per_fact():
+    """Type A (score 1.0) has six facts, type B (score 0.9) one: B's single fact is worth more than
+    A's sixth share, so it is ranked before A's facts; with equal fact counts A's go first."""
+    from eventkg.queries.retrieval.facts import rank_facts
+    from eventkg.queries.retrieval.lifting import TypeLayer, TypeScore
+
+    def world(n_a: int) -> TypeLayer:
+        layer = TypeLayer(text={"A": "a", "B": "b", **{f"x{i}": f"x{i}" for i in range(6)}, "y": "y"})
+        for i in range(n_a):
+            layer.edges.setdefault("A", []).append(("CAUSES", f"x{i}", True))
+        layer.edges["B"] = [("CAUSES", "y", True)]
+        return layer
+
+    types = [TypeScore("a", ("A",), 1.0), TypeScore("b", ("B",), 0.9)]
+    facts, _ = rank_facts(world(6), types, [], lambda ids: {})
+    assert facts[0].key == ("B", "CAUSES", "y")
+    facts, _ = rank_facts(world(1), types, [], lambda ids: {})
+    assert [f.key for f in facts] == [("A", "CAUSES", "x0"), ("B", "CAUSES", "y")]
