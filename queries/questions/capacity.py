@@ -224,6 +224,28 @@ def _total(cap: Capacity, supply: dict[str, list[int]], vague_prob: float) -> in
     return sum(quota_max((a, b), vague_prob) for a, b in supply.values())
 
 
+def direct_bound(source: Any, task: str, level: str = "schema", vague_prob: float = 0.5) -> int:
+    """A bound on the questions the direct edges alone allow, counted in arrays (no walk, no search):
+    CEC, the edges (read both ways) whose e0 has a predecessor in that reading; CRR, three questions per
+    pair of edges of the two members of a family (what the quotas allow at least from that many keys).
+    When it reaches the asked number, the graph is not known to hold fewer, and nothing finer is counted.
+    """
+    csr, task = as_csr(source), task.upper()
+    pool = question_pool(csr, level)
+    allowed = np.zeros(len(csr), dtype=bool)
+    allowed[pool] = True
+    graph = csr.restricted(allowed)
+    src = np.repeat(np.arange(len(graph), dtype=np.int64), np.diff(graph.indptr))
+    keep = allowed[src]
+    src, code = src[keep], graph.code[keep].astype(np.int64)
+    forward = np.isin(code, list(FORWARD_CODES))
+    if task == "CEC":  # a predecessor of e0 in a reading is an entry of e0 in the other one
+        has_in = [np.bincount(src[forward != d], minlength=len(graph)) > 0 for d in (False, True)]
+        return int(np.where(forward, has_in[1][src], has_in[0][src]).sum())
+    per_code = np.bincount(code, minlength=len(EVENT_RELATIONS))
+    return sum(3 * int(min(per_code[CODE[a]], per_code[CODE[b]])) for a, b in FAMILIES.values())
+
+
 def expected_notice(cap: Capacity, asked: int) -> str | None:
     """The line ``eventkg questions`` prints before the work when the graph holds fewer than asked."""
     if cap.questions >= asked or not cap.complete:

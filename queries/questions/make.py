@@ -76,9 +76,12 @@ def make_questions(
 
 def _expect(graph: Any, task: str, spec: QuestionSpec, notice: Callable[[str], None]) -> None:
     """Say before the work when the graph holds fewer questions than asked (its distinct keys,
-    :mod:`eventkg.queries.questions.capacity`): the keys with a context first, vetted only when they are fewer."""
-    from eventkg.queries.questions.capacity import expected_notice, question_capacity
+    :mod:`eventkg.queries.questions.capacity`): the direct edges' bound first, then the keys with a context,
+    vetted only when they are fewer."""
+    from eventkg.queries.questions.capacity import direct_bound, expected_notice, question_capacity
 
+    if direct_bound(graph, task, spec.level, spec.vague_prob) >= spec.n:  # a large graph: no walk needed
+        return
     opts = {"size": spec.size, "max_len": spec.max_len, "vague_prob": spec.vague_prob,
             "require_context": spec.require_context, "limit": spec.n}
     cap = question_capacity(graph, task, spec.level, vetted=False, **opts)

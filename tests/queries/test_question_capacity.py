@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from eventkg.queries.graph.csr import EventCSR
-from eventkg.queries.questions.capacity import expected_notice, question_capacity, quota_max
+from eventkg.queries.questions.capacity import direct_bound, expected_notice, question_capacity, quota_max
 
 
 @pytest.fixture(scope="module")
@@ -63,3 +63,10 @@ def test_the_notice_says_when_fewer_than_asked(chain) -> None:
     assert expected_notice(cap, 4) is None
     capped = question_capacity(chain, "cec", "schema", limit=3)  # counting stops at the limit: not a maximum
     assert not capped.complete and capped.questions == 3 and expected_notice(capped, 3) is None
+
+
+def test_direct_bound_by_hand(chain) -> None:
+    # CEC: edges read both ways whose e0 has a predecessor in that reading: a->b, b->c, b->a, a->x
+    assert direct_bound(chain, "cec", "schema") == 4
+    # CRR: three per pair of the two members' edges: Before 3 / After 3, Causes 2 / IsResult 2
+    assert direct_bound(chain, "crr", "schema") == 3 * 3 + 3 * 2
