@@ -42,7 +42,8 @@ class Capacity:
     questions they give (CEC: the keys with enough negatives; CRR: related and Vague questions within
     the label quotas); ``complete``: False when counting stopped at ``limit`` (``questions`` is then
     only known to be at least that); ``dropped``: keys left out, by reason; ``by_length``: the keys
-    kept, by the length in edges of the shortest path that proves them.
+    kept, by the length in edges of the shortest path that proves them; ``vetted``: whether each key's
+    negatives (CEC) or family and Vague partner (CRR) were vetted over the graph.
     """
 
     task: str
@@ -52,6 +53,7 @@ class Capacity:
     complete: bool = True
     dropped: dict[str, int] = field(default_factory=dict)
     by_length: dict[int, int] = field(default_factory=dict)
+    vetted: bool = True
 
     def drop(self, why: str) -> None:
         self.dropped[why] = self.dropped.get(why, 0) + 1
@@ -154,7 +156,7 @@ def question_capacity(source: Any, task: str, level: str = "schema", *, size: in
     allowed = np.zeros(len(csr), dtype=bool)
     allowed[pool] = True
     graph, vet = csr.restricted(allowed), MeetInTheMiddle(csr, max_len)
-    cap, seen, no_context, check = Capacity(task, level), set(), set(), LIMIT_STEP
+    cap, seen, no_context, check = Capacity(task, level, vetted=vetted), set(), set(), LIMIT_STEP
     supply = {fam: [0, 0] for fam in FAMILIES}
     longest = min(max_len, size if task == "CEC" and require_context else size + 1)
     try:
@@ -250,7 +252,8 @@ def expected_notice(cap: Capacity, asked: int) -> str | None:
     """The line ``eventkg questions`` prints before the work when the graph holds fewer than asked."""
     if cap.questions >= asked or not cap.complete:
         return None
-    why = ", ".join(f"{v:,} {k}" for k, v in sorted(cap.dropped.items())) or "none dropped"
+    why = ", ".join(f"{v:,} {k}" for k, v in sorted(cap.dropped.items())) or "none"
+    vetted = (f" and {'negatives' if cap.task == 'CEC' else 'a Vague partner'}" if cap.vetted
+              else f" ({'negatives' if cap.task == 'CEC' else 'Vague partners'} not vetted)")
     return (f"expects at most {cap.questions:,} {cap.level} {cap.task} questions from this store ({asked:,} asked): "
-            f"{cap.keys:,} distinct provable (e0, relation, e1) keys with a context and "
-            f"{'negatives' if cap.task == 'CEC' else 'a Vague partner'} (left out: {why})")
+            f"{cap.keys:,} distinct provable (e0, relation, e1) keys with a context{vetted}; left out: {why}")

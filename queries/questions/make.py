@@ -19,6 +19,9 @@ from eventkg.graphstore.base import GraphStore
 from eventkg.queries.questions.rows import GeneratedQuestion, NegativeSource, QuestionError
 from eventkg.queries.questions.spec import QuestionSpec
 
+#: the expected-count notice vets the keys' negatives and partners only when there are at most this many
+VET_KEYS_MAX = 2_000
+
 
 def make_questions(
     source: GraphStore | Any,
@@ -77,7 +80,7 @@ def make_questions(
 def _expect(graph: Any, task: str, spec: QuestionSpec, notice: Callable[[str], None]) -> None:
     """Say before the work when the graph holds fewer questions than asked (its distinct keys,
     :mod:`eventkg.queries.questions.capacity`): the direct edges' bound first, then the keys with a context,
-    vetted only when they are fewer."""
+    vetted only when they are fewer and at most :data:`VET_KEYS_MAX`."""
     from eventkg.queries.questions.capacity import direct_bound, expected_notice, question_capacity
 
     if direct_bound(graph, task, spec.level, spec.vague_prob) >= spec.n:  # a large graph: no walk needed
@@ -85,7 +88,7 @@ def _expect(graph: Any, task: str, spec: QuestionSpec, notice: Callable[[str], N
     opts = {"size": spec.size, "max_len": spec.max_len, "vague_prob": spec.vague_prob,
             "require_context": spec.require_context, "limit": spec.n}
     cap = question_capacity(graph, task, spec.level, vetted=False, **opts)
-    if cap.complete and cap.questions < spec.n:
+    if cap.complete and cap.questions < spec.n and cap.keys <= VET_KEYS_MAX:  # vetting costs a search per key
         cap = question_capacity(graph, task, spec.level, **opts)
     line = expected_notice(cap, spec.n)
     if line:

@@ -61,6 +61,8 @@ def test_the_notice_says_when_fewer_than_asked(chain) -> None:
     line = expected_notice(cap, 100)
     assert line is not None and line.startswith("expects at most 4 schema CEC questions from this store (100 asked)")
     assert expected_notice(cap, 4) is None
+    loose = question_capacity(chain, "cec", "schema", vetted=False)  # the 6 keys with a context, negatives unvetted
+    assert loose.questions == 6 and "(negatives not vetted)" in (expected_notice(loose, 100) or "")
     capped = question_capacity(chain, "cec", "schema", limit=3)  # counting stops at the limit: not a maximum
     assert not capped.complete and capped.questions == 3 and expected_notice(capped, 3) is None
 
