@@ -19,6 +19,9 @@ from eventkg.graphstore.base import GraphStore
 from eventkg.queries.questions.rows import GeneratedQuestion, NegativeSource, QuestionError
 from eventkg.queries.questions.spec import QuestionSpec
 
+#: the expected-count notice vets the keys' negatives and partners only when there are at most this many
+VET_KEYS_MAX = 2_000
+
 
 def make_questions(
     source: GraphStore | Any,
@@ -42,7 +45,8 @@ def make_questions(
         graph: The store's event graph, when a caller asking several times read it once.
         sampler: CEC negatives from this source instead of ``spec.negatives`` (vetted all the same).
         progress: Hears the number of questions made so far.
-        notice: Hears a line when fewer than ``spec.n`` came, and why.
+        notice: Hears a line before the work when the graph's distinct keys give fewer than ``spec.n``
+            (:func:`~eventkg.queries.questions.capacity.question_capacity`), and one when fewer came, and why.
         stats: Receives the questions skipped or dropped, by reason.
 
     Returns:
@@ -59,6 +63,8 @@ def make_questions(
     # drawn with the store read-only when it is saved to after: its engine keeps less of what it read
     with source.read_only_phase() if spec.save and read_here else nullcontext():
         store, graph = _store_and_graph(source, graph, spec.level, spec.save, notice)
+        if notice and not spec.repeat:
+            _expect(graph, task, spec, notice)
         made = _draw(store, graph, task, spec, sampler, rules)
         if notice and len(made) < spec.n:
             notice(_fewer(made, spec.n, task, spec.level, stats))
@@ -69,6 +75,24 @@ def make_questions(
 
         store_questions(store, made, spec.seed)
     return made
+
+
+def _expect(graph: Any, task: str, spec: QuestionSpec, notice: Callable[[str], None]) -> None:
+    """Say before the work when the graph holds fewer questions than asked (its distinct keys,
+    :mod:`eventkg.queries.questions.capacity`): the direct edges' bound first, then the keys with a context,
+    vetted only when they are fewer and at most :data:`VET_KEYS_MAX`."""
+    from eventkg.queries.questions.capacity import direct_bound, expected_notice, question_capacity
+
+    if direct_bound(graph, task, spec.level, spec.vague_prob) >= spec.n:  # a large graph: no walk needed
+        return
+    opts = {"size": spec.size, "max_len": spec.max_len, "vague_prob": spec.vague_prob,
+            "require_context": spec.require_context, "limit": spec.n}
+    cap = question_capacity(graph, task, spec.level, vetted=False, **opts)
+    if cap.complete and cap.questions < spec.n and cap.keys <= VET_KEYS_MAX:  # vetting costs a search per key
+        cap = question_capacity(graph, task, spec.level, **opts)
+    line = expected_notice(cap, spec.n)
+    if line:
+        notice(line)
 
 
 def _fewer(made: list[GeneratedQuestion], n: int, task: str, level: str, stats: dict[str, int]) -> str:
