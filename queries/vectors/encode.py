@@ -5,7 +5,9 @@ in a work folder with the plan (model, fingerprint, chunk size). Invariant: aske
 plan, :func:`encode_chunks` reuses the saved chunks and gives the same vectors (chunk boundaries and
 contents depend only on the sorted ids). Nothing holds all the vectors in memory:
 :func:`encode_chunk_files` returns a reader of the saved chunks (:class:`ChunkRows`), merged block by
-block by :mod:`eventkg.queries.vectors.store`. ``notice`` hears the count and an ETA measured on
+block by :mod:`eventkg.queries.vectors.store`. A chunk's texts are encoded in order of length, so a
+batch pads little, in slices whose torch thread count :class:`ThreadChoice` picks by measured speed;
+the vectors are put back in id order. ``notice`` hears the count and an ETA measured on
 :data:`PROBE` texts before a build of at least :data:`NOTICE_MIN`; ``progress`` hears ``(done, total)``.
 """
 
@@ -21,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from eventkg.queries.vectors.embeddings import Embedder
+from eventkg.queries.vectors.embeddings import Embedder, usable_cores
 from eventkg.queries.vectors.files import atomic_write, save_npy
 
 PROBE = 256  # texts encoded to estimate the rate before a build
@@ -77,6 +79,47 @@ def _take(texts: Any, positions: range) -> list[str]:
 
         return texts.take(pa.array(list(positions), pa.int64())).to_pylist()
     return [texts[i] for i in positions]
+
+#: slices of a build between two tries of the thread count not in use
+RETRY_EVERY = 8
+
+
+class ThreadChoice:
+    """Encodes a build's slices with torch's CPU threads at all usable cores or one, whichever was
+    measured faster (characters per second), the other tried again every :data:`RETRY_EVERY`
+    slices. On a machine shared with other processes, threads that wait for each other at every
+    operation can be slower than one; on an idle one, all cores are faster. A GPU keeps its setting."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+        cores = usable_cores()
+        self.options: list[int | None] = [cores, 1] if embedder.device == "cpu" and cores > 1 else [None]
+        self.rate: dict[int | None, float] = {}
+        self.slices = 0
+        self.used: list[int | None] = []  # the count each slice was encoded with
+
+    def pick(self) -> int | None:
+        untried = [o for o in self.options if o not in self.rate]
+        if untried:
+            return untried[0]
+        best = max(self.options, key=lambda o: self.rate[o])
+        if len(self.options) > 1 and self.slices % RETRY_EVERY == 0:
+            return next(o for o in self.options if o != best)
+        return best
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """The vectors of ``texts`` (one slice), timed for the next choice."""
+        use = self.pick()
+        before, self.embedder.threads = self.embedder.threads, use
+        t0 = time.perf_counter()
+        try:
+            vecs = self.embedder.encode(texts)
+        finally:
+            self.embedder.threads = before
+        self.rate[use] = sum(len(t) for t in texts) / max(1e-9, time.perf_counter() - t0)
+        self.slices += 1
+        self.used.append(use)
+        return vecs
 
 
 class ChunkRows:
@@ -151,17 +194,21 @@ def encode_chunk_files(
     if progress:
         progress(done, n)
     started = embedder.expect(n - done)
+    threads = ThreadChoice(embedder)
     try:
         for i, (start, f) in enumerate(zip(starts, files, strict=True)):
             if i in have:
                 continue
             stop = min(n, start + chunk)
-            parts = []
-            for a in range(start, stop, PROGRESS_STEP):  # progress inside a chunk, not only at its end
-                parts.append(embedder.encode(_slice(texts, a, min(stop, a + PROGRESS_STEP))))
-                if progress and min(stop, a + PROGRESS_STEP) < stop:
-                    progress(done + min(stop, a + PROGRESS_STEP) - start, n)
-            vecs = np.concatenate(parts)
+            part = _slice(texts, start, stop)
+            # the chunk's texts by length, so each batch pads to its neighbours' length
+            order = np.argsort(np.fromiter((len(t) for t in part), np.int64, len(part)), kind="stable")
+            vecs = np.empty((len(part), plan["dim"]), dtype=np.float32)
+            for a in range(0, len(part), PROGRESS_STEP):  # progress inside a chunk, not only at its end
+                rows = order[a : a + PROGRESS_STEP]
+                vecs[rows] = threads.encode([part[j] for j in rows])
+                if progress and a + len(rows) < len(part):
+                    progress(done + a + len(rows), n)
             atomic_write(work, f, lambda tmp, v=vecs: save_npy(tmp, v))
             done += stop - start
             if progress:
