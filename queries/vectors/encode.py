@@ -151,8 +151,10 @@ def saved_chunks(files: list[Path], starts: list[int], n: int, plan: dict[str, A
     return have
 
 
-def _announce(texts: Any, done: int, work: Path, chunk: int, embedder: Embedder, what: str, notice: Notice) -> None:
-    """Tell ``notice`` what a resumed build has, and the ETA of the rest measured on a probe batch."""
+def _announce(texts: Any, done: int, work: Path, chunk: int, threads: ThreadChoice, what: str, notice: Notice) -> None:
+    """Tell ``notice`` what a resumed build has, and the ETA of the rest measured on a probe batch
+    (each thread count of ``threads`` on a share of it, so the build starts with the faster)."""
+    embedder = threads.embedder
     n = len(texts)
     todo = n - done
     if done:
@@ -161,9 +163,10 @@ def _announce(texts: Any, done: int, work: Path, chunk: int, embedder: Embedder,
         return
     sample = _take(texts, range(0, n, max(1, n // PROBE))[:PROBE])
     embedder.encode(sample[:8])  # loads the model and warms up: not part of the rate
-    t0 = time.perf_counter()
-    embedder.encode(sample)
-    rate = len(sample) / max(1e-9, time.perf_counter() - t0)
+    share = -(-len(sample) // len(threads.options))
+    for a in range(0, len(sample), share):
+        threads.encode(sample[a : a + share])
+    rate = max(threads.rate.values()) * len(sample) / max(1, sum(len(t) for t in sample))  # chars/s -> texts/s
     notice(
         f"embedding {todo:,} texts of {what} with {embedder.name} on {embedder.device} "
         f"(batch {embedder.encode_batch}): about {_fmt_seconds(todo / rate)} at ~{rate:,.0f} texts/s"
@@ -189,12 +192,12 @@ def encode_chunk_files(
     files = [work / f"chunk-{i:06d}.npy" for i in range(len(starts))]
     have = saved_chunks(files, starts, n, plan)
     done = resumed = sum(min(chunk, n - starts[i]) for i in have)
+    threads = ThreadChoice(embedder)
     if notice:
-        _announce(texts, done, work, chunk, embedder, what, notice)
+        _announce(texts, done, work, chunk, threads, what, notice)
     if progress:
         progress(done, n)
     started = embedder.expect(n - done)
-    threads = ThreadChoice(embedder)
     try:
         for i, (start, f) in enumerate(zip(starts, files, strict=True)):
             if i in have:
