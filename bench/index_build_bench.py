@@ -10,7 +10,7 @@ index is built from nothing); ``aser``: an ASER-shaped ``KG.db`` of ``--aser`` e
 (3x relations, :func:`eventkg.ingest.aser_shape.make_aser_shape_kg`) ingested. For each:
 
 - ``build``: :func:`~eventkg.queries.vectors.index.open_index` over all events, from nothing:
-  seconds, events/s, process CPU seconds, and the thread count each slice used;
+  seconds, events/s, process CPU seconds, and how many texts each torch thread count encoded;
 - ``floor``: the encoder alone on the same texts, ``SentenceTransformer.encode(texts,
   batch_size=...)`` as a user would call it: once with torch's threads as they are (the
   cores) and once with one thread, in the same process right before the build; the
@@ -77,19 +77,18 @@ def measure(store: Any, what: str) -> dict[str, Any]:
         floors[name] = time.perf_counter() - t
     torch.set_num_threads(cores)
     floor_s = min(floors.values())
-    used: list[Any] = []
-    original = vector_encode.ThreadChoice.encode
+    used: dict[str, int] = {}
+    original = vector_encode.ThreadChoice.run
 
-    def spy(self: Any, part: list[str]) -> np.ndarray:
-        vecs = original(self, part)
-        used.append(self.used[-1])
-        return vecs
+    def spy(self: Any, part: list[str], threads: int | None) -> np.ndarray:
+        used[str(threads)] = used.get(str(threads), 0) + len(part)
+        return original(self, part, threads)
 
-    vector_encode.ThreadChoice.encode = spy  # type: ignore[method-assign]
+    vector_encode.ThreadChoice.run = spy  # type: ignore[method-assign]
     t, c = time.perf_counter(), cpu_s()
     vi = vx.open_index(store, embedder=emb, rebuild=True)
     build_s, build_cpu = time.perf_counter() - t, cpu_s() - c
-    vector_encode.ThreadChoice.encode = original  # type: ignore[method-assign]
+    vector_encode.ThreadChoice.run = original  # type: ignore[method-assign]
     built = vi.row_vectors(np.arange(len(vi)))
     flat = faiss.IndexFlatIP(built.shape[1])
     t = time.perf_counter()
@@ -106,7 +105,7 @@ def measure(store: Any, what: str) -> dict[str, Any]:
     out.update({
         "build": {"seconds": round(build_s, 1), "events_per_s": round(len(texts) / build_s, 1),
                   "seconds_per_1000": round(1000 * build_s / len(texts), 1), "cpu_s": round(build_cpu, 1),
-                  "slices_by_threads": {str(k): used.count(k) for k in sorted(set(used), key=str)}},
+                  "texts_by_threads": used},
         "floor": {"seconds": round(floor_s, 1), "events_per_s": round(len(texts) / floor_s, 1),
                   "cores_threads_s": round(floors["cores"], 1), "one_thread_s": round(floors["one_thread"], 1),
                   "torch_threads": cores},

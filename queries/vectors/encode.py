@@ -80,15 +80,19 @@ def _take(texts: Any, positions: range) -> list[str]:
         return texts.take(pa.array(list(positions), pa.int64())).to_pylist()
     return [texts[i] for i in positions]
 
-#: slices of a build between two tries of the thread count not in use
+#: slices of a build between two trials of the thread count not in use
 RETRY_EVERY = 8
+#: texts of a slice a trial encodes with the other thread count (the rest: the faster)
+TRIAL = 64
 
 
 class ThreadChoice:
     """Encodes a build's slices with torch's CPU threads at all usable cores or one, whichever was
-    measured faster (characters per second), the other tried again every :data:`RETRY_EVERY`
-    slices. On a machine shared with other processes, threads that wait for each other at every
-    operation can be slower than one; on an idle one, all cores are faster. A GPU keeps its setting."""
+    measured faster (characters per second). The other count is tried on the first :data:`TRIAL`
+    texts of the first slice and of every :data:`RETRY_EVERY` th, the rest of the slice with the
+    faster one. On a machine shared with other processes, threads that wait for each other at
+    every operation can be slower than one; on an idle one, all cores are faster. A GPU keeps
+    its setting."""
 
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
@@ -96,30 +100,39 @@ class ThreadChoice:
         self.options: list[int | None] = [cores, 1] if embedder.device == "cpu" and cores > 1 else [None]
         self.rate: dict[int | None, float] = {}
         self.slices = 0
-        self.used: list[int | None] = []  # the count each slice was encoded with
+        self.used: list[tuple[int | None, int]] = []  # (thread count, texts) of each encode call
 
-    def pick(self) -> int | None:
+    def best(self) -> int | None:
+        """The count measured faster (an untried one before any other)."""
         untried = [o for o in self.options if o not in self.rate]
-        if untried:
-            return untried[0]
-        best = max(self.options, key=lambda o: self.rate[o])
-        if len(self.options) > 1 and self.slices % RETRY_EVERY == 0:
-            return next(o for o in self.options if o != best)
-        return best
+        return untried[0] if untried else max(self.options, key=lambda o: self.rate[o])
 
-    def encode(self, texts: list[str]) -> np.ndarray:
-        """The vectors of ``texts`` (one slice), timed for the next choice."""
-        use = self.pick()
-        before, self.embedder.threads = self.embedder.threads, use
+    def _trial(self) -> int | None:
+        if len(self.options) < 2 or self.slices % RETRY_EVERY:
+            return None
+        untried = [o for o in self.options if o not in self.rate]
+        return untried[0] if untried else next(o for o in self.options if o != self.best())
+
+    def run(self, texts: list[str], threads: int | None) -> np.ndarray:
+        """The vectors of ``texts`` with ``threads`` torch threads, timed."""
+        before, self.embedder.threads = self.embedder.threads, threads
         t0 = time.perf_counter()
         try:
             vecs = self.embedder.encode(texts)
         finally:
             self.embedder.threads = before
-        self.rate[use] = sum(len(t) for t in texts) / max(1e-9, time.perf_counter() - t0)
-        self.slices += 1
-        self.used.append(use)
+        self.rate[threads] = sum(len(t) for t in texts) / max(1e-9, time.perf_counter() - t0)
+        self.used.append((threads, len(texts)))
         return vecs
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """The vectors of ``texts`` (one slice of a build), a trial share first when one is due."""
+        trial = self._trial()
+        self.slices += 1
+        if trial is None or len(texts) <= 2 * TRIAL:
+            return self.run(texts, self.best())
+        head = self.run(texts[:TRIAL], trial)
+        return np.concatenate([head, self.run(texts[TRIAL:], self.best())])
 
 
 class ChunkRows:
@@ -164,8 +177,8 @@ def _announce(texts: Any, done: int, work: Path, chunk: int, threads: ThreadChoi
     sample = _take(texts, range(0, n, max(1, n // PROBE))[:PROBE])
     embedder.encode(sample[:8])  # loads the model and warms up: not part of the rate
     share = -(-len(sample) // len(threads.options))
-    for a in range(0, len(sample), share):
-        threads.encode(sample[a : a + share])
+    for a, option in zip(range(0, len(sample), share), threads.options, strict=False):
+        threads.run(sample[a : a + share], option)
     rate = max(threads.rate.values()) * len(sample) / max(1, sum(len(t) for t in sample))  # chars/s -> texts/s
     notice(
         f"embedding {todo:,} texts of {what} with {embedder.name} on {embedder.device} "

@@ -49,22 +49,22 @@ class SlowWithThreads(Embedder):
 
 def test_the_build_keeps_the_thread_count_measured_faster(world, monkeypatch):
     monkeypatch.setattr(vector_encode, "usable_cores", lambda: 2)
-    monkeypatch.setattr(vector_encode, "PROGRESS_STEP", 9)  # slices bigger than a small input
-    monkeypatch.setattr(vector_encode, "RETRY_EVERY", 3)
-    chosen: list = []
-    original = vector_encode.ThreadChoice.encode
+    monkeypatch.setattr(vector_encode, "PROGRESS_STEP", 19)  # two slices, each bigger than two trials
+    monkeypatch.setattr(vector_encode, "TRIAL", 9)  # a trial bigger than a small input (one thread anyway)
+    monkeypatch.setattr(vector_encode, "RETRY_EVERY", 1)  # a trial in every slice
+    runs: list[tuple[int | None, int]] = []
+    original = vector_encode.ThreadChoice.run
 
-    def spy(self, texts):
-        out = original(self, texts)
-        chosen.append(self.used[-1])
-        return out
+    def spy(self, texts, threads):
+        runs.append((threads, len(texts)))
+        return original(self, texts, threads)
 
-    monkeypatch.setattr(vector_encode.ThreadChoice, "encode", spy)
+    monkeypatch.setattr(vector_encode.ThreadChoice, "run", spy)
     emb = SlowWithThreads(device="cpu")
     vi = vx.open_index(world, embedder=emb)
-    assert len(chosen) >= 5
-    assert chosen[:2] == [2, 1]  # each count tried once
-    tried_again = [i for i in range(2, len(chosen)) if chosen[i] == 2]
-    assert tried_again == [i for i in range(2, len(chosen)) if i % vector_encode.RETRY_EVERY == 0]
+    n = len(world_events()) + len(INSTANCES)
+    assert len(vi) == n and sum(k for _, k in runs) == n  # every text once
+    assert runs[0] == (2, 9) and runs[1] == (1, 19 - 9)  # both counts tried on the first slice
+    slow = [k for t, k in runs if t == 2]
+    assert len(slow) >= 2 and set(slow) == {9}  # tried again, never more than a trial's texts
     assert emb.threads is None  # the build leaves the embedder as it found it
-    assert len(vi) == len(world_events()) + len(INSTANCES)
