@@ -11,7 +11,7 @@ index is built from nothing); ``aser``: an ASER-shaped ``KG.db`` of ``--aser`` e
 
 - ``build``: :func:`~eventkg.queries.vectors.index.open_index` over all events, from nothing:
   seconds, events/s, process CPU seconds, and how many texts each torch thread count encoded;
-- ``floor``: the encoder alone on the same texts, ``SentenceTransformer.encode(texts,
+- ``floor``: the encoder alone on the same texts (seconds and process CPU seconds), ``SentenceTransformer.encode(texts,
   batch_size=...)`` as a user would call it: once with torch's threads as they are (the
   cores) and once with one thread, in the same process right before the build; the
   faster is the floor. ``faiss_add_s``: adding the built vectors to a flat index alone;
@@ -68,13 +68,13 @@ def measure(store: Any, what: str) -> dict[str, Any]:
     emb = Embedder()
     st = emb.st
     st.encode(texts[:64], batch_size=emb.encode_batch)  # the model loaded and warm, outside every timing
-    floors = {}
+    floors, floor_cpu = {}, {}
     cores = torch.get_num_threads()
     for name, threads in (("cores", cores), ("one_thread", 1)):
         torch.set_num_threads(threads)
-        t = time.perf_counter()
+        t, c = time.perf_counter(), cpu_s()
         ref = st.encode(texts, batch_size=emb.encode_batch, normalize_embeddings=True, convert_to_numpy=True)
-        floors[name] = time.perf_counter() - t
+        floors[name], floor_cpu[name] = time.perf_counter() - t, cpu_s() - c
     torch.set_num_threads(cores)
     floor_s = min(floors.values())
     used: dict[str, int] = {}
@@ -108,6 +108,7 @@ def measure(store: Any, what: str) -> dict[str, Any]:
                   "texts_by_threads": used},
         "floor": {"seconds": round(floor_s, 1), "events_per_s": round(len(texts) / floor_s, 1),
                   "cores_threads_s": round(floors["cores"], 1), "one_thread_s": round(floors["one_thread"], 1),
+                  "cores_threads_cpu_s": round(floor_cpu["cores"], 1), "one_thread_cpu_s": round(floor_cpu["one_thread"], 1),
                   "torch_threads": cores},
         "build_over_floor": round(build_s / floor_s, 2),
         "faiss_add_s": round(faiss_s, 3), "bm25_s": round(bm25_s, 2),
