@@ -23,9 +23,12 @@ Device and speed: ``device="auto"`` (the CLI's ``--device auto``, the default) u
 when ``torch.cuda.is_available()``, else Apple's MPS, else the CPU. The batch size follows
 the device (:func:`default_encode_batch`: 64 on CPU, where bigger batches only add padding
 work, 512 on a GPU with >= 16 GB, 256 on smaller ones). Big encodes run with torch's
-intra-op threads set to the cores this process may use; sentence-transformers sorts each
-call's texts by length before batching, so a batch pads to similar lengths; vectors are
-L2-normalised, so FAISS inner product = cosine similarity.
+intra-op threads set to the cores this process may use, unless the caller names a count
+(the index build picks, slice by slice, between all cores and one thread: on a machine
+shared with other processes, threads that wait for each other at every operation can be
+slower than one); sentence-transformers sorts each call's texts by length before batching,
+so a batch pads to similar lengths; vectors are L2-normalised, so FAISS inner product =
+cosine similarity.
 
 On a GPU a small model such as MiniLM waits for its tokenizer, which runs in Python on one
 CPU core; big inputs are therefore encoded by a few worker processes sharing the GPU
@@ -119,21 +122,6 @@ def load_encoder(model: str, device: str = "cpu") -> Any:
 SMALL_INPUT = 8
 
 
-@contextmanager
-def _single_thread(active: bool) -> Iterator[None]:
-    if not active:
-        yield
-        return
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 DEVICES = ("auto", "cpu", "cuda", "mps")
 
 
@@ -190,14 +178,15 @@ def usable_cores() -> int:
 
 
 @contextmanager
-def _all_cores(active: bool) -> Iterator[None]:
-    if not active:
+def torch_threads(n: int | None) -> Iterator[None]:
+    """Torch's intra-op threads set to ``n`` for the block (None: left as they are)."""
+    if n is None:
         yield
         return
     import torch
 
     before = torch.get_num_threads()
-    torch.set_num_threads(usable_cores())
+    torch.set_num_threads(n)
     try:
         yield
     finally:
@@ -230,6 +219,8 @@ class Embedder:
         self._workers = workers
         self._pool: dict[str, Any] | None = None
         self.encoded = 0
+        #: torch's CPU threads for a big input (None: the usable cores); the index build sets it
+        self.threads: int | None = None
 
     @property
     def device(self) -> str:
@@ -261,7 +252,8 @@ class Embedder:
         return int(get_dim())
 
     def encode(self, texts: Sequence[str], show_progress: bool = False) -> np.ndarray:
-        """``(len(texts), dim)`` float32, unit length, in the order given."""
+        """``(len(texts), dim)`` float32, unit length, in the order given (on the CPU with
+        :attr:`threads` torch threads for more than :data:`SMALL_INPUT` texts, one for fewer)."""
         if len(texts) == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self.st
@@ -270,7 +262,11 @@ class Embedder:
         # once started, the workers take every call that gives each a few batches
         pooled = self._pool is not None and len(texts) >= 4 * self.workers * self.encode_batch
         try:
-            with _single_thread(small), _all_cores(not small and self.device == "cpu"):
+            if self.device != "cpu":
+                threads = 1 if small else None
+            else:
+                threads = 1 if small else self.threads or usable_cores()
+            with torch_threads(threads):
                 vecs = model.encode(
                     list(texts),
                     batch_size=self.encode_batch,

@@ -5,7 +5,9 @@ in a work folder with the plan (model, fingerprint, chunk size). Invariant: aske
 plan, :func:`encode_chunks` reuses the saved chunks and gives the same vectors (chunk boundaries and
 contents depend only on the sorted ids). Nothing holds all the vectors in memory:
 :func:`encode_chunk_files` returns a reader of the saved chunks (:class:`ChunkRows`), merged block by
-block by :mod:`eventkg.queries.vectors.store`. ``notice`` hears the count and an ETA measured on
+block by :mod:`eventkg.queries.vectors.store`. A chunk's texts are encoded in order of length, so a
+batch pads little, in slices whose torch thread count :class:`ThreadChoice` picks by measured speed;
+the vectors are put back in id order. ``notice`` hears the count and an ETA measured on
 :data:`PROBE` texts before a build of at least :data:`NOTICE_MIN`; ``progress`` hears ``(done, total)``.
 """
 
@@ -21,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from eventkg.queries.vectors.embeddings import Embedder
+from eventkg.queries.vectors.embeddings import Embedder, usable_cores
 from eventkg.queries.vectors.files import atomic_write, save_npy
 
 PROBE = 256  # texts encoded to estimate the rate before a build
@@ -78,6 +80,60 @@ def _take(texts: Any, positions: range) -> list[str]:
         return texts.take(pa.array(list(positions), pa.int64())).to_pylist()
     return [texts[i] for i in positions]
 
+#: slices of a build between two trials of the thread count not in use
+RETRY_EVERY = 8
+#: texts of a slice a trial encodes with the other thread count (the rest: the faster)
+TRIAL = 64
+
+
+class ThreadChoice:
+    """Encodes a build's slices with torch's CPU threads at all usable cores or one, whichever was
+    measured faster (characters per second). The other count is tried on the first :data:`TRIAL`
+    texts of the first slice and of every :data:`RETRY_EVERY` th, the rest of the slice with the
+    faster one. On a machine shared with other processes, threads that wait for each other at
+    every operation can be slower than one; on an idle one, all cores are faster. A GPU keeps
+    its setting."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+        cores = usable_cores()
+        self.options: list[int | None] = [cores, 1] if embedder.device == "cpu" and cores > 1 else [None]
+        self.rate: dict[int | None, float] = {}
+        self.slices = 0
+        self.used: list[tuple[int | None, int]] = []  # (thread count, texts) of each encode call
+
+    def best(self) -> int | None:
+        """The count measured faster (an untried one before any other)."""
+        untried = [o for o in self.options if o not in self.rate]
+        return untried[0] if untried else max(self.options, key=lambda o: self.rate[o])
+
+    def _trial(self) -> int | None:
+        if len(self.options) < 2 or self.slices % RETRY_EVERY:
+            return None
+        untried = [o for o in self.options if o not in self.rate]
+        return untried[0] if untried else next(o for o in self.options if o != self.best())
+
+    def run(self, texts: list[str], threads: int | None) -> np.ndarray:
+        """The vectors of ``texts`` with ``threads`` torch threads, timed."""
+        before, self.embedder.threads = self.embedder.threads, threads
+        t0 = time.perf_counter()
+        try:
+            vecs = self.embedder.encode(texts)
+        finally:
+            self.embedder.threads = before
+        self.rate[threads] = sum(len(t) for t in texts) / max(1e-9, time.perf_counter() - t0)
+        self.used.append((threads, len(texts)))
+        return vecs
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """The vectors of ``texts`` (one slice of a build), a trial share first when one is due."""
+        trial = self._trial()
+        self.slices += 1
+        if trial is None or len(texts) <= 2 * TRIAL:
+            return self.run(texts, self.best())
+        head = self.run(texts[:TRIAL], trial)
+        return np.concatenate([head, self.run(texts[TRIAL:], self.best())])
+
 
 class ChunkRows:
     """The rows of an encoding's saved chunks, read memory-mapped by row range."""
@@ -108,8 +164,10 @@ def saved_chunks(files: list[Path], starts: list[int], n: int, plan: dict[str, A
     return have
 
 
-def _announce(texts: Any, done: int, work: Path, chunk: int, embedder: Embedder, what: str, notice: Notice) -> None:
-    """Tell ``notice`` what a resumed build has, and the ETA of the rest measured on a probe batch."""
+def _announce(texts: Any, done: int, work: Path, chunk: int, threads: ThreadChoice, what: str, notice: Notice) -> None:
+    """Tell ``notice`` what a resumed build has, and the ETA of the rest measured on a probe batch
+    (each thread count of ``threads`` on a share of it, so the build starts with the faster)."""
+    embedder = threads.embedder
     n = len(texts)
     todo = n - done
     if done:
@@ -118,9 +176,10 @@ def _announce(texts: Any, done: int, work: Path, chunk: int, embedder: Embedder,
         return
     sample = _take(texts, range(0, n, max(1, n // PROBE))[:PROBE])
     embedder.encode(sample[:8])  # loads the model and warms up: not part of the rate
-    t0 = time.perf_counter()
-    embedder.encode(sample)
-    rate = len(sample) / max(1e-9, time.perf_counter() - t0)
+    share = -(-len(sample) // len(threads.options))
+    for a, option in zip(range(0, len(sample), share), threads.options, strict=False):
+        threads.run(sample[a : a + share], option)
+    rate = max(threads.rate.values()) * len(sample) / max(1, sum(len(t) for t in sample))  # chars/s -> texts/s
     notice(
         f"embedding {todo:,} texts of {what} with {embedder.name} on {embedder.device} "
         f"(batch {embedder.encode_batch}): about {_fmt_seconds(todo / rate)} at ~{rate:,.0f} texts/s"
@@ -146,8 +205,9 @@ def encode_chunk_files(
     files = [work / f"chunk-{i:06d}.npy" for i in range(len(starts))]
     have = saved_chunks(files, starts, n, plan)
     done = resumed = sum(min(chunk, n - starts[i]) for i in have)
+    threads = ThreadChoice(embedder)
     if notice:
-        _announce(texts, done, work, chunk, embedder, what, notice)
+        _announce(texts, done, work, chunk, threads, what, notice)
     if progress:
         progress(done, n)
     started = embedder.expect(n - done)
@@ -156,12 +216,15 @@ def encode_chunk_files(
             if i in have:
                 continue
             stop = min(n, start + chunk)
-            parts = []
-            for a in range(start, stop, PROGRESS_STEP):  # progress inside a chunk, not only at its end
-                parts.append(embedder.encode(_slice(texts, a, min(stop, a + PROGRESS_STEP))))
-                if progress and min(stop, a + PROGRESS_STEP) < stop:
-                    progress(done + min(stop, a + PROGRESS_STEP) - start, n)
-            vecs = np.concatenate(parts)
+            part = _slice(texts, start, stop)
+            # the chunk's texts by length, so each batch pads to its neighbours' length
+            order = np.argsort(np.fromiter((len(t) for t in part), np.int64, len(part)), kind="stable")
+            vecs = np.empty((len(part), plan["dim"]), dtype=np.float32)
+            for a in range(0, len(part), PROGRESS_STEP):  # progress inside a chunk, not only at its end
+                rows = order[a : a + PROGRESS_STEP]
+                vecs[rows] = threads.encode([part[j] for j in rows])
+                if progress and a + len(rows) < len(part):
+                    progress(done + a + len(rows), n)
             atomic_write(work, f, lambda tmp, v=vecs: save_npy(tmp, v))
             done += stop - start
             if progress:

@@ -219,7 +219,7 @@ def test_chunks_of_an_interrupted_build_serve_a_build_of_another_level(world, en
     with pytest.raises(Stop):
         vx.open_index(world, level="schema", progress=stop_after_a_chunk)
     first = sorted(SCHEMA_TEXTS, key=E)[:8]  # the schema texts in id order, first chunk
-    assert encoded == first
+    assert sorted(encoded) == sorted(first)  # (encoded in order of length)
     encoded.clear()
     vx.forget_loaded()
     vi = vx.open_index(world)  # all events: other texts to encode, the saved chunk is kept

@@ -1,0 +1,70 @@
+"""The vector-index build: texts encoded in order of length, slice by slice with the faster torch
+thread count, give the vectors the encoder gives each text alone, in id order."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from eventkg.queries.graph import columnar
+from eventkg.queries.vectors import encode as vector_encode
+from eventkg.queries.vectors import index as vx
+from eventkg.queries.vectors.embeddings import Embedder
+from tests.support.worlds import INSTANCES, world_events, write_world
+
+
+@pytest.fixture
+def world(embedded_store):
+    write_world(embedded_store)
+    vx.forget_loaded()
+    yield embedded_store
+    vx.forget_loaded()
+
+
+def test_build_in_length_order_gives_each_text_its_own_vector(world, monkeypatch):
+    monkeypatch.setattr(vector_encode, "PROGRESS_STEP", 3)  # many slices, each of texts of like length
+    table = columnar.event_texts(world)
+    ids, texts = table.column("id").to_pylist(), table.column("text").to_pylist()
+    assert len(set(map(len, texts))) > 5  # texts of many lengths: the length order differs from the id order
+    vi = vx.open_index(world)
+    st = Embedder().st
+    alone = np.stack([st.encode([t], normalize_embeddings=True, convert_to_numpy=True)[0] for t in texts])
+    built = np.stack([vi.vector(i) for i in ids])
+    np.testing.assert_allclose(built, alone, atol=2e-5)
+    found = [hits[0][0] for hits in vi.search(alone, 1)]
+    assert all(vi.vector(f) @ a > 0.9999 for f, a in zip(found, alone, strict=True))  # each text finds its own vector
+
+
+class SlowWithThreads(Embedder):
+    """The real encoder, made slower with all cores than with one thread, as on a busy machine."""
+
+    def encode(self, texts, show_progress=False):
+        out = super().encode(texts, show_progress)
+        if len(texts) > 8 and (self.threads or 0) > 1:
+            time.sleep(0.05 * len(texts))
+        return out
+
+
+def test_the_build_keeps_the_thread_count_measured_faster(world, monkeypatch):
+    monkeypatch.setattr(vector_encode, "usable_cores", lambda: 2)
+    monkeypatch.setattr(vector_encode, "PROGRESS_STEP", 19)  # two slices, each bigger than two trials
+    monkeypatch.setattr(vector_encode, "TRIAL", 9)  # a trial bigger than a small input (one thread anyway)
+    monkeypatch.setattr(vector_encode, "RETRY_EVERY", 1)  # a trial in every slice
+    runs: list[tuple[int | None, int]] = []
+    original = vector_encode.ThreadChoice.run
+
+    def spy(self, texts, threads):
+        runs.append((threads, len(texts)))
+        return original(self, texts, threads)
+
+    monkeypatch.setattr(vector_encode.ThreadChoice, "run", spy)
+    emb = SlowWithThreads(device="cpu")
+    vi = vx.open_index(world, embedder=emb)
+    n = len(world_events()) + len(INSTANCES)
+    assert len(vi) == n and sum(k for _, k in runs) == n  # every text once
+    assert runs[0] == (2, 9) and runs[1] == (1, 19 - 9)  # both counts tried on the first slice
+    slow = [k for t, k in runs if t == 2]
+    assert len(slow) >= 2 and set(slow) == {9}  # tried again, never more than a trial's texts
+    assert emb.threads is None  # the build leaves the embedder as it found it
