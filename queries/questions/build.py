@@ -172,6 +172,34 @@ def infile_named(size: int, pending: Iterable[Pending | CrrPending]) -> np.ndarr
     return counts
 
 
+def answers_apart(pending: Iterable[Pending], want: int) -> list[Pending]:
+    """Up to ``want`` of ``pending``, first those whose answer no other kept question names (as its
+    queried event or in its context) and whose names hold no other kept question's answer.
+
+    Questions drafted around one event name each other's answers: in a chain ``a -> b -> c`` the
+    forward copy asks ``(b, c)`` with ``a`` in its context and the backward copy ``(b, a)`` with ``c`` in
+    its, so an answer is named by its siblings while a negative drawn from a large graph is named by
+    none, and "the choice the file names most" picks the answer. Kept apart, every answer is named by
+    no other question and its negatives are drawn among events named as rarely. The questions set
+    aside come back, in drafting order, only once the graph offers no more (a small graph, whose
+    file names most of its events, has named non-answers to match on)."""
+    named: set[int] = set()
+    answers: set[int] = set()
+    kept: list[Pending] = []
+    aside: list[Pending] = []
+    for p in pending:
+        names = {p.h, *(x for h, _, t in p.context for x in (h, t))}
+        if p.t in named or p.t in answers or not answers.isdisjoint(names):
+            aside.append(p)
+            continue
+        kept.append(p)
+        named |= names
+        answers.add(p.t)
+        if len(kept) >= want:
+            return kept
+    return kept + aside[:want - len(kept)]
+
+
 def stories(csr: EventCSR) -> np.ndarray:
     """Each instance event's story, -1 for schema events: its connected component among the relation
     edges between instance events (the EV² loader links one question's instances, and only those)."""
