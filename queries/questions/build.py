@@ -184,24 +184,26 @@ def answers_apart(pending: Iterable[Pending], want: int) -> list[Pending]:
     forward copy asks ``(b, c)`` with ``a`` in its context and the backward copy ``(b, a)`` with ``c`` in
     its, so an answer is named by its siblings while a negative drawn from a large graph is named by
     none, and "the choice the file names most" picks the answer. Kept apart, every answer is named by
-    no other question and its negatives are drawn among events named as rarely. The questions set
-    aside come back, in drafting order, only once the graph offers no more (a small graph, whose
-    file names most of its events, has named non-answers to match on)."""
+    no other question and its negatives are drawn among events named as rarely. The questions are kept
+    aside: where the graph offers fewer than ``want`` questions kept apart, the first ``want`` drafted come
+    back as drafted (a small graph, whose file names most of its events, has named non-answers to match
+    on, and cannot spare the questions)."""
     named: set[int] = set()
     answers: set[int] = set()
     kept: list[Pending] = []
-    aside: list[Pending] = []
+    drafted: list[Pending] = []
     for p in pending:
+        if len(drafted) < want:
+            drafted.append(p)
         names = {p.h, *(x for h, _, t in p.context for x in (h, t))}
         if p.t in named or p.t in answers or not answers.isdisjoint(names):
-            aside.append(p)
             continue
         kept.append(p)
         named |= names
         answers.add(p.t)
         if len(kept) >= want:
             return kept
-    return kept + aside[:want - len(kept)]
+    return drafted
 
 
 def stories(csr: EventCSR) -> np.ndarray:

@@ -32,7 +32,7 @@ The engine behind :func:`eventkg.queries.questions.make.make_questions`, the ent
    CEC negatives are drawn once every answer and context is drafted: in the answer's degree
    band in the store and in the graph the drafted contexts state (the file's own graph). A CEC
    question whose answer another kept question names (or whose names hold another's answer) is set
-   aside, and asked only once the graph offers no more (:func:`~eventkg.queries.questions.build.answers_apart`).
+   aside where the graph offers enough questions kept apart, else the questions are taken as drafted (:func:`~eventkg.queries.questions.build.answers_apart`).
 
 Instance level: components are walked over event types that have instance events
 (``HAS_TYPE``); each type in a question is shown as one of its instances, numbered
