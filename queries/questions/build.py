@@ -34,6 +34,10 @@ from eventkg.queries.questions.rows import CEC_QUESTIONS, CRR_CHOICES, CRR_QUEST
 Triple = tuple[int, str, int]
 #: how far a negative's cosine to the query may be from the answer's, when negatives are matched in similarity
 SIMILARITY_BAND = 0.10
+#: the similarity band's widths tried in turn (multiples of the band), the next only when the last matched
+#: too few: a wider band keeps the answer's similarity rank at chance (negatives as often below as above)
+#: and costs no question the narrow band could match
+BAND_STEPS = (1.0, 2.0)
 #: draws per negative among preferred texts (fresh, then never gold) before the next kind is drawn
 PREFERRED_TRIES = 8
 #: in-file degrees matched exactly below this, by band above
@@ -170,6 +174,36 @@ def infile_named(size: int, pending: Iterable[Pending | CrrPending]) -> np.ndarr
         named = {p.h, *(x for h, _, t in p.context for x in (h, t))}
         counts[np.fromiter(named, dtype=np.int64, count=len(named))] += 1
     return counts
+
+
+def answers_apart(pending: Iterable[Pending], want: int) -> list[Pending]:
+    """Up to ``want`` of ``pending``, first those whose answer no other kept question names (as its
+    queried event or in its context) and whose names hold no other kept question's answer.
+
+    Questions drafted around one event name each other's answers: in a chain ``a -> b -> c`` the
+    forward copy asks ``(b, c)`` with ``a`` in its context and the backward copy ``(b, a)`` with ``c`` in
+    its, so an answer is named by its siblings while a negative drawn from a large graph is named by
+    none, and "the choice the file names most" picks the answer. Kept apart, every answer is named by
+    no other question and its negatives are drawn among events named as rarely. The questions are kept
+    aside: where the graph offers fewer than ``want`` questions kept apart, the first ``want`` drafted come
+    back as drafted (a small graph, whose file names most of its events, has named non-answers to match
+    on, and cannot spare the questions)."""
+    named: set[int] = set()
+    answers: set[int] = set()
+    kept: list[Pending] = []
+    drafted: list[Pending] = []
+    for p in pending:
+        if len(drafted) < want:
+            drafted.append(p)
+        names = {p.h, *(x for h, _, t in p.context for x in (h, t))}
+        if p.t in named or p.t in answers or not answers.isdisjoint(names):
+            continue
+        kept.append(p)
+        named |= names
+        answers.add(p.t)
+        if len(kept) >= want:
+            return kept
+    return drafted
 
 
 def stories(csr: EventCSR) -> np.ndarray:
@@ -416,23 +450,31 @@ class QuestionBuilder:
         pool = np.array([z for z in dict.fromkeys([*proposed, *same.tolist()]) if z not in skip], dtype=np.int64)
         cos = vec.cosines(self.shown_text(h), [self.shown_text(int(z)) for z in pool]) if len(pool) else np.zeros(0)
         target = float(vec.cosines(self.shown_text(h), [self.shown_text(t)])[0])
-        below, above, k_below = rank_split(cos, target, self.width, self.rng)
-        first = set(proposed)
-        sides = []
-        for side in (below, above):
-            cands = pool[side].tolist()
-            self.rng.shuffle(cands)
-            cands.sort(key=lambda z: (z not in first, self.named[z] != self.named[t], not self.uses.room(z)))
-            sides.append(cands)
-        for k in (k_below, *sorted({0, 1, 2, 3} - {k_below}, key=lambda k: abs(k - k_below))):
-            if len(sides[0]) < k or len(sides[1]) < 3 - k:
+        k_below = rank_split(cos, target, self.width, self.rng)[2]
+        # the seeded number below at each width in turn, then (the widest band) the nearest number both sides hold
+        tries = [(step, k_below) for step in BAND_STEPS]
+        tries += [(BAND_STEPS[-1], k) for k in sorted({0, 1, 2, 3} - {k_below}, key=lambda k: abs(k - k_below))]
+        for step, k in tries:
+            below, above, _ = rank_split(cos, target, step * self.width, self.rng)
+            if len(below) < k or len(above) < 3 - k:
                 continue
-            chosen = self._first_unlinked(sides[0], k, mask) + self._first_unlinked(sides[1], 3 - k, mask)
+            chosen = (self._first_unlinked(self._ordered(pool[below], t, proposed), k, mask)
+                      + self._first_unlinked(self._ordered(pool[above], t, proposed), 3 - k, mask))
             if len(chosen) == 3:
                 if k != k_below:
                     self.skip("similarity rank redrawn (too few negatives on one side; made all the same)")
+                elif step != BAND_STEPS[0]:
+                    self.skip(f"similarity band widened to {step * self.width:.2f} (made all the same)")
                 return chosen
         return []
+
+    def _ordered(self, cands: np.ndarray, t: int, first: list[int]) -> list[int]:
+        """``cands`` in seeded order, the sampler's first, then those named as often as ``t``, then those
+        with uses to spare."""
+        out = cands.tolist()
+        self.rng.shuffle(out)
+        out.sort(key=lambda z: (z not in first, self.named[z] != self.named[t], not self.uses.room(z)))
+        return out
 
     def _first_unlinked(self, cands: list[int], k: int, mask: int) -> list[int]:
         """The first ``k`` of ``cands`` no walk links to the loaded query (vetted a few at a time)."""
@@ -528,11 +570,21 @@ class QuestionBuilder:
         """The questions of ``pending`` in order, each while its label is within its quota (else skipped,
         counted). A pair whose Vague partner cannot be matched gives neither question (skipped, counted):
         leaving its related question alone would keep in the file the related partners no Vague partner
-        matches (hubs, mostly), and the graph around ``e1`` would tell the label."""
+        matches (hubs, mostly), and the graph around ``e1`` would tell the label. The pairs whose labels
+        were all over their quota are tried once more after the last, when the other labels have caught up."""
+        later: list[CrrPending] = []
+        yield from self._crr_pass(pending, later)
+        yield from self._crr_pass(later, None)
+
+    def _crr_pass(self, pending: Iterable[CrrPending], later: list[CrrPending] | None) -> Iterator[Draft]:
+        """One pass of :meth:`crr_drafts`; the pairs over quota go to ``later`` (else skipped, counted)."""
         for p in pending:
             wanted = [label for label in p.labels if self._room(label, p.cell)]
             if not wanted:
-                self.skip("CRR label over its quota")
+                if later is not None:
+                    later.append(p)
+                else:
+                    self.skip("CRR label over its quota")
                 continue
             partner = self._vague_partner(p)
             if partner is None:
@@ -611,8 +663,13 @@ class QuestionBuilder:
         assert vec is not None
         cos = vec.cosines(self.shown_text(h), [self.shown_text(int(z)) for z in same])
         target = float(vec.cosines(self.shown_text(h), [self.shown_text(x)])[0])
-        near = same[np.abs(cos - target) <= self.width]
-        return near if len(near) else None
+        for step in BAND_STEPS:  # the narrow band, then wider where it holds none
+            near = same[np.abs(cos - target) <= step * self.width]
+            if len(near):
+                if step != BAND_STEPS[0]:
+                    self.skip(f"similarity band widened to {step * self.width:.2f} (made all the same)")
+                return near
+        return None
 
     def _edge_outside(self, h: int, context: list[Triple], fam: str | None = None) -> tuple[int, int] | None:
         """A seeded random entry ``(neighbour, code)`` of ``h`` whose neighbour the context does not join
@@ -631,7 +688,13 @@ class QuestionBuilder:
             entry = self.csr.entry(i)
             if fam is None or family_of(EVENT_RELATIONS[entry[1]]) == fam:
                 return entry
-        return None
+        if fam is None:
+            return None
+        # none drawn: one of the family's entries outside the context, if the row holds any (read once)
+        ok = ((1 << self.csr.code[lo:hi].astype(np.int64)) & FAMILY_MASK[fam]) != 0
+        ok[np.asarray(hidden, dtype=np.int64) - lo] = False
+        held = np.flatnonzero(ok)
+        return self.csr.entry(lo + int(held[self.rng.randrange(len(held))])) if len(held) else None
 
     def _crr_row(self, qid: str, h: int, t: int, rel: str, fam: str, context: list[Triple], extra: list[Triple],
                  namer: Namer) -> GeneratedQuestion:

@@ -30,7 +30,9 @@ The engine behind :func:`eventkg.queries.questions.make.make_questions`, the ent
    each family: Vague ``vague_prob / (1 + vague_prob)`` (a third by default), the two family
    members half the rest each; a question whose label is over its quota is skipped, counted.
    CEC negatives are drawn once every answer and context is drafted: in the answer's degree
-   band in the store and in the graph the drafted contexts state (the file's own graph).
+   band in the store and in the graph the drafted contexts state (the file's own graph). A CEC
+   question whose answer another kept question names (or whose names hold another's answer) is set
+   aside where the graph offers enough questions kept apart, else the questions are taken as drafted (:func:`~eventkg.queries.questions.build.answers_apart`).
 
 Instance level: components are walked over event types that have instance events
 (``HAS_TYPE``); each type in a question is shown as one of its instances, numbered
@@ -72,7 +74,7 @@ from eventkg.queries.graph.components import iter_components
 from eventkg.queries.graph.csr import EventCSR
 from eventkg.queries.graph.event_graph import EventIndex, as_csr
 from eventkg.queries.questions.balance import SIMILAR_AUTO_MAX, LazyVectors
-from eventkg.queries.questions.build import Draft, QuestionBuilder
+from eventkg.queries.questions.build import Draft, QuestionBuilder, answers_apart
 from eventkg.queries.questions.rows import GeneratedQuestion, NegativeSource
 
 #: drafts whose texts are read from the store in one lookup (``event_texts.StoreTexts``)
@@ -135,7 +137,7 @@ def _generate_questions(
                    for d in builder.questions(comp))
         if task == "CEC":  # every answer and context first, then negatives matched to them in the file
             extra = n if builder.vectors is not None else n // OVERDRAFT  # similarity finds fewer negatives
-            pending = list(itertools.islice(drafted, n + extra + 8))
+            pending = answers_apart(drafted, n + extra + 8)  # type: ignore[arg-type]
             # the in-file degree over the first n (those written unless skipped; the rest stand in for skips),
             # so that a negative's links come from questions the file holds, as the answer's do
             builder.match_infile(pending[:n])  # type: ignore[arg-type]
