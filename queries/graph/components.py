@@ -128,11 +128,16 @@ def iter_components(
     backward: bool = True,
     allowed: Callable[[int], bool] | np.ndarray | None = None,
     starts: Iterable[int] | None = None,
+    rounds: int = 1,
 ) -> Iterator[Component]:
     """Algorithm 1, lazily: for each start node (seeded order), a walk component and its backward copy.
 
     ``allowed`` (a predicate or a bool per event) restricts the walk to some nodes (e.g. event
-    types that have instances); components with a single node or no edge are skipped.
+    types that have instances); components with a single node or no edge are skipped. With
+    ``rounds`` > 1 (and no ``starts``), a reader that wants more after the last start gets another
+    round of walks from every start in a new seeded order, up to ``rounds`` in all, ending early
+    after a round that walks no path an earlier round walked not (a small graph gives more
+    components; the first round is the same whatever ``rounds`` is).
     """
     if n < 2:
         raise ValueError(f"component size n must be at least 2, got {n}")
@@ -140,25 +145,39 @@ def iter_components(
     keep = _keep_mask(csr, allowed)
     graph = csr if keep is None else csr.restricted(keep)
     rng = random.Random(seed)
-    if starts is None:
+    if starts is not None:
+        orders: Iterable[Iterable[int]] = [starts]
+        rounds = 1
+    else:
         has_edges = np.diff(graph.indptr) > 0
         # read lazily, not listed; int32 (4 bytes an event) where it fits, the same order
         nodes = np.flatnonzero(has_edges)
-        starts = np.random.default_rng(seed).permutation(nodes.astype(np.int32) if len(graph) < 2**31 else nodes)
+        nodes = nodes.astype(np.int32) if len(graph) < 2**31 else nodes
+        orders = (np.random.default_rng(seed if k == 0 else [seed, k]).permutation(nodes) for k in range(rounds))
     cid = 0
-    for start in starts:
-        walk = random_walk(graph, int(start), n, rng)
-        if walk is None or len(walk) < 2:
-            continue
-        triples = dag_triples(graph, walk)
-        if not triples:
-            continue
-        yield Component(cid, tuple(walk), tuple(triples), "forward")
-        cid += 1
-        if backward:
-            inv = tuple((t, INVERSE[r], h) for h, r, t in reversed(triples))
-            yield Component(cid, tuple(reversed(walk)), inv, "backward")
+    walked: set[tuple[int, ...]] | None = set() if rounds > 1 else None  # paths of the rounds so far
+    for order in orders:
+        new = 0
+        for start in order:
+            walk = random_walk(graph, int(start), n, rng)
+            if walk is None or len(walk) < 2:
+                continue
+            triples = dag_triples(graph, walk)
+            if not triples:
+                continue
+            if walked is not None:
+                if tuple(walk) in walked:
+                    continue
+                walked.add(tuple(walk))
+                new += 1
+            yield Component(cid, tuple(walk), tuple(triples), "forward")
             cid += 1
+            if backward:
+                inv = tuple((t, INVERSE[r], h) for h, r, t in reversed(triples))
+                yield Component(cid, tuple(reversed(walk)), inv, "backward")
+                cid += 1
+        if walked is not None and not new:
+            return
 
 
 def components(

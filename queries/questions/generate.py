@@ -86,6 +86,10 @@ TEXT_BATCH_MAX = 64 * TEXT_BATCH
 OVERDRAFT = 4
 
 
+#: rounds of walks from every start a small graph is given before it runs out (the first round is
+#: Algorithm 1's; a later one walks new paths from the same starts, and ends the walk when it finds none)
+WALK_ROUNDS = 8
+
 def question_pool(csr: EventCSR, level: str) -> np.ndarray:
     """Events a question of ``level`` may use: schema events, or (instance) the schema types with instances."""
     schema = csr.level == 0
@@ -133,7 +137,7 @@ def _generate_questions(
     gc_was_on = gc.isenabled()
     gc.disable()
     try:
-        drafted = (d for comp in iter_components(csr, size, seed, allowed=builder.allowed)
+        drafted = (d for comp in iter_components(csr, size, seed, allowed=builder.allowed, rounds=WALK_ROUNDS)
                    for d in builder.questions(comp))
         if task == "CEC":  # every answer and context first, then negatives matched to them in the file
             extra = n if builder.vectors is not None else n // OVERDRAFT  # similarity finds fewer negatives
