@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from eventkg import ingest_source
 from eventkg.graphstore.model import FAMILIES, VAGUE, family_of
@@ -339,3 +340,16 @@ def provable(idx: EventIndex, q: GeneratedQuestion, max_len: int = 4) -> bool:
         return got == 0
     fam = FAMILIES[family_of(rel)]
     return {r for r in fam if got >> CODE[r] & 1} == {rel}
+
+
+def load_baseline(path: str | Path) -> Callable[..., Any]:
+    """The ``retrieve`` of an older ``retrieve.py`` (``git show REV:queries/retrieval/retrieve.py``),
+    loaded over the current modules: the 'before' a retrieval bench measures beside today's."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("eventkg_baseline_retrieve", path)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod.retrieve

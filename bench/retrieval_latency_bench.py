@@ -24,18 +24,18 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import importlib.util
 import json
 import math
 import random
 import statistics
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from bench.common import load_baseline
 
 D = 384
 
@@ -80,15 +80,6 @@ def stand_in_class() -> type:
             return out
 
     return StandIn
-
-
-def load_baseline(path: Path) -> Any:
-    spec = importlib.util.spec_from_file_location("eventkg_baseline_retrieve", path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod.retrieve
 
 
 def unseen_texts(texts: list[str], n: int, seed: int = 3) -> list[str]:

@@ -36,18 +36,17 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import importlib.util
 import json
 import re
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench.common import load_baseline
 from eventkg import ingest_source
 from eventkg.graphstore import open_store
 from eventkg.graphstore.base import GraphStore
@@ -218,15 +217,6 @@ def ceiling(qs: list[dict[str, Any]], layer: Any, store: GraphStore) -> dict[str
     reach = [bool(synonyms(layer, q["t0"]) & (typed | set(layer.text.values()))) for q in qs]
     return {"type_reachable": round(sum(reach) / len(qs), 3),
             "fact_stored": round(sum(q["need"] in stored for q in qs) / len(qs), 3)}
-
-
-def load_baseline(path: Path) -> Callable[..., Any]:
-    spec = importlib.util.spec_from_file_location("eventkg_baseline_retrieve", path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod.retrieve
 
 
 def bench_store(store: GraphStore, qs: list[dict[str, Any]], args: argparse.Namespace, label: str) -> list[dict[str, Any]]:

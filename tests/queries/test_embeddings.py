@@ -21,7 +21,7 @@ from eventkg.queries.vectors.embeddings import (
     bundled_model_path,
     resolve_model,
 )
-from tests.support.worlds import clustered, write_world
+from tests.support.worlds import clustered
 
 
 def test_bundled_model_is_the_default(monkeypatch):
@@ -121,14 +121,6 @@ def test_the_index_build_starts_the_workers_for_many_texts_and_stops_them(monkey
 
 
 # -- the persisted index ------------------------------------------------------------------------
-
-
-@pytest.fixture
-def world(embedded_store):
-    write_world(embedded_store)
-    vx.forget_loaded()
-    yield embedded_store
-    vx.forget_loaded()
 
 
 def test_index_folder_beside_the_store(world, monkeypatch, tmp_path):

@@ -6,21 +6,12 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import pytest
 
 from eventkg.queries.graph import columnar
 from eventkg.queries.vectors import encode as vector_encode
 from eventkg.queries.vectors import index as vx
 from eventkg.queries.vectors.embeddings import Embedder
-from tests.support.worlds import INSTANCES, world_events, write_world
-
-
-@pytest.fixture
-def world(embedded_store):
-    write_world(embedded_store)
-    vx.forget_loaded()
-    yield embedded_store
-    vx.forget_loaded()
+from tests.support.worlds import INSTANCES, world_events
 
 
 def test_build_in_length_order_gives_each_text_its_own_vector(world, monkeypatch):

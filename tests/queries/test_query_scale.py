@@ -26,14 +26,6 @@ from tests.support.worlds import write_world
 E = event_id
 
 
-@pytest.fixture
-def world(embedded_store):
-    write_world(embedded_store)
-    vx.forget_loaded()
-    yield embedded_store
-    vx.forget_loaded()
-
-
 class Stop(Exception):
     pass
 

@@ -22,7 +22,7 @@ from eventkg.queries.vectors import files as index_files
 from eventkg.queries.vectors import index as vx
 from eventkg.queries.vectors import store as vector_store
 from eventkg.queries.vectors.embeddings import Embedder
-from tests.support.worlds import INSTANCES, clustered, world_events, write_world
+from tests.support.worlds import INSTANCES, clustered, world_events
 
 E = event_id
 SCHEMA_TEXTS = sorted(world_events())
@@ -31,14 +31,6 @@ INSTANCE_TEXTS = [t for t, _ in INSTANCES]
 
 class Stop(Exception):
     pass
-
-
-@pytest.fixture
-def world(embedded_store):
-    write_world(embedded_store)
-    vx.forget_loaded()
-    yield embedded_store
-    vx.forget_loaded()
 
 
 @pytest.fixture
