@@ -85,10 +85,10 @@ TEXT_BATCH_MAX = 64 * TEXT_BATCH
 #: matching), as some find no matched negatives
 OVERDRAFT = 4
 
-
 #: rounds of walks from every start a small graph is given before it runs out (the first round is
 #: Algorithm 1's; a later one walks new paths from the same starts, and ends the walk when it finds none)
 WALK_ROUNDS = 8
+
 
 def question_pool(csr: EventCSR, level: str) -> np.ndarray:
     """Events a question of ``level`` may use: schema events, or (instance) the schema types with instances."""
