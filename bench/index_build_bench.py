@@ -80,9 +80,9 @@ def measure(store: Any, what: str) -> dict[str, Any]:
     used: dict[str, int] = {}
     original = vector_encode.ThreadChoice.run
 
-    def spy(self: Any, part: list[str], threads: int | None) -> np.ndarray:
+    def spy(self: Any, part: list[str], threads: int | None, timed: bool = False) -> np.ndarray:
         used[str(threads)] = used.get(str(threads), 0) + len(part)
-        return original(self, part, threads)
+        return original(self, part, threads, timed)
 
     vector_encode.ThreadChoice.run = spy  # type: ignore[method-assign]
     t, c = time.perf_counter(), cpu_s()

@@ -60,6 +60,9 @@ def gather_rows(indptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.nd
 
 def gather_ranges(lo: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(positions, owner index)`` of every position in the ranges ``lo[i] .. lo[i] + counts[i]``."""
+    if len(lo) == 1:  # one row (a single event's): most calls, and no repeat is needed
+        first, total = int(lo[0]), int(counts[0])
+        return np.arange(first, first + total, dtype=np.result_type(lo, np.intp)), np.zeros(total, dtype=np.intp)
     total = int(counts.sum())
     owner = np.repeat(np.arange(len(lo)), counts)
     starts = np.cumsum(counts) - counts

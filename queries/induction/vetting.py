@@ -45,6 +45,11 @@ HUB_COST = 4096
 #: at the last backward step, a row at least this long and longer than the forward set is not
 #: read: the forward events are looked up in it instead (a hub met next to a candidate)
 PROBE_MIN = 1024
+#: a load or a one-candidate check reading at most this many entries runs as a Python loop over
+#: the rows (through memoryviews): below it numpy's fixed cost per operation is the larger part of
+#: the work; past it, or near a hub, the vector walk. The answers are the same either way
+SCALAR_ENTRIES = 256
+_INV = INV_CODE.tolist()
 _TRANS = np.array([[s if s != DEAD else _SINK for s in row] for row in AUTOMATON.trans]
                   + [[_SINK] * len(EVENT_RELATIONS)], dtype=np.int64)
 
@@ -53,6 +58,16 @@ _TRANS = np.array([[s if s != DEAD else _SINK for s in row] for row in AUTOMATON
 def _live(mask: int) -> np.ndarray:
     """bool per state (the sink last, False): some relation in ``mask`` is still inducible from it."""
     return np.array([*live_states(mask), False])
+
+
+@lru_cache(maxsize=64)
+def _live_list(mask: int) -> list[bool]:
+    return _live(mask).tolist()
+
+
+@lru_cache(maxsize=256)
+def _accepting_list(mask: int, k: int) -> list[int]:
+    return _accepting(mask, k).tolist()
 
 
 @lru_cache(maxsize=256)
@@ -82,11 +97,13 @@ class MeetInTheMiddle:
     """Vets candidates against one loaded event at a time (:meth:`load`, :meth:`induced`, :meth:`unload`)."""
 
     def __init__(self, csr: EventCSR, max_len: int = 4, hub_cost: int = HUB_COST, probe_min: int = PROBE_MIN,
-                 probe_factor: int = 1) -> None:
+                 probe_factor: int = 1, scalar_entries: int = SCALAR_ENTRIES) -> None:
         self.csr, self.max_len, self.hub_cost = csr, max_len, hub_cost
+        self.scalar_entries = scalar_entries
         self.probe_min, self.probe_factor = probe_min, probe_factor
         self.ahead, self.behind = (max_len + 1) // 2, max_len // 2
         self._states = np.zeros(len(csr), dtype=np.uint32)  # forward state set per event
+        self._sv = memoryview(self._states)  # the same, read and written one event at a time
         self._touched: list[np.ndarray] = []
         self._forward: np.ndarray | None = None  # the touched events, sorted, once asked for
         self.loaded: tuple[int, int] | None = None
@@ -100,9 +117,14 @@ class MeetInTheMiddle:
         self.unload()
         csr, states, live = self.csr, self._states, _live(live_mask)
         self.ahead = (self.max_len + 1) // 2
-        if self.ahead > 1 and self._two_step_cost(e0) > self.hub_cost:
-            self.ahead = 1
+        cost = self._two_step_cost(e0) if self.ahead > 1 else self.csr.degree(e0)
+        if self.ahead > 1 and cost > self.hub_cost:
+            self.ahead, cost = 1, self.csr.degree(e0)
         self.behind = self.max_len - self.ahead
+        self.loaded = (e0, live_mask)
+        if self.ahead <= 2 and cost <= self.scalar_entries:
+            self._load_scalar(e0, _live_list(live_mask))
+            return
         nodes = np.array([e0], dtype=np.int64)
         cur = np.array([AUTOMATON.start], dtype=np.int64)
         states[e0] = np.uint32(1 << AUTOMATON.start)
@@ -124,16 +146,41 @@ class MeetInTheMiddle:
             np.bitwise_or.at(states, nb, bit)  # repeats on the last step only set a bit twice
             self._touched.append(nb)
             nodes, cur = nb, ns
-        self.loaded = (e0, live_mask)
+
+    def _load_scalar(self, e0: int, live: list[bool]) -> None:
+        """:meth:`load`'s walk over a small neighbourhood, one entry at a time (each (event, state) pair
+        expanded once, at the first step it is reached, as the vector walk does)."""
+        ptr, nbr, code, sv, trans = self.csr._ptr, self.csr._nbr, self.csr._code, self._sv, AUTOMATON.trans
+        sv[e0] = 1 << AUTOMATON.start
+        touched, frontier = [e0], [(e0, AUTOMATON.start)]
+        for _ in range(self.ahead):
+            reached = []
+            for node, state in frontier:
+                step = trans[state]
+                for i in range(ptr[node], ptr[node + 1]):
+                    ns = step[code[i]]
+                    if ns == DEAD or not live[ns]:
+                        continue
+                    nb, bit = nbr[i], 1 << ns
+                    old = sv[nb]
+                    if not old & bit:
+                        sv[nb] = old | bit
+                        touched.append(nb)
+                        reached.append((nb, ns))
+            frontier = reached
+        self._touched.append(np.array(touched, dtype=np.int64))
 
     def _two_step_cost(self, e0: int) -> int:
         """Entries two forward steps from ``e0`` would gather (at least), capped past ``hub_cost``."""
-        ptr = self.csr.indptr
-        lo, hi = int(ptr[e0]), int(ptr[e0 + 1])
+        ptr = self.csr._ptr
+        lo, hi = ptr[e0], ptr[e0 + 1]
         if hi - lo > self.hub_cost:
             return hi - lo
+        if hi - lo <= 64:  # a short row: summed in Python, cheaper than a gather
+            nbr = self.csr._nbr
+            return sum(ptr[nbr[i] + 1] - ptr[nbr[i]] for i in range(lo, hi))
         nb = self.csr.nbr[lo:hi]
-        return int((ptr[nb + 1] - ptr[nb]).sum())
+        return int((self.csr.indptr[nb + 1] - self.csr.indptr[nb]).sum())
 
     def unload(self) -> None:
         for nodes in self._touched:
@@ -146,6 +193,10 @@ class MeetInTheMiddle:
         """bool per candidate: a walk of <= max_len from the loaded event induces a relation in ``mask``."""
         csr, states = self.csr, self._states
         z = np.asarray(candidates, dtype=np.int64)
+        if len(z) == 1:
+            one = self._linked_scalar(int(z[0]), mask)
+            if one is not None:
+                return np.array([one])
         hit = (states[z] & _accepting(mask, 0)[0]) != 0
         nodes, owner, suffix = z, np.arange(len(z)), np.zeros(len(z), dtype=np.int32)
         for k in range(1, self.behind + 1):
@@ -166,6 +217,30 @@ class MeetInTheMiddle:
                 go = want != 0  # suffixes no state can complete are not extended
                 nodes, owner, suffix = nodes[go], owner[go], suffix[go]
         return hit
+
+    def _linked_scalar(self, z: int, mask: int) -> bool | None:
+        """:meth:`linked` for one candidate, one entry at a time; None when the walk would read more than
+        ``scalar_entries`` entries (the vector walk, which probes long rows, answers then)."""
+        ptr, nbr, code, sv = self.csr._ptr, self.csr._nbr, self.csr._code, self._sv
+        if sv[z] & _accepting_list(mask, 0)[0]:
+            return True
+        budget, frontier = self.scalar_entries, [(z, 0)]
+        for k in range(1, self.behind + 1):
+            accept, scale, last, reached = _accepting_list(mask, k), len(EVENT_RELATIONS) ** (k - 1), k == self.behind, []
+            for node, suffix in frontier:
+                lo, hi = ptr[node], ptr[node + 1]
+                budget -= hi - lo
+                if budget < 0:
+                    return None
+                for i in range(lo, hi):
+                    s = _INV[code[i]] * scale + suffix
+                    want = accept[s]
+                    if sv[nbr[i]] & want:
+                        return True
+                    if want and not last:  # suffixes no state can complete are not extended
+                        reached.append((nbr[i], s))
+            frontier = reached
+        return False
 
     def _probe_long_rows(self, nodes: np.ndarray, owner: np.ndarray, suffix: np.ndarray, mask: int, k: int,
                          hit: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -88,11 +88,12 @@ TRIAL = 64
 
 class ThreadChoice:
     """Encodes a build's slices with torch's CPU threads at all usable cores or one, whichever was
-    measured faster (characters per second). The other count is tried on the first :data:`TRIAL`
-    texts of the first slice and of every :data:`RETRY_EVERY` th, the rest of the slice with the
-    faster one. On a machine shared with other processes, threads that wait for each other at
-    every operation can be slower than one; on an idle one, all cores are faster. A GPU keeps
-    its setting."""
+    measured faster (characters per second). At the first slice and every :data:`RETRY_EVERY` th, the
+    first :data:`TRIAL` texts are encoded with one count and the next :data:`TRIAL` with the other, so
+    the two are timed on texts of like length (a slice is in length order), and the rest of the slice
+    with the faster; the model is loaded and run once before the first timing. On a machine shared
+    with other processes, threads that wait for each other at every operation can be slower than
+    one; on an idle one, all cores are faster. A GPU keeps its setting."""
 
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
@@ -101,6 +102,7 @@ class ThreadChoice:
         self.rate: dict[int | None, float] = {}
         self.slices = 0
         self.used: list[tuple[int | None, int]] = []  # (thread count, texts) of each encode call
+        self._warm = False
 
     def best(self) -> int | None:
         """The count measured faster (an untried one before any other)."""
@@ -113,26 +115,32 @@ class ThreadChoice:
         untried = [o for o in self.options if o not in self.rate]
         return untried[0] if untried else next(o for o in self.options if o != self.best())
 
-    def run(self, texts: list[str], threads: int | None) -> np.ndarray:
-        """The vectors of ``texts`` with ``threads`` torch threads, timed."""
+    def run(self, texts: list[str], threads: int | None, timed: bool = False) -> np.ndarray:
+        """The vectors of ``texts`` with ``threads`` torch threads (their speed kept when ``timed``)."""
         before, self.embedder.threads = self.embedder.threads, threads
         t0 = time.perf_counter()
         try:
             vecs = self.embedder.encode(texts)
         finally:
             self.embedder.threads = before
-        self.rate[threads] = sum(len(t) for t in texts) / max(1e-9, time.perf_counter() - t0)
+        if timed:
+            self.rate[threads] = sum(len(t) for t in texts) / max(1e-9, time.perf_counter() - t0)
         self.used.append((threads, len(texts)))
         return vecs
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        """The vectors of ``texts`` (one slice of a build), a trial share first when one is due."""
+        """The vectors of ``texts`` (one slice of a build), the two counts timed first when a trial is due."""
         trial = self._trial()
         self.slices += 1
         if trial is None or len(texts) <= 2 * TRIAL:
             return self.run(texts, self.best())
-        head = self.run(texts[:TRIAL], trial)
-        return np.concatenate([head, self.run(texts[TRIAL:], self.best())])
+        if not self._warm:  # the first call loads the model and sets torch up: not a speed
+            self.embedder.encode(texts[:1])
+            self._warm = True
+        other = next(o for o in self.options if o != trial)
+        head = self.run(texts[:TRIAL], trial, timed=True)
+        pair = self.run(texts[TRIAL : 2 * TRIAL], other, timed=True)
+        return np.concatenate([head, pair, self.run(texts[2 * TRIAL :], self.best())])
 
 
 class ChunkRows:

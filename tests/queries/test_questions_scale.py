@@ -69,12 +69,15 @@ def test_aser_shaped_questions_are_provable_by_path_enumeration(aser_store, aser
             assert 20 < vague < 80
 
 
+@pytest.mark.parametrize("scalar", [0, 10**9], ids=["vector-walk", "entry-loop"])
 @pytest.mark.parametrize("probe", [(0, 0), (8, 1), (10**9, 1)], ids=["probe-every-row", "probe-long-rows", "read-every-row"])
 @pytest.mark.parametrize("hub_cost", [0, 40, 10**9], ids=["one-step-ahead", "hubs-one-step", "two-steps-ahead"])
-def test_meet_in_the_middle_equals_the_four_step_search(hub_cost, probe) -> None:
+def test_meet_in_the_middle_equals_the_four_step_search(hub_cost, probe, scalar) -> None:
     """Every (event, candidate, relation set) answer equals EventIndex.reach's, bounds 1 to 5, however
-    the walk is split between the loaded event and the candidates (hub_cost 0: always one step ahead)
-    and whichever rows the last backward step looks the forward events up in instead of reading."""
+    the walk is split between the loaded event and the candidates (hub_cost 0: always one step ahead),
+    whichever rows the last backward step looks the forward events up in instead of reading, and whether
+    a small walk runs as numpy gathers or as a loop over entries (one candidate at a time, and
+    ``induced``'s several relations from one walk)."""
     rng = random.Random(4)
     names = [f"e{i}" for i in range(250)]
     hub = names[0]
@@ -83,13 +86,18 @@ def test_meet_in_the_middle_equals_the_four_step_search(hub_cost, probe) -> None
     idx = EventIndex.build(edges, (), [(n, n, "schema") for n in names])
     everyone = np.arange(len(idx))
     for max_len in (1, 2, 3, 4, 5):
-        vet = MeetInTheMiddle(idx.csr, max_len, hub_cost, probe_min=probe[0], probe_factor=probe[1])
+        vet = MeetInTheMiddle(idx.csr, max_len, hub_cost, probe_min=probe[0], probe_factor=probe[1],
+                              scalar_entries=scalar)
         for e0 in range(0, len(idx), 9):
             for mask in (ALL_RELATIONS, 0b11, 0b1100, 0b110000, 0b1, 0b1000):
                 reach = idx.reach(e0, max_len, mask)
                 vet.load(e0, mask)
                 expected = [bool(reach.get(p, 0) & mask) for p in range(len(idx))]
                 assert vet.linked(everyone, mask).tolist() == expected, (max_len, e0, mask)
+                for p in range(e0 % 7, len(idx), 7):  # one candidate at a time
+                    assert vet.linked(np.array([p]), mask).tolist() == [expected[p]], (max_len, e0, mask, p)
+                    codes = tuple(c for c in range(6) if mask >> c & 1)
+                    assert vet.induced(p, codes) == reach.get(p, 0) & mask, (max_len, e0, mask, p)
 
 
 def test_columnar_load_equals_the_row_reading(store) -> None:
