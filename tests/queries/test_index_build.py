@@ -68,12 +68,16 @@ class FasterWithThreads(Embedder):
     calls = 0
 
     def encode(self, texts, show_progress=False):
-        out = super().encode(texts, show_progress)
+        asked, self.threads = self.threads, 1  # the real work the same for both counts: only the sleeps differ
+        try:
+            out = super().encode(texts, show_progress)
+        finally:
+            self.threads = asked
         FasterWithThreads.calls += 1
         if FasterWithThreads.calls == 1:
             time.sleep(1.0)  # the model's load and first run
         if len(texts) > 8:
-            time.sleep((0.01 if (self.threads or 0) > 1 else 0.03) * len(texts))
+            time.sleep((0.01 if (self.threads or 0) > 1 else 0.1) * len(texts))
         return out
 
 
