@@ -119,9 +119,10 @@ class CecBuilder(QuestionBuilder):
         return [Pending(f"{comp.cid}-{made}", list(comp.nodes), h, t, rel, context)]
 
     def negatives_for(self, nodes: list[int], h: int, t: int, rel: str) -> list[int] | None:
-        """Three vetted negatives of the answer's key (degree band; after :meth:`~eventkg.queries.questions.build.QuestionBuilder.match_infile`, in the
-        store and in the file), texts kept near three negative uses per gold use; with similarity, as
-        many below the answer's cosine to the query as above on average; None (counted) when too few."""
+        """Three vetted negatives of the answer's key (degree band; after
+        :meth:`~eventkg.queries.questions.build.QuestionBuilder.match_infile`, in the store and in the file),
+        texts kept near three negative uses per gold use; with similarity, as many below the answer's cosine
+        to the query as above on average; None (counted) when too few."""
         mask = FAMILY_MASK[family_of(rel)]
         same = self.by_key.get(int(self.key[t]))
         if same is None:
