@@ -52,7 +52,6 @@ class Pending:
     context: list[Triple]
 
 
-
 def answers_apart(pending: Iterable[Pending], want: int) -> list[Pending]:
     """Up to ``want`` of ``pending``, first those whose answer no other kept question names (as its
     queried event or in its context) and whose names hold no other kept question's answer.
@@ -102,7 +101,7 @@ class CecBuilder(QuestionBuilder):
         self.negatives = negatives
         self.positions: list[int] = []  # answer positions still to hand out (exact balance)
 
-    def _pair(self, comp: Component, made: int, h: int, t: int, paths: list[list[Triple]]) -> list[Any]:
+    def _pair(self, comp: Component, made: int, h: int, t: int, paths: list[list[Triple]]) -> list[Pending]:
         """The pair as a :class:`Pending`, its context every component triple among ``h`` and its ancestors
         (none: no question when a context is required); none when Table 1 induces no relation over its
         paths or the key was asked before."""

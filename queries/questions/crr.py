@@ -124,7 +124,7 @@ class CrrBuilder(QuestionBuilder):
         self.partners: dict[int, set[int]] = {}  # e0 -> its Vague partners so far
         self.labels: dict[str, list[int]] = {}  # CRR questions made per quota cell and label: a, b, Vague
 
-    def _pair(self, comp: Component, made: int, h: int, t: int, paths: list[list[Triple]]) -> list[Any]:
+    def _pair(self, comp: Component, made: int, h: int, t: int, paths: list[list[Triple]]) -> list[CrrPending]:
         """The pair (:meth:`_crr_sided`); none when Table 1 induces no relation over its paths."""
         rel, _path = path_relation(paths)
         if rel is None:
