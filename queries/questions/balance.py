@@ -107,6 +107,8 @@ def match_key(infile: np.ndarray, band: np.ndarray) -> np.ndarray:
 def group_by_key(events: np.ndarray, key: np.ndarray) -> dict[int, np.ndarray]:
     """``events`` grouped by ``key[event]``: key -> its events, each group in ``events``' order (where a
     negative of the answer's key is drawn from)."""
+    if not len(events):
+        return {}
     keys = key[events]
     order = np.argsort(keys, kind="stable")
     uniq, starts = np.unique(keys[order], return_index=True)

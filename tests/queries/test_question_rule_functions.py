@@ -93,6 +93,7 @@ def test_group_by_key_keeps_the_events_order_within_a_key() -> None:
     key[[5, 7]] = 1
     groups = group_by_key(np.array([5, 2, 7, 3]), key)
     assert {k: v.tolist() for k, v in groups.items()} == {0: [2, 3], 1: [5, 7]}
+    assert group_by_key(np.zeros(0, dtype=np.int32), key) == {}  # no events (the unvetted capacity bound)
 
 
 def test_named_first_orders_proposed_then_named_alike_then_fresh() -> None:
