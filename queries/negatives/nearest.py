@@ -18,7 +18,7 @@ disguise, so it is rejected when:
 
 The first rule asks the store for Q's neighbourhood, a search in the engine per query that dominates
 a run over a graph of ASER's size; a caller that vets every negative against an in-memory graph
-itself (the question generator does, :mod:`eventkg.queries.questions.build`) passes
+itself (the question generator does, :mod:`eventkg.queries.questions.cec`) passes
 ``vet_links=False`` and skips it.
 
 Negatives come from the answer's level (or ``level`` when given). With ``clusters`` set,

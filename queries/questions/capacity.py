@@ -23,7 +23,8 @@ from eventkg.queries.graph.event_graph import as_csr
 from eventkg.queries.induction.table1 import ALL_RELATIONS, AUTOMATON, CODE, DEAD
 from eventkg.queries.induction.vetting import MeetInTheMiddle
 from eventkg.queries.negatives.unlinked import FAMILY_MASK
-from eventkg.queries.questions.build import degree_band
+from eventkg.queries.questions.balance import degree_band, group_by_key, linked_population
+from eventkg.queries.questions.crr import one_member_holds, quota_room
 from eventkg.queries.questions.generate import question_pool
 
 Key = tuple[int, int, int]  # (e0, relation code, e1)
@@ -110,18 +111,15 @@ def count_unlinked(vet: MeetInTheMiddle, candidates: np.ndarray, mask: int, need
 
 
 def quota_max(supply: tuple[int, int], vague_prob: float) -> int:
-    """The most CRR questions of one family within the label quotas (:meth:`QuestionBuilder._room`):
+    """The most CRR questions of one family within the label quotas (:func:`~eventkg.queries.questions.crr.quota_room`):
     ``supply`` related pairs of each member, each able to give its related question and a Vague one;
     a label is added while it has pairs left and room, the least-made first."""
-    vague = vague_prob / (1 + vague_prob)
-    shares = ((1 - vague) / 2, (1 - vague) / 2, vague)
     left = [supply[0], supply[1], supply[0] + supply[1]]
     counts = [0, 0, 0]
     while True:
-        total = sum(counts)
-        room = [lab for lab in range(3) if left[lab] and counts[lab] < shares[lab] * (total + 1) + 1]
+        room = [lab for lab in range(3) if left[lab] and quota_room(counts, lab, vague_prob)]
         if not room:
-            return total
+            return sum(counts)
         lab = min(room, key=lambda x: (counts[x], x))
         counts[lab] += 1
         left[lab] -= 1
@@ -151,8 +149,8 @@ def question_capacity(source: Any, task: str, level: str = "schema", *, size: in
     csr, task = as_csr(source), task.upper()
     pool = question_pool(csr, level)
     band = degree_band(np.diff(csr.indptr)) if vetted else np.zeros(0, dtype=np.int8)
-    linked = pool[band[pool] >= 0] if vetted else pool[:0]
-    by_band = {int(b): linked[band[linked] == b] for b in np.unique(band[linked])}
+    linked = linked_population(pool, band) if vetted else pool[:0]
+    by_band = group_by_key(linked, band)
     allowed = np.zeros(len(csr), dtype=bool)
     allowed[pool] = True
     graph, vet = csr.restricted(allowed), MeetInTheMiddle(csr, max_len)
@@ -210,7 +208,7 @@ def _accept(cap: Capacity, vet: MeetInTheMiddle | None, key: Key, by_band: dict[
         cap.drop("no edge of the family to state a Vague question by")
         return False
     vet.load(h, ALL_RELATIONS)  # the Vague partner's walks, and (masked) the family's
-    if vet.induced(t, tuple(CODE[r] for r in FAMILIES[fam])) != 1 << code:
+    if not one_member_holds(vet.induced(t, tuple(CODE[r] for r in FAMILIES[fam])), rel):
         cap.drop("both members of the family hold")
         return False
     if count_unlinked(vet, same, ALL_RELATIONS, 1, {h, t}) < 1:

@@ -32,7 +32,7 @@ The engine behind :func:`eventkg.queries.questions.make.make_questions`, the ent
    CEC negatives are drawn once every answer and context is drafted: in the answer's degree
    band in the store and in the graph the drafted contexts state (the file's own graph). A CEC
    question whose answer another kept question names (or whose names hold another's answer) is set
-   aside where the graph offers enough questions kept apart, else the questions are taken as drafted (:func:`~eventkg.queries.questions.build.answers_apart`).
+   aside where the graph offers enough questions kept apart, else the questions are taken as drafted (:func:`~eventkg.queries.questions.cec.answers_apart`).
 
 Instance level: components are walked over event types that have instance events
 (``HAS_TYPE``); each type in a question is shown as one of its instances, numbered
@@ -54,7 +54,9 @@ linked to ``e0``?" is answered by meeting in the middle, two steps from each end
 (:mod:`eventkg.queries.induction.vetting`) instead of a 4-step search from ``e0``. The answers are the
 same as the 4-step search's (walks of at most ``max_len``, read both ways), so the rules above
 hold unchanged. Where this module's parts live: rows and errors
-(:mod:`~eventkg.queries.questions.rows`), construction (:mod:`~eventkg.queries.questions.build`),
+(:mod:`~eventkg.queries.questions.rows`), construction (:mod:`~eventkg.queries.questions.build`, the shared part;
+:mod:`~eventkg.queries.questions.cec` and :mod:`~eventkg.queries.questions.crr`, each task's builder), the matching
+keys and bands (:mod:`~eventkg.queries.questions.balance`),
 vetted random negatives (:mod:`~eventkg.queries.negatives.unlinked`), writing
 (:mod:`~eventkg.queries.questions.store`), the graph's own check
 (:func:`eventkg.queries.oracle.kg_oracle_answer`).
@@ -74,8 +76,11 @@ from eventkg.queries.graph.components import iter_components
 from eventkg.queries.graph.csr import EventCSR
 from eventkg.queries.graph.event_graph import EventIndex, as_csr
 from eventkg.queries.questions.balance import SIMILAR_AUTO_MAX, LazyVectors
-from eventkg.queries.questions.build import Draft, QuestionBuilder, answers_apart
+from eventkg.queries.questions.build import Draft
+from eventkg.queries.questions.cec import CecBuilder, answers_apart
+from eventkg.queries.questions.crr import CrrBuilder
 from eventkg.queries.questions.rows import GeneratedQuestion, NegativeSource
+from eventkg.queries.questions.spec import QuestionSpec
 
 #: drafts whose texts are read from the store in one lookup (``event_texts.StoreTexts``)
 TEXT_BATCH = 4096
@@ -99,58 +104,46 @@ def question_pool(csr: EventCSR, level: str) -> np.ndarray:
 
 def _generate_questions(
     source: EventIndex | EventCSR | Any,
-    task: str,
-    level: str,
-    n: int,
-    seed: int,
+    spec: QuestionSpec,
     *,
-    negatives: NegativeSource | None,
-    size: int,
-    max_len: int,
-    pairs: int,
-    vague_prob: float,
-    require_context: bool,
-    progress: Callable[[int], None] | None,
-    repeat: bool = False,
+    negatives: NegativeSource | None = None,
+    progress: Callable[[int], None] | None = None,
     stats: dict[str, int] | None = None,
-    one_story: bool = False,
-    similar: bool | None = None,
-    model: str | None = None,
 ) -> list[GeneratedQuestion]:
-    """Up to ``n`` questions with their store ids, by the rules of the module docstring.
+    """Up to ``spec.n`` questions with their store ids, by the rules of the module docstring.
 
-    The engine behind :func:`eventkg.queries.questions.make.make_questions`, which checks the
-    arguments first: ``task`` is ``CEC`` or ``CRR``, ``level`` a known level, ``n`` >= 0.
-    ``source``: an :class:`EventIndex`, its :class:`EventCSR`, or a networkx graph in the
-    store's shape. Fewer than ``n`` come back only when the graph runs out of components.
-    ``stats`` (a dict) receives how many drafted questions were skipped, by reason.
+    The engine behind :func:`eventkg.queries.questions.make.make_questions`, which checks ``spec`` first
+    (:meth:`~eventkg.queries.questions.spec.QuestionSpec.check`). ``source``: an :class:`EventIndex`, its
+    :class:`EventCSR`, or a networkx graph in the store's shape. ``negatives``: CEC negatives proposed by
+    a sampler (each vetted here). Fewer than ``spec.n`` come back only when the graph runs out of
+    components. ``stats`` (a dict) receives how many drafted questions were skipped, by reason.
     """
-    csr = as_csr(source)
-    pool = question_pool(csr, level)
-    builder = QuestionBuilder(csr, task, level, random.Random(f"eventkg-questions-{seed}"), negatives, pool,
-                              max_len=max_len, pairs=pairs, vague_prob=vague_prob, require_context=require_context,
-                              repeat=repeat, one_story=one_story)
-    if (similar or similar is None and len(builder.linked) <= SIMILAR_AUTO_MAX):
-        builder.use_similarity(LazyVectors(lambda p: csr.text(p) if csr.level[p] == 1 else csr.name(p).replace("_", " "), model))
+    csr, task, n = as_csr(source), spec.task.upper(), spec.n
+    pool = question_pool(csr, spec.level)
+    rng = random.Random(f"eventkg-questions-{spec.seed}")
+    builder = CecBuilder(csr, spec, rng, pool, negatives) if task == "CEC" else CrrBuilder(csr, spec, rng, pool)
+    if (spec.similar or spec.similar is None and len(builder.linked) <= SIMILAR_AUTO_MAX):
+        builder.use_similarity(LazyVectors(lambda p: csr.text(p) if csr.level[p] == 1 else csr.name(p).replace("_", " "),
+                                           spec.model))
     out: list[GeneratedQuestion] = []
     # the loop makes many short-lived objects and no cycles; cyclic-GC passes would only cost time
     gc_was_on = gc.isenabled()
     gc.disable()
     try:
-        drafted = (d for comp in iter_components(csr, size, seed, allowed=builder.allowed, rounds=WALK_ROUNDS)
+        drafted = (d for comp in iter_components(csr, spec.size, spec.seed, allowed=builder.allowed, rounds=WALK_ROUNDS)
                    for d in builder.questions(comp))
-        if task == "CEC":  # every answer and context first, then negatives matched to them in the file
+        if isinstance(builder, CecBuilder):  # every answer and context first, then negatives matched to them in the file
             extra = n if builder.vectors is not None else n // OVERDRAFT  # similarity finds fewer negatives
-            pending = answers_apart(drafted, n + extra + 8)  # type: ignore[arg-type]
+            pending = answers_apart(drafted, n + extra + 8)
             # the in-file degree over the first n (those written unless skipped; the rest stand in for skips),
             # so that a negative's links come from questions the file holds, as the answer's do
-            builder.match_infile(pending[:n])  # type: ignore[arg-type]
-            drafted = (d for d in map(builder.cec_draft, pending) if d is not None)  # type: ignore[arg-type]
+            builder.match_infile(pending[:n])
+            drafted = (d for d in map(builder.cec_draft, pending) if d is not None)
         else:  # CRR: the same for Vague partners, matched to the related partners they stand for
-            pending = list(itertools.islice(drafted, 2 * n + 8))  # a related and a Vague per pair; quotas keep some
-            builder.match_infile(builder.within_quota(pending)[:n])  # type: ignore[arg-type]
-            drafted = builder.crr_drafts(pending)  # type: ignore[arg-type]
-        _write_all(csr, drafted, out, n, progress)  # type: ignore[arg-type]
+            pairs = list(itertools.islice(drafted, 2 * n + 8))  # a related and a Vague per pair; quotas keep some
+            builder.match_infile(builder.within_quota(pairs)[:n])
+            drafted = builder.crr_drafts(pairs)
+        _write_all(csr, drafted, out, n, progress)
         return out
     finally:
         if stats is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import nullcontext
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -58,14 +59,13 @@ def make_questions(
     >>> [q.row for q in make_questions(store, QuestionSpec("cec", n=10, negatives="random"))]  # doctest: +SKIP
     """
     task, stats = spec.check(), {} if stats is None else stats
-    rules = {**spec.rules(), "progress": progress, "stats": stats}
     read_here = graph is None and isinstance(source, GraphStore)  # the graph and sampler are this call's own
     # drawn with the store read-only when it is saved to after: its engine keeps less of what it read
     with source.read_only_phase() if spec.save and read_here else nullcontext():
         store, graph = _store_and_graph(source, graph, spec.level, spec.save, notice)
         if notice and not spec.repeat:
             _expect(graph, task, spec, notice)
-        made = _draw(store, graph, task, spec, sampler, rules)
+        made = _draw(store, graph, task, spec, sampler, progress, stats)
         if notice and len(made) < spec.n:
             notice(_fewer(made, spec.n, task, spec.level, stats))
         if read_here:  # let the graph read here go before the bulk session's COPYs (the memory budget)
@@ -101,26 +101,26 @@ def _fewer(made: list[GeneratedQuestion], n: int, task: str, level: str, stats: 
 
 
 def _draw(store: GraphStore | None, graph: Any, task: str, spec: QuestionSpec, sampler: NegativeSource | None,
-          rules: dict[str, Any]) -> list[GeneratedQuestion]:
+          progress: Callable[[int], None] | None, stats: dict[str, int]) -> list[GeneratedQuestion]:
     """Algorithm 1 over ``graph``, with the FAISS sampler of ``store`` set up for CEC when asked."""
     from eventkg.queries.questions.generate import _generate_questions
 
-    n, seed = spec.n, spec.seed
-    if task == "CEC" and spec.negatives == "faiss" and sampler is None:
+    if task != "CEC":
+        return _generate_questions(graph, spec, progress=progress, stats=stats)
+    if spec.negatives == "faiss" and sampler is None:
         if store is None:
             raise QuestionError("FAISS negatives are searched in a store's vector index; this source is a graph "
                                 "(ask for random negatives or give a sampler)")
         sampler = _faiss_sampler(store, spec.model)
-    rules.update(similar=spec.similar, model=spec.model)
-    if spec.adversarial and task == "CEC":
+    if spec.adversarial:
         from eventkg.queries.questions.filtering import adversarial_filter
 
-        made = _generate_questions(graph, task, spec.level, 2 * n, seed, negatives=sampler, **rules)
+        made = _generate_questions(graph, replace(spec, n=2 * spec.n), negatives=sampler, progress=progress, stats=stats)
         dropped: dict[str, int] = {}
-        kept = adversarial_filter(made, n, seed, dropped)
-        rules["stats"].update({f"dropped by the filter: {k} solves it": v for k, v in dropped.items()})
+        kept = adversarial_filter(made, spec.n, spec.seed, dropped)
+        stats.update({f"dropped by the filter: {k} solves it": v for k, v in dropped.items()})
         return kept
-    return _generate_questions(graph, task, spec.level, n, seed, negatives=sampler if task == "CEC" else None, **rules)
+    return _generate_questions(graph, spec, negatives=sampler, progress=progress, stats=stats)
 
 
 def event_vectors(graph: Any, model: str | None) -> np.ndarray:

@@ -1,6 +1,6 @@
 """What a generated question is: the EV² row templates, the result type and the errors.
 
-Shared by construction (:mod:`eventkg.queries.questions.build`), storage
+Shared by construction (:mod:`eventkg.queries.questions.build` and its CEC and CRR builders), storage
 (:mod:`eventkg.queries.questions.store`) and the graph's own check
 (:func:`eventkg.queries.oracle.kg_oracle_answer`); imports nothing else of the query layer.
 """

@@ -2,20 +2,19 @@
 
 Kept apart from the generator so a caller (the CLI, the demo, a bench, a user's script) can build,
 check and record a request without reading any graph; :meth:`QuestionSpec.check` refuses a bad
-option with one line before any work.
+option with one line before any work. The spec goes down whole: the generator
+(:mod:`eventkg.queries.questions.generate`) and the builders (:mod:`eventkg.queries.questions.build`) read
+their options from it.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 from eventkg.graphstore.model import check_event_level
 from eventkg.queries.questions.rows import TASKS, QuestionError
 
 NEGATIVES = ("faiss", "random")
-#: the options generation (Algorithm 1) takes as they are
-RULES = ("size", "max_len", "pairs", "vague_prob", "require_context", "repeat", "one_story")
 
 
 @dataclass(frozen=True)
@@ -81,7 +80,3 @@ class QuestionSpec:
             raise QuestionError("adversarial filtering (--filter) is for CEC questions: it drops what the choice "
                                 "baselines solve, and CRR's choices are the relation names")
         return task
-
-    def rules(self) -> dict[str, Any]:
-        """The options Algorithm 1 takes as they are (:data:`RULES`)."""
-        return {k: v for k, v in asdict(self).items() if k in RULES}

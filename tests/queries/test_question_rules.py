@@ -162,7 +162,7 @@ def test_negatives_match_the_answer_similarity_to_the_query(csr) -> None:
     """With ``similar=True`` every negative's cosine to the query (the offline sentence model) is
     within the band around the answer's, so the most similar choice is no longer the answer; where the
     narrow band holds too few, within the wider one, each such question counted (made all the same)."""
-    from eventkg.queries.questions.build import BAND_STEPS, SIMILARITY_BAND
+    from eventkg.queries.questions.balance import BAND_STEPS, SIMILARITY_BAND
     from eventkg.queries.questions.make import event_vectors
 
     pytest.importorskip("sentence_transformers")
