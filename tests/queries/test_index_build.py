@@ -28,6 +28,19 @@ def test_build_in_length_order_gives_each_text_its_own_vector(world, monkeypatch
     assert all(vi.vector(f) @ a > 0.9999 for f, a in zip(found, alone, strict=True))  # each text finds its own vector
 
 
+def record_runs(monkeypatch) -> list[tuple[int | None, int]]:
+    """(thread count, texts) of every encode call of the build, in order."""
+    runs: list[tuple[int | None, int]] = []
+    original = vector_encode.ThreadChoice.run
+
+    def spy(self, texts, threads, timed=False):
+        runs.append((threads, len(texts)))
+        return original(self, texts, threads, timed)
+
+    monkeypatch.setattr(vector_encode.ThreadChoice, "run", spy)
+    return runs
+
+
 class SlowWithThreads(Embedder):
     """The real encoder, made slower with all cores than with one thread, as on a busy machine."""
 
@@ -43,14 +56,7 @@ def test_the_build_keeps_the_thread_count_measured_faster(world, monkeypatch):
     monkeypatch.setattr(vector_encode, "PROGRESS_STEP", 19)  # two slices, each bigger than two trials
     monkeypatch.setattr(vector_encode, "TRIAL", 9)  # a trial bigger than a small input (one thread anyway)
     monkeypatch.setattr(vector_encode, "RETRY_EVERY", 1)  # a trial in every slice
-    runs: list[tuple[int | None, int]] = []
-    original = vector_encode.ThreadChoice.run
-
-    def spy(self, texts, threads, timed=False):
-        runs.append((threads, len(texts)))
-        return original(self, texts, threads, timed)
-
-    monkeypatch.setattr(vector_encode.ThreadChoice, "run", spy)
+    runs = record_runs(monkeypatch)
     emb = SlowWithThreads(device="cpu")
     vi = vx.open_index(world, embedder=emb)
     n = len(world_events()) + len(INSTANCES)
@@ -88,14 +94,7 @@ def test_the_thread_count_is_timed_on_like_texts_after_the_first_load(world, mon
     monkeypatch.setattr(vector_encode, "PROGRESS_STEP", 40)
     monkeypatch.setattr(vector_encode, "TRIAL", 9)
     monkeypatch.setattr(vector_encode, "RETRY_EVERY", 1)
-    runs: list[tuple[int | None, int]] = []
-    original = vector_encode.ThreadChoice.run
-
-    def spy(self, texts, threads, timed=False):
-        runs.append((threads, len(texts)))
-        return original(self, texts, threads, timed)
-
-    monkeypatch.setattr(vector_encode.ThreadChoice, "run", spy)
+    runs = record_runs(monkeypatch)
     FasterWithThreads.calls = 0
     vi = vx.open_index(world, embedder=FasterWithThreads(device="cpu"))
     assert len(vi) == len(world_events()) + len(INSTANCES)
