@@ -102,7 +102,7 @@ class ThreadChoice:
         self.rate: dict[int | None, float] = {}
         self.slices = 0
         self.used: list[tuple[int | None, int]] = []  # (thread count, texts) of each encode call
-        self._warm = False
+        self.warm = False  # the model loaded and run once (not timed)
 
     def best(self) -> int | None:
         """The count measured faster (an untried one before any other)."""
@@ -134,9 +134,9 @@ class ThreadChoice:
         self.slices += 1
         if trial is None or len(texts) <= 2 * TRIAL:
             return self.run(texts, self.best())
-        if not self._warm:  # the first call loads the model and sets torch up: not a speed
+        if not self.warm:  # the first call loads the model and sets torch up: not a speed
             self.embedder.encode(texts[:1])
-            self._warm = True
+            self.warm = True
         other = next(o for o in self.options if o != trial)
         head = self.run(texts[:TRIAL], trial, timed=True)
         pair = self.run(texts[TRIAL : 2 * TRIAL], other, timed=True)
@@ -184,9 +184,10 @@ def _announce(texts: Any, done: int, work: Path, chunk: int, threads: ThreadChoi
         return
     sample = _take(texts, range(0, n, max(1, n // PROBE))[:PROBE])
     embedder.encode(sample[:8])  # loads the model and warms up: not part of the rate
+    threads.warm = True
     share = -(-len(sample) // len(threads.options))
     for a, option in zip(range(0, len(sample), share), threads.options, strict=False):
-        threads.run(sample[a : a + share], option)
+        threads.run(sample[a : a + share], option, timed=True)
     rate = max(threads.rate.values()) * len(sample) / max(1, sum(len(t) for t in sample))  # chars/s -> texts/s
     notice(
         f"embedding {todo:,} texts of {what} with {embedder.name} on {embedder.device} "
