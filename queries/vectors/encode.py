@@ -104,6 +104,13 @@ class ThreadChoice:
         self.used: list[tuple[int | None, int]] = []  # (thread count, texts) of each encode call
         self.warm = False  # the model loaded and run once (not timed)
 
+    def warm_up(self, texts: list[str]) -> None:
+        """Encode ``texts`` untimed, once per build: the first call loads the model and sets torch up,
+        which is not a speed."""
+        if not self.warm:
+            self.embedder.encode(texts)
+            self.warm = True
+
     def best(self) -> int | None:
         """The count measured faster (an untried one before any other)."""
         untried = [o for o in self.options if o not in self.rate]
@@ -134,9 +141,7 @@ class ThreadChoice:
         self.slices += 1
         if trial is None or len(texts) <= 2 * TRIAL:
             return self.run(texts, self.best())
-        if not self.warm:  # the first call loads the model and sets torch up: not a speed
-            self.embedder.encode(texts[:1])
-            self.warm = True
+        self.warm_up(texts[:1])
         other = next(o for o in self.options if o != trial)
         head = self.run(texts[:TRIAL], trial, timed=True)
         pair = self.run(texts[TRIAL : 2 * TRIAL], other, timed=True)
@@ -183,8 +188,7 @@ def _announce(texts: Any, done: int, work: Path, chunk: int, threads: ThreadChoi
     if todo < NOTICE_MIN:
         return
     sample = _take(texts, range(0, n, max(1, n // PROBE))[:PROBE])
-    embedder.encode(sample[:8])  # loads the model and warms up: not part of the rate
-    threads.warm = True
+    threads.warm_up(sample[:8])  # loads the model: not part of the rate
     share = -(-len(sample) // len(threads.options))
     for a, option in zip(range(0, len(sample), share), threads.options, strict=False):
         threads.run(sample[a : a + share], option, timed=True)
