@@ -23,7 +23,7 @@ import pytest
 from eventkg import ingest_source
 from eventkg.graphstore import open_store
 from eventkg.tasks.errors import TaskError
-from eventkg.tasks.ev2 import release_row
+from eventkg.tasks.ev2.tasks import release_row
 from eventkg.tasks.metrics import alignment_item, cluster_lookup
 from eventkg.tasks.registry import get_task
 from eventkg.tasks.release import ReleaseError
@@ -237,7 +237,7 @@ def test_alignment_item_scores_equal_metrics_rq3(ev2_store, ev2_metrics) -> None
 
 
 def _stored_names(store) -> dict[str, int]:
-    from eventkg.tasks.alignment import clustering_names
+    from eventkg.tasks.ev2.alignment import clustering_names
 
     return clustering_names(store, None)
 

@@ -12,7 +12,7 @@ import pytest
 
 from eventkg import ingest_source
 from eventkg.graphstore.model import ENTAIL_RELATIONS
-from eventkg.tasks.abspyramid import grouped_splits, load_tuples
+from eventkg.tasks.abspyramid.tasks import grouped_splits, load_tuples
 from eventkg.tasks.errors import TaskError
 from eventkg.tasks.models import load_model
 from eventkg.tasks.models.base import Completion, Model, Request

@@ -10,6 +10,7 @@ import math
 
 import pytest
 
+from eventkg.tasks.clomo.ses import ses_paper, ses_released, ses_summary
 from eventkg.tasks.metrics import (
     alignment_item,
     alignment_released,
@@ -19,7 +20,6 @@ from eventkg.tasks.metrics import (
     generation_metrics,
 )
 from eventkg.tasks.parsing import released_json, released_yes_no
-from eventkg.tasks.ses import ses_paper, ses_released, ses_summary
 
 # --- CLoMo SES ---------------------------------------------------------------------------------
 
