@@ -265,7 +265,7 @@ class ClomoTask(Task):
         if self.clomo_release is not None:
             return {"source": "the release's SES/ses.py", "max_tokens": "not sent (server default)",
                     "temperature": 1.0, "system": "SES/eval_prompts.py template_ses per relation"}
-        return {"source": "eventkg", "max_tokens": 1024, "temperature": 0.0, "system": "clomo_judge.txt per relation"}
+        return {"source": "eventkg", "max_tokens": 1024, "temperature": 0.0, "system": "tasks/clomo/prompts/judge.txt per relation"}
 
     def score(self, records: Sequence[Record]) -> dict[str, Any]:
         rows = [{"relation": r.meta["relation"], **r.extra.get("judgements", {})} for r in records]

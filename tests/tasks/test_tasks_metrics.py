@@ -20,6 +20,8 @@ from eventkg.tasks.metrics import (
 )
 from eventkg.tasks.parsing import released_json
 
+# --- AbsPyramid detection (scikit-learn is the reference) ---------------------------------------
+
 
 def test_detection_metrics_equal_sklearn() -> None:
     from sklearn.metrics import accuracy_score, f1_score, roc_auc_score

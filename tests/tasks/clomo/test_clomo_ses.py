@@ -49,6 +49,3 @@ def test_ses_the_case_a_test_once_hard_coded_as_0_6() -> None:
     assert got["ses_released"] == pytest.approx(2 / 6)  # 0.333; the old test asserted 0.6 = 3/5
     assert ses_released(None, 1, 0) == 1 and ses_released(1, None, 0) == 0 and ses_released(None, 1, None) == 0
     assert ses_paper(0, 1, 1) == -1 and ses_paper(None, 1, None) == 0
-
-
-# --- AbsPyramid detection (scikit-learn is the reference) ---------------------------------------
