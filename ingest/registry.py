@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 #: what every loader accepts, whatever its source
 COMMON_OPTIONS = ("on_error", "rejects", "limit", "batch_size", "progress")
-#: table rows per store write, unless a loader's entry declares its own (:attr:`LoaderInfo.batch_size`)
+#: table rows per store write, unless a loader's entry declares its own (:attr:`LoaderSpec.batch_size`)
 DEFAULT_BATCH_SIZE = 50_000
 
 
@@ -57,7 +57,7 @@ def option_flag(keyword: str) -> str:
 
 
 @dataclass(frozen=True)
-class LoaderInfo:
+class LoaderSpec:
     """One source: the module that parses it, what it reads, an example, its own options and defaults.
 
     ``batch_size`` is the default number of table rows per store write for this source (the
@@ -87,10 +87,10 @@ class LoaderInfo:
 #: a folder lacking some files of its dataset is ingested all the same (an error otherwise)
 PARTIAL = LoaderOption("partial", bool, "Accept a folder that lacks some files of the dataset; the summary names them.")
 
-LOADERS: dict[str, LoaderInfo] = {
+LOADERS: dict[str, LoaderSpec] = {
     info.name: info
     for info in [
-        LoaderInfo(
+        LoaderSpec(
             "ev2", "eventkg.ingest.ev2", "EV² event-relation reasoning benchmark",
             "S_CEC/S_CRR/I_CEC/I_CRR .jsonl + clustering.json",
             "EV²: Tao et al., A Comprehensive Evaluation on Event Reasoning of LLMs, arXiv:2404.17513, 2024 (TZWwww/EV2)",
@@ -98,14 +98,14 @@ LOADERS: dict[str, LoaderInfo] = {
             "eventkg ingest ev2 ingest/samples/ev2",
             (PARTIAL,),
         ),
-        LoaderInfo(
+        LoaderSpec(
             "eeckg", "eventkg.ingest.eeckg", "EECKG eventuality-centric commonsense graph",
             "ConceptNet 5 assertions CSV (tab) or head,relation,tail[,weight] TSV/CSV",
             "EECKG: Wang, Cao, Chen and Wang, An Eventuality-Centric Commonsense KG, KSEM 2022 (used by EV², §3.1)",
             "verb-phrase events; Causes/Before/HasSubevent",
             "eventkg ingest eeckg ingest/samples/eeckg --on-error skip --rejects rejects.jsonl",
         ),
-        LoaderInfo(
+        LoaderSpec(
             "aser", "eventkg.ingest.aser", "ASER eventuality graph (streamed)",
             "KG.db SQLite (Eventualities, Relations) [+ concept.db]",
             "ASER: Zhang et al., a large-scale eventuality knowledge graph, WWW 2020 / AIJ 2022 (HKUST-KnowComp/ASER)",
@@ -118,14 +118,14 @@ LOADERS: dict[str, LoaderInfo] = {
             # bigger writes are faster on LadybugDB for ASER's many small rows (docs/performance.md)
             batch_size=200_000,
         ),
-        LoaderInfo(
+        LoaderSpec(
             "abspyramid", "eventkg.ingest.abspyramid", "AbsPyramid abstraction benchmark",
             "{Detection,Generation}/{noun,verb,event,merged}_dataset/{train,valid,test}.json (JSON lines)",
             "AbsPyramid: Wang et al., Benchmarking the Abstraction Ability of LMs, arXiv:2311.09174, 2023 (HKUST-KnowComp/AbsPyramid)",
             "220,797 tuples; Noun/Verb/Event-Entail",
             "eventkg ingest abspyramid ingest/samples/abspyramid",
         ),
-        LoaderInfo(
+        LoaderSpec(
             "clomo", "eventkg.ingest.clomo", "CLoMo counterfactual logical modification",
             "zero_/few_/cot_<split>.json (JSON lists)",
             "CLoMo: Huang, Hong et al., Counterfactual Logical Modification with LLMs, ACL 2024 (Eleanor-H/CLOMO)",
@@ -137,7 +137,7 @@ LOADERS: dict[str, LoaderInfo] = {
 }
 
 
-def get_loader(name: str) -> LoaderInfo:
+def get_loader(name: str) -> LoaderSpec:
     """The loader registered as ``name``; a one-line error lists the known ones."""
     try:
         return LOADERS[name]
@@ -155,7 +155,7 @@ def option_owners(keyword: str) -> list[str]:
     return [i.name for i in LOADERS.values() if any(o.name == keyword for o in i.options)]
 
 
-def check_options(info: LoaderInfo, options: dict[str, Any]) -> None:
+def check_options(info: LoaderSpec, options: dict[str, Any]) -> None:
     """Refuse, in one line, an option ``info``'s loader does not take (before anything is opened)."""
     own = {o.name for o in info.options}
     for name in options:
@@ -172,14 +172,14 @@ def ingest_source(store: GraphStore, source: str, path: str | Path, **options: A
 
     The registry runs the pipeline (:func:`eventkg.ingest.pipeline.ingest`) on the loader's
     ``parse``, so a loader module is its parse and row functions; its defaults are its entry's
-    (:attr:`LoaderInfo.batch_size`). Exported as ``eventkg.ingest_source``.
+    (:attr:`LoaderSpec.batch_size`). Exported as ``eventkg.ingest_source``.
 
     Args:
         store: An open, writable store.
         source: A key of :data:`LOADERS` (``ev2``, ``eeckg``, ``aser``, ``abspyramid``, ``clomo``).
         path: The source's file or folder (see its entry's ``reads``).
         **options: The common options (``on_error``, ``rejects``, ``limit``, ``batch_size``,
-            ``progress``) and the source's own (:attr:`LoaderInfo.options`).
+            ``progress``) and the source's own (:attr:`LoaderSpec.options`).
 
     Returns:
         The ingest's :class:`~eventkg.ingest.pipeline.IngestReport` (rows read, written, rejected).
@@ -204,3 +204,14 @@ def ingest_source(store: GraphStore, source: str, path: str | Path, **options: A
     if options.get("batch_size") is None:
         options["batch_size"] = info.batch_size
     return ingest(store, info.name, module.parse, path, **options)
+
+
+def __getattr__(name: str) -> Any:
+    """``LoaderInfo``, the entry's former name: :class:`LoaderSpec` with a DeprecationWarning (kept one release)."""
+    if name == "LoaderInfo":
+        import warnings
+
+        warnings.warn("eventkg.ingest.registry.LoaderInfo is deprecated: use LoaderSpec (the name of a registry "
+                      "entry, as the task registry's TaskSpec)", DeprecationWarning, stacklevel=2)
+        return LoaderSpec
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

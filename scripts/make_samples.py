@@ -56,7 +56,7 @@ CEC_QUESTION = {
     "HasSubevent": 'Which is subevent of "{e}"?',
     "IsSubevent": 'Which has subevent "{e}"?',
 }
-MAX_LEN = 4  # the kg-oracle's walk length (tasks/ev2.py, queries.oracle.KGOracle)
+MAX_LEN = 4  # the kg-oracle's walk length (tasks/ev2/tasks.py, queries.oracle.KGOracle)
 OPENERS = ["{who} had to {p} {where}.", "{who} decided to {p} {where}.", "That week {who} began to {p} {where}.",
            "{who} managed to {p} {where}."]
 

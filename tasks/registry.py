@@ -28,23 +28,23 @@ class TaskSpec:
 TASKS: dict[str, TaskSpec] = {
     s.name: s
     for s in [
-        TaskSpec("ev2-cec", "eventkg.tasks.ev2:CECTask", "EV², Tao et al. 2024, arXiv:2404.17513 (TZWwww/EV2)",
+        TaskSpec("ev2-cec", "eventkg.tasks.ev2.tasks:CECTask", "EV², Tao et al. 2024, arXiv:2404.17513 (TZWwww/EV2)",
                  "Contextual Event Classification, 4-way, schema + instance level (Question nodes)",
                  ("plain", "direct", "cot", "release", "release-direct", "template", "rag")),
-        TaskSpec("ev2-crr", "eventkg.tasks.ev2:CRRTask", "EV², Tao et al. 2024, arXiv:2404.17513 (TZWwww/EV2)",
+        TaskSpec("ev2-crr", "eventkg.tasks.ev2.tasks:CRRTask", "EV², Tao et al. 2024, arXiv:2404.17513 (TZWwww/EV2)",
                  "Contextual Relation Reasoning, 3-way (relation / inverse / Vague), schema + instance",
                  ("plain", "direct", "cot", "release", "release-direct", "template", "rag")),
-        TaskSpec("ev2-alignment", "eventkg.tasks.alignment:AlignmentTask", "EV², Tao et al. 2024, section 5.3 (TZWwww/EV2)",
+        TaskSpec("ev2-alignment", "eventkg.tasks.ev2.alignment:AlignmentTask", "EV², Tao et al. 2024, section 5.3 (TZWwww/EV2)",
                  "name each instance's event type (20 candidates) and the schema triplets used",
                  ("plain", "release")),
-        TaskSpec("abspyramid-det", "eventkg.tasks.abspyramid:DetectionTask", "AbsPyramid, Wang et al. 2023, arXiv:2311.09174 (HKUST-KnowComp/AbsPyramid)",
+        TaskSpec("abspyramid-det", "eventkg.tasks.abspyramid.tasks:DetectionTask", "AbsPyramid, Wang et al. 2023, arXiv:2311.09174 (HKUST-KnowComp/AbsPyramid)",
                  "is the concept a valid abstraction of the instance? Acc, Macro-F1, AUC (no release style: the "
                  "release's detectors classify premise/hypothesis pairs, they send no prompt)",
                  ("plain", "cot")),
-        TaskSpec("abspyramid-gen", "eventkg.tasks.abspyramid:GenerationTask", "AbsPyramid, Wang et al. 2023, arXiv:2311.09174 (HKUST-KnowComp/AbsPyramid)",
+        TaskSpec("abspyramid-gen", "eventkg.tasks.abspyramid.tasks:GenerationTask", "AbsPyramid, Wang et al. 2023, arXiv:2311.09174 (HKUST-KnowComp/AbsPyramid)",
                  "generate an abstract concept; BLEU-1/2, ROUGE-2/L, METEOR",
                  ("plain", "release")),
-        TaskSpec("clomo", "eventkg.tasks.clomo:ClomoTask", "CLoMo, Huang, Hong et al., ACL 2024 (Eleanor-H/CLOMO)",
+        TaskSpec("clomo", "eventkg.tasks.clomo.tasks:ClomoTask", "CLoMo, Huang, Hong et al., ACL 2024 (Eleanor-H/CLOMO)",
                  "counterfactual logical modification; SES by the paper's formula and the authors' rule",
                  ("zero", "few", "cot", "release", "release-few", "release-cot")),
     ]

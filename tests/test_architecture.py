@@ -238,3 +238,49 @@ def test_backends_are_composed_not_mixed() -> None:
                         and item.target.id.startswith("_") and ast.unparse(item.annotation) == "Any"):
                     offenders.append(f"{name}.{node.name}.{item.target.id}: Any")
     assert not offenders, offenders
+
+
+#: subpackages of ``tasks/`` that belong to the harness; every other one is a task family
+HARNESS_SUBPACKAGES = {"models"}
+
+
+def _families() -> list[str]:
+    return sorted(p.name for p in (ROOT / "tasks").iterdir()
+                  if (p / "__init__.py").is_file() and p.name not in HARNESS_SUBPACKAGES)
+
+
+def _family_of(name: str) -> str | None:
+    parts = name.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] == "tasks" and parts[2] in _families() else None
+
+
+def _registry_targets() -> list[str]:
+    """The ``module:Class`` strings of the task registry, read from its source."""
+    return [n.value for n in ast.walk(tree("eventkg.tasks.registry"))
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and re.fullmatch(r"eventkg\.tasks\.[\w.]+:\w+", n.value)]
+
+
+def test_task_families_are_folders_apart_from_the_harness() -> None:
+    """``tasks/`` holds the harness; each family (``tasks/ev2/``...) its tasks, release adapter, prompts
+    and README.md. A registered task outside a family folder, a ``Task`` subclass in a harness module, a
+    harness module importing a family module, or one family importing another fails here."""
+    families = _families()
+    assert {"ev2", "clomo", "abspyramid"} <= set(families), families
+    bad = [f"tasks/{f}/: no README.md" for f in families if not (ROOT / "tasks" / f / "README.md").is_file()]
+    targets = _registry_targets()
+    assert len(targets) >= 6, targets  # the reading of the registry itself
+    bad += [f"registry: {t} is not in a family folder" for t in targets if _family_of(t.partition(":")[0]) is None]
+    for name, (path, _) in modules().items():
+        if layer(name) != "tasks":
+            continue
+        family = _family_of(name)
+        for imp in imports(name):
+            other = _family_of(imp.target)
+            if other is not None and other != family:
+                bad.append(f"{path.relative_to(ROOT)}:{imp.line} imports {imp.target} "
+                           f"({'another family' if family else 'a family module from the harness'})")
+        if family is None and name != "eventkg.tasks.base":
+            bad += [f"{path.relative_to(ROOT)}:{n.lineno}: task class {n.name} in the harness"
+                    for n in ast.walk(tree(name)) if isinstance(n, ast.ClassDef)
+                    and any(ast.unparse(b).endswith("Task") for b in n.bases)]
+    assert not bad, "task families belong in their folders:\n" + "\n".join(bad)

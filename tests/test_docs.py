@@ -53,6 +53,9 @@ def test_the_site_builds_in_strict_mode_with_the_api_and_every_command(tmp_path)
         assert name in api, name
     cli = (tmp_path / "site" / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
     assert "eventkg neo4j start" in cli and "--import" in cli
+    for family in ("ev2", "clomo", "abspyramid"):  # each family's README.md, from its folder (scripts/task_pages.py)
+        page = (tmp_path / "site" / "tasks" / family / "index.html").read_text(encoding="utf-8")
+        assert "How to cite" in page and f'href="{family}/"' in (tmp_path / "site" / "tasks" / "index.html").read_text(encoding="utf-8")
 
 
 def test_the_cli_page_has_a_section_with_the_help_of_every_command():

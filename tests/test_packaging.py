@@ -65,7 +65,9 @@ def test_wheel_holds_the_bundled_files(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     names = set(zipfile.ZipFile(next((tmp_path / "dist").glob("eventkg-*.whl"))).namelist())
     for name in ("eventkg/graphstore/saved.cypher", "eventkg/graphstore/browser_style.grass",
-                 "eventkg/graphstore/neo4j/server/pom.xml", "eventkg/tasks/prompts/ev2_plain.txt",
+                 "eventkg/graphstore/neo4j/server/pom.xml", "eventkg/tasks/ev2/prompts/plain.txt",
+                 "eventkg/tasks/ev2/tasks.py", "eventkg/tasks/clomo/ses.py", "eventkg/tasks/clomo/prompts/judge.txt",
+                 "eventkg/tasks/abspyramid/release.py", "eventkg/tasks/abspyramid/prompts/generation.txt",
                  "eventkg/ingest/samples/ev2/S_CEC.jsonl", "eventkg/ingest/samples/aser/KG.db",
                  "eventkg/ingest/samples/clomo/zero_test.json"):
         assert name in names, name

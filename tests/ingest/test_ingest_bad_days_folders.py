@@ -12,7 +12,7 @@ import sqlite3
 import pytest
 
 from eventkg.graphstore import open_store
-from eventkg.tasks.clomo import ClomoTask
+from eventkg.tasks.clomo.tasks import ClomoTask
 from tests.support.bad_days import (
     SAMPLES,
     copy_sample,

@@ -35,3 +35,12 @@ def test_aser_declares_its_own_default() -> None:
     assert info.batch_size != registry.DEFAULT_BATCH_SIZE
     assert info.to_dict()["batch_size"] == info.batch_size
     assert not hasattr(info.load_module(), "BATCH_SIZE")  # one place for a loader's defaults
+
+
+def test_entries_are_loader_specs_and_the_old_name_warns() -> None:
+    assert type(registry.get_loader("ev2")).__name__ == "LoaderSpec"  # one word for a registry entry, as TaskSpec
+    with pytest.warns(DeprecationWarning, match="use LoaderSpec"):
+        old = registry.LoaderInfo
+    assert old is registry.LoaderSpec
+    with pytest.raises(AttributeError):
+        registry.NoSuchName  # noqa: B018

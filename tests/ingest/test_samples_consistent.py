@@ -23,7 +23,7 @@ from eventkg.graphstore.model import EVENT_RELATIONS, FAMILIES, INVERSE, STORED_
 from eventkg.queries.induction.induce import induce
 from eventkg.queries.oracle import EV2Oracle
 
-MAX_LEN = 4  # the kg-oracle's walk length (tasks/ev2.py)
+MAX_LEN = 4  # the kg-oracle's walk length (tasks/ev2/tasks.py)
 EVENT_TYPES = list(STORED_TO_FORWARD)
 
 

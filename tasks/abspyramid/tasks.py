@@ -17,7 +17,7 @@ with ``instance``, ``concept``, ``label`` and each task's split as the release s
 
 Release style (generation only): ``--style release`` sends the input the release's
 ``generator_main.py`` builds for a row (its ``template_map``, read from the user's checkout by
-:class:`eventkg.tasks.release.AbsPyramidRelease`; the event is the stored head, the instance as
+:class:`eventkg.tasks.abspyramid.release.AbsPyramidRelease`; the event is the stored head, the instance as
 stored), with the release's decoding: greedy, at most 10 new tokens. Detection has no release
 prompt: the release's detectors (``NLI_ZERO_SHOT.py``, ``LLM_LORA_FP16.py``, ``PLM_FT_main.py``,
 ``NLI_FT_main.py``) are classifiers fed a pair of texts (premise and hypothesis, or event and
@@ -33,11 +33,11 @@ from typing import TYPE_CHECKING, Any
 
 from eventkg.graphstore.model import ENTAIL_RELATIONS, stable_id
 from eventkg.tasks import prompts
+from eventkg.tasks.abspyramid.release import AbsPyramidRelease
 from eventkg.tasks.base import Item, Record, Task
 from eventkg.tasks.errors import TaskError
 from eventkg.tasks.metrics import detection_metrics, generation_metrics
 from eventkg.tasks.parsing import generated_line, parse_yes_no
-from eventkg.tasks.release import AbsPyramidRelease
 
 if TYPE_CHECKING:  # pragma: no cover
     from eventkg.graphstore.base import GraphStore
@@ -152,7 +152,7 @@ class DetectionTask(_AbsTask):
     def render(self, item: Item) -> str:
         d = item.doc
         return prompts.render(
-            "abspyramid_det", event=_marked(d["head"], d["instance"]), instance=d["instance"], concept=d["concept"],
+            __package__, "detection", event=_marked(d["head"], d["instance"]), instance=d["instance"], concept=d["concept"],
             cot="Explain briefly what the words mean first, then answer." if self.style == "cot" else "",
         )
 
@@ -220,7 +220,7 @@ class GenerationTask(_AbsTask):
         d = item.doc
         if self.abs_release is not None:
             return self.abs_release.prompt(d["relation"], d["head"], d["instance"])
-        return prompts.render("abspyramid_gen", event=_marked(d["head"], d["instance"]), instance=d["instance"],
+        return prompts.render(__package__, "generation", event=_marked(d["head"], d["instance"]), instance=d["instance"],
                               relation=d["relation"])
 
     def parse(self, item: Item, response: str) -> Any:

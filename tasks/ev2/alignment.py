@@ -27,10 +27,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from eventkg.graphstore.model import STORED_TO_FORWARD, normalise_text
+from eventkg.graphstore.model import normalise_text
 from eventkg.tasks import prompts
 from eventkg.tasks.base import Item, Record, sample
-from eventkg.tasks.ev2 import ABSTAIN, _EV2Task, load_question_rows, release_row
+from eventkg.tasks.ev2.tasks import ABSTAIN, _EV2Task, load_question_rows, release_row
 from eventkg.tasks.metrics import CLUSTER_MAPS, alignment_item, alignment_released, cluster_lookup
 from eventkg.tasks.models.base import Completion, Request
 from eventkg.tasks.parsing import released_json
@@ -39,7 +39,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from eventkg.graphstore.base import GraphStore
 
 N_CANDIDATES = 20
-_STORED_FORWARD = frozenset(STORED_TO_FORWARD.values())  # one spelling per stored edge
 
 
 def _name(text: str) -> str:
@@ -156,7 +155,7 @@ class AlignmentTask(_EV2Task):
         if d.get("choices"):
             choices = "Choices: " + " ".join(f"{'ABCD'[i]}. {c}" for i, c in enumerate(d["choices"]))
         return prompts.render(
-            "ev2_alignment", schema=", ".join(d["candidates"]), instances=self._instances(item),
+            __package__, "alignment", schema=", ".join(d["candidates"]), instances=self._instances(item),
             context=d.get("context") or "(none)", question=d.get("question") or "", choices=choices,
         )
 

@@ -24,7 +24,7 @@ from eventkg.tasks.errors import TaskError
 from eventkg.tasks.registry import get_task
 from eventkg.tasks.release import ReleaseError
 
-CHECKOUT = Path(__file__).resolve().parents[2]
+CHECKOUT = Path(__file__).resolve().parents[3]
 SHARED = Path(os.environ["EVENTKG_SHARED"]) if os.environ.get("EVENTKG_SHARED") else CHECKOUT.parent / "shared"
 ABSPYRAMID = SHARED / "data" / "releases" / "abspyramid"
 needs_release = pytest.mark.skipif(not (ABSPYRAMID / "generator_main.py").is_file(),

@@ -1,35 +1,22 @@
-"""AbsPyramid, CLoMo and schema-alignment tasks end to end over real stores, scored by the
-released rules. Expected values come from the sample files read here or from hand arithmetic
-in the comments, never from the scorer under test; scripted models stand in for an LLM."""
+"""AbsPyramid detection and generation end to end over real stores, scored by the released rules.
+Expected values come from the sample files read here or from hand arithmetic in the comments, never
+from the scorer under test; scripted models stand in for an LLM."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 
 from eventkg import ingest_source
 from eventkg.graphstore.model import ENTAIL_RELATIONS
-from eventkg.tasks.abspyramid import grouped_splits, load_tuples
-from eventkg.tasks.errors import TaskError
+from eventkg.tasks.abspyramid.tasks import grouped_splits, load_tuples
 from eventkg.tasks.models import load_model
-from eventkg.tasks.models.base import Completion, Model, Request
 from eventkg.tasks.registry import get_task
 from eventkg.tasks.report import write_report
-from eventkg.tasks.runner import evaluate, slug
-
-
-class Scripted(Model):
-    """A model whose reply to each request is ``reply(request)``: a stand-in for an LLM."""
-
-    def __init__(self, name: str, reply: Callable[[Request], str]) -> None:
-        self.name, self.reply, self.requests = name, reply, []
-
-    def generate(self, requests: Sequence[Request]) -> list[Completion]:
-        self.requests.extend(requests)
-        return [Completion(self.reply(r)) for r in requests]
+from eventkg.tasks.runner import evaluate
+from tests.support.scripted import Scripted
 
 
 @pytest.fixture
@@ -116,41 +103,6 @@ def test_generation_scored_on_the_first_line_as_written(embedded_store, tmp_path
     assert "Scoring rules" in report and "not BLEU of max order" in report
 
 
-def test_clomo_ses_released_rule_through_the_pipeline(store, tmp_path: Path) -> None:
-    task = get_task("clomo", style="zero")
-    items = task.build(store)
-    assert len(items) >= 3 and all(it.doc["premise1"] and it.doc["premise2"] for it in items)
-    ids = sorted(it.id for it in items)
-    first, second = ids[0], ids[1]
-
-    def writer(r: Request) -> str:
-        if r.item.id == first:
-            return "\nStatement1: an edit on the second line"  # first line blank: the empty argument is judged
-        if r.item.id == second:
-            return "Argument': Statement1: an edit\nwhy: ..."  # judged as written, marker included
-        return "Statement1: some edit"
-
-    def judge(r: Request) -> str:
-        if r.purpose == "c_p2_ap":
-            return "Yes." if r.item.doc["judged_argument"] else "No, the argument is empty."
-        return {"c_p1_a": "Answer: yes", "c_p2_a": "No"}[r.purpose]  # c11 never parses: prefix rule
-
-    task.set_judge(Scripted("judge", judge))
-    run = evaluate(store, task, Scripted("writer", writer), out_dir=tmp_path / "clomo" / "writer")
-    judged = {r.item.id: r.item.doc["judged_argument"] for r in task.judge.requests if r.purpose == "c_p2_ap"}
-    assert judged[first] == "" and judged[second] == "Argument': Statement1: an edit"
-    assert all("Please think step by step" in r.system for r in task.judge.requests)
-    assert task.judge.requests[0].prompt.startswith("\nArgument: ")
-    # every item: c11 None, c21 no; c12_22 yes except the empty one ->
-    # released: (c21=no and c12_22=yes) -> 1 for all but one: (n-1)/n over ALL n items
-    # paper Eq.1 (yes=1 else 0): 0*c12_22 - 0*c12_22 = 0 for every item
-    n = len(items)
-    assert run.metrics["scored"] == n and run.metrics["ses_released"] == pytest.approx((n - 1) / n)
-    assert run.metrics["ses_paper"] == 0.0 and run.metrics["empty_predictions"] == 1
-    lines = [json.loads(x) for x in (tmp_path / "clomo" / "writer" / "predictions.jsonl").read_text().splitlines()]
-    assert len(lines) == n
-    assert all(set(ln["judge_responses"]) == {"c_p1_a", "c_p2_ap", "c_p2_a"} for ln in lines)
-    assert all(ln["response"] and "parsed" in ln and ln["gold"] for ln in lines)
 def test_abspyramid_detection_and_generation(store, tmp_path: Path) -> None:
     tuples = load_tuples(store)
     assert {t["relation"] for t in tuples} == {"noun", "verb", "event"}
@@ -179,73 +131,3 @@ def test_abspyramid_detection_and_generation(store, tmp_path: Path) -> None:
     assert g_embed.metrics["n"] == g_oracle.metrics["n"]
     report = write_report(tmp_path / "gen").read_text()
     assert "noun-entail" in report and "meteor" in report
-
-
-def test_clomo_oracle_abstains(store, tmp_path: Path) -> None:
-    task = get_task("clomo", style="few")
-    items = task.build(store)
-    assert items and all(it.doc["premise1"] and it.doc["premise2"] and it.gold for it in items)
-    # no graph evidence on an edited argument but the item's own reference: it writes nothing
-    best = evaluate(store, task, load_model("kg-oracle", store=store), out_dir=tmp_path / "clomo" / "oracle")
-    assert best.records and all(r.response == "" and not r.parsed for r in best.records)
-    with pytest.raises(TaskError):
-        evaluate(store, task, load_model("embed-sim"))
-
-
-def test_clomo_offline_judge_is_labelled_not_ses(store, tmp_path: Path) -> None:
-    task = get_task("clomo", style="few")
-    task.set_judge(load_model("majority"))
-    prompt = task.render(task.build(store)[0])
-    assert "Worked examples" in prompt and "first line of your reply" in prompt
-    run = evaluate(store, task, load_model("majority"), out_dir=tmp_path / "clomo" / "no-edit")
-    # the majority judge says "Yes" to everything: c11 = c12_22 = yes -> released 1; paper 1 - 1 = 0
-    assert run.metrics["ses_released"] == 1.0 and run.metrics["ses_paper"] == 0.0
-    assert "not the paper's SES" in run.metrics["judge_kind"]
-    assert "not SES" in run.metrics["reference_note"] and 0 < run.metrics["gold_rougeL"] < 1
-
-
-def test_alignment_candidates_and_released_scores(store, tmp_path: Path) -> None:
-    task = get_task("ev2-alignment")
-    items = task.build(store)
-    assert items
-    for it in items:
-        cands = it.doc["candidates"]
-        assert len(cands) == 20 and len(set(cands)) == 20
-        assert {t.replace(" ", "_").lower() for t in it.gold["event_type"].values()} <= set(cands)
-    # a reply that copies the gold types and triples: type accuracy 1 under both maps; triples
-    # equal under any map, so F1 1 too. Every item weighs, none is unparsed.
-    echo = Scripted("echo", lambda r: "```json\n" + json.dumps(r.item.gold) + "\n```")
-    m = evaluate(store, task, echo, out_dir=tmp_path / "al" / "echo").metrics
-    assert (m["event_type_acc"], m["triplet_f1"], m["triplet_f1_normalised"]) == pytest.approx((1.0, 1.0, 1.0))
-    assert m["unparseable"] == 0
-    # a reply whose triples keep the relations but swap every multi-word type for another
-    # unknown multi-word name: the released map sends both to -1, so F1 stays 1 there; the
-    # normalised map tells them apart wherever a gold type is a known cluster name.
-    def swapped(r: Request) -> str:
-        rel = [[("x_" + h) if "_" in h else h, t_rel, ("x_" + t) if "_" in t else t]
-               for h, t_rel, t in r.item.gold["event_relation"]]
-        return json.dumps({"event_type": r.item.gold["event_type"], "event_relation": rel})
-    m2 = evaluate(store, task, Scripted("swapped", swapped), out_dir=tmp_path / "al" / "swapped").metrics
-    assert m2["triplet_f1"] == pytest.approx(1.0) and m2["triplet_f1_normalised"] < 0.99
-    assert "Table 5, released rule" in write_report(tmp_path / "al").read_text()
-
-
-def test_choice_predictions_keep_what_the_release_rescores(store, tmp_path: Path) -> None:
-    task = get_task("ev2-cec", level="schema")
-    run = evaluate(store, task, Scripted("b", lambda r: "B."), n=5, out_dir=tmp_path / "cec" / "b")
-    lines = [json.loads(x) for x in (tmp_path / "cec" / "b" / "predictions.jsonl").read_text().splitlines()]
-    assert len(lines) == 5
-    for ln in lines:
-        assert ln["response"] == "B." and ln["choices"] and ln["gold"] in ln["choices"]
-        assert ln["gold_letter"] == "ABCD"[ln["choices"].index(ln["gold"])]
-    assert run.metrics["n"] == 5
-
-
-def test_alignment_baselines_rank(store, tmp_path: Path) -> None:
-    task = get_task("ev2-alignment")
-    runs = {spec: evaluate(store, task, load_model(spec, store=store, seed=1), out_dir=tmp_path / "al" / slug(spec)).metrics
-            for spec in ("kg-oracle", "random", "embed-sim")}
-    # kg-oracle types an instance from other questions telling the same text (tests/test_kg_oracle.py)
-    assert runs["random"]["event_type_acc"] < runs["kg-oracle"]["event_type_acc"]
-    assert runs["random"]["event_type_acc"] < runs["embed-sim"]["event_type_acc"] < 1.0
-    assert "Table 5" in write_report(tmp_path / "al").read_text()

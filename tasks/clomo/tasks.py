@@ -15,7 +15,7 @@ cot files add it). Scored as the release's ``SES/ses.py`` does: the modified arg
 reply's first line as written (:func:`eventkg.tasks.parsing.released_first_line`; an empty one is
 judged too), the judge (``--judge``, default the evaluated model) gets the release's SES
 system prompt and ``Argument: ... / Premise: ...`` for each of the three questions, and its
-replies count as yes/no by prefix; SES averages over every item (:mod:`eventkg.tasks.ses`).
+replies count as yes/no by prefix; SES averages over every item (:mod:`eventkg.tasks.clomo.ses`).
 
 An offline baseline as judge (``random``, ``majority``, ``kg-oracle``) is not a language model
 judging logic: its "SES" is reported under that label (``judge_kind: offline baseline``), and
@@ -34,11 +34,11 @@ from typing import TYPE_CHECKING, Any
 from eventkg.graphstore.model import CLOMO_RELATIONS, normalise_text
 from eventkg.tasks import prompts
 from eventkg.tasks.base import Item, Record, Task, sample
+from eventkg.tasks.clomo.release import ClomoRelease
+from eventkg.tasks.clomo.ses import JUDGEMENTS, ses_paper, ses_released, ses_summary
 from eventkg.tasks.errors import TaskError
 from eventkg.tasks.models.base import Completion, Model, Request
 from eventkg.tasks.parsing import released_first_line, released_yes_no
-from eventkg.tasks.release import ClomoRelease
-from eventkg.tasks.ses import JUDGEMENTS, ses_paper, ses_released, ses_summary
 
 if TYPE_CHECKING:  # pragma: no cover
     from eventkg.graphstore.base import GraphStore
@@ -187,7 +187,7 @@ class ClomoTask(Task):
             return self._release_rows[item.id]["input"]
         d = item.doc
         return prompts.render(
-            "clomo_task", relation=PHRASE[d["relation"]], examples=self._examples_for(item), argument=d["argument"],
+            __package__, "task", relation=PHRASE[d["relation"]], examples=self._examples_for(item), argument=d["argument"],
             premise1=d["premise1"], premise2=d["premise2"],
             cot="Let's think step by step." if self.style == "cot" else "",
         )
@@ -195,7 +195,7 @@ class ClomoTask(Task):
     def judge_system(self, item: Item) -> str:
         """The SES judge's system prompt for this item's relation."""
         rel = item.doc["relation"]
-        return prompts.render("clomo_judge", definition=JUDGE_DEFINITION[rel], relation=JUDGE_RELATION[rel]).strip()
+        return prompts.render(__package__, "judge", definition=JUDGE_DEFINITION[rel], relation=JUDGE_RELATION[rel]).strip()
 
     @staticmethod
     def judge_prompt(argument: str, premise: str) -> str:
@@ -265,7 +265,7 @@ class ClomoTask(Task):
         if self.clomo_release is not None:
             return {"source": "the release's SES/ses.py", "max_tokens": "not sent (server default)",
                     "temperature": 1.0, "system": "SES/eval_prompts.py template_ses per relation"}
-        return {"source": "eventkg", "max_tokens": 1024, "temperature": 0.0, "system": "clomo_judge.txt per relation"}
+        return {"source": "eventkg", "max_tokens": 1024, "temperature": 0.0, "system": "tasks/clomo/prompts/judge.txt per relation"}
 
     def score(self, records: Sequence[Record]) -> dict[str, Any]:
         rows = [{"relation": r.meta["relation"], **r.extra.get("judgements", {})} for r in records]

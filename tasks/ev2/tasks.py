@@ -23,10 +23,10 @@ from eventkg.graphstore.model import EVENT_LEVELS, FAMILIES, INVERSE, VAGUE, che
 from eventkg.tasks import prompts
 from eventkg.tasks.base import Item, Record, Task, letters, sample
 from eventkg.tasks.errors import TaskError
+from eventkg.tasks.ev2.release import RELEASE_STYLES, EV2Release, ingested_ev2_checkout
 from eventkg.tasks.metrics import direction_of, grouped_accuracy, mean
 from eventkg.tasks.parsing import released_choice
 from eventkg.tasks.rag import DEFAULT_BUDGET, RagContext, rag_metrics
-from eventkg.tasks.release import RELEASE_STYLES, EV2Release, ingested_ev2_checkout
 from eventkg.tasks.templates import UserTemplate
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -140,7 +140,7 @@ class _EV2Task(Task):
     # -- documents ---------------------------------------------------------------------
     def bind_release(self, store: GraphStore) -> None:
         """Under a release style without ``--release``: the checkout the store's EV² questions were
-        ingested from (:func:`eventkg.tasks.release.ingested_ev2_checkout`), or its one-line error."""
+        ingested from (:func:`eventkg.tasks.ev2.release.ingested_ev2_checkout`), or its one-line error."""
         if self.release_style and self.ev2_release is None:
             self.ev2_release = EV2Release(ingested_ev2_checkout(store))
 
@@ -218,9 +218,9 @@ class _EV2Task(Task):
         if self.user_template is not None:
             return self.user_template.render(self.template_fields(item))
         choices = "\n".join(f"{letters(len(item.choices))[i]}. {label}" for i, label in enumerate(self._labels(item)))
-        name = "ev2_cot" if self.style == "cot" else "ev2_plain"
+        name = "cot" if self.style == "cot" else "plain"
         return prompts.render(
-            name,
+            __package__, name,
             instruction=self._instruction(item),
             instances=self._instances(item),
             guidance=self._guidance(item),
