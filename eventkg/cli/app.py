@@ -40,11 +40,15 @@ app = typer.Typer(
 # CLI keeps working while a part is being built.
 COMMAND_MODULES = (
     "eventkg.cli.ingest",
-    "eventkg.cli.algorithms",
+    "eventkg.cli.induce",
+    "eventkg.cli.paths",
+    "eventkg.cli.questions",
     "eventkg.cli.negatives",
-    "eventkg.cli.evaluate",
+    "eventkg.cli.subgraph",
+    "eventkg.cli.eval",
     "eventkg.cli.export",
     "eventkg.cli.demo",
+    "eventkg.cli.saved",
     "eventkg.cli.browser",
     "eventkg.cli.neo4j",
     "eventkg.cli.audit",
@@ -115,7 +119,7 @@ def cypher(
     """
     params = parse_params(param or [])
     if saved:
-        from eventkg.cli.browser import saved_cmd
+        from eventkg.cli.saved import saved_cmd
 
         saved_cmd(ctx, saved, param, as_json)  # the saved query's limit, ids and cut message
         return

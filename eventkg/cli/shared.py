@@ -15,12 +15,22 @@ from typing import Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TaskID,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from eventkg.graphstore import open_store, resolve_store_url
 from eventkg.graphstore.base import IncompleteStoreError
 
-__all__ = ["Bars", "State", "console", "err_console", "notice", "state"]
+__all__ = ["EMBEDDING", "Bars", "State", "console", "err_console", "index_build_bars", "notice", "state"]
 
 console = Console()
 err_console = Console(stderr=True)
@@ -136,3 +146,14 @@ class Bars:
 
     def _task(self, job: TaskID):
         return next(t for t in self._bar.tasks if t.id == job)
+
+
+#: the label of a vector-index build's bar (``negatives``, ``subgraph``, ``export --text``)
+EMBEDDING = "embedding events"
+
+
+def index_build_bars() -> Bars:
+    """The bar of a vector-index build, with rate and time left (silent unless a build happens)."""
+    return Bars(TextColumn(EMBEDDING), BarColumn(), MofNCompleteColumn(), TaskProgressColumn(),
+                TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                lazy=True, rate="texts")

@@ -1,7 +1,6 @@
-"""``eventkg induce``, ``eventkg paths`` and ``eventkg questions``: the query-layer algorithms.
+"""``eventkg questions``: EV²-style CEC and CRR questions generated from the graph.
 
-Thin skins over :func:`eventkg.queries.induction.induce.induce`, :func:`eventkg.queries.lookup.paths_between` and
-:func:`eventkg.queries.questions.make.make_questions`.
+Thin skin over :func:`eventkg.queries.questions.make.make_questions`.
 """
 
 from __future__ import annotations
@@ -11,67 +10,11 @@ import sys
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from eventkg.cli.shared import Bars, console, err_console, notice, state
+from eventkg.cli.shared import Bars, err_console, notice, state
 from eventkg.errors import UsageError
 from eventkg.graphstore.atomic import atomic_file, check_output_file
 from eventkg.queries.questions.spec import NEGATIVES
-
-
-def induce_cmd(
-    relations: Annotated[str, typer.Argument(help="Comma-separated relations, e.g. Before,Causes,Before.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print {relations, induced} as JSON.")] = False,
-) -> None:
-    """Print the relation Table 1 of the EV² paper induces for a relation sequence, or "none".
-
-    Example:  eventkg induce Before,Causes,Before
-    """
-    from eventkg.queries.induction.induce import induce, parse_relations
-
-    rels = parse_relations(relations)
-    result = induce(rels)
-    if as_json:
-        print(json.dumps({"relations": rels, "induced": result}))
-    else:
-        print(result or "none")
-
-
-def paths_cmd(
-    ctx: typer.Context,
-    event_a: Annotated[str, typer.Argument(help="Text (or id) of the first event, e.g. learn.")],
-    event_b: Annotated[str, typer.Argument(help="Text (or id) of the second event.")],
-    max_len: Annotated[int, typer.Option("--max-len", min=1, max=6, help="Longest path, in edges.")] = 4,
-    level: Annotated[str, typer.Option("--level", help="Event level: schema or instance.")] = "schema",
-    all_paths: Annotated[bool, typer.Option("--all", help="Also list paths that induce nothing.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of paths.")] = False,
-) -> None:
-    """List the paths of up to --max-len edges between two events, each with its induced relation.
-
-    Edges are read both ways (a stored edge walked backwards reads as its inverse). Only the
-    neighbourhood of the two events is fetched, not the whole graph
-    (eventkg.queries.lookup.paths_between(store, A, B, max_len=...)).
-
-    Example:  eventkg paths learn pass_exam --max-len 3 --json
-    """
-    from eventkg.queries.lookup import paths_between
-
-    with state(ctx).open(read_only=True) as store:
-        named = paths_between(store, event_a, event_b, max_len=max_len, level=level, inducing_only=not all_paths)
-    if as_json:
-        print(json.dumps(named, indent=2, ensure_ascii=False))
-        return
-    if not named:
-        console.print(f"no path of at most {max_len} edges between {event_a!r} and {event_b!r}", markup=False)
-        return
-    table = Table(title=f"paths {event_a} -> {event_b}")
-    table.add_column("len", justify="right")
-    table.add_column("path")
-    table.add_column("induced")
-    for p in named:
-        steps = p["nodes"][0] + "".join(f" -{r}-> {n}" for r, n in zip(p["relations"], p["nodes"][1:], strict=True))
-        table.add_row(str(p["length"]), steps, p["induced"] or "none")
-    console.print(table)
 
 
 def questions_cmd(
@@ -124,7 +67,5 @@ def questions_cmd(
 
 
 def register(app: typer.Typer) -> None:
-    """Add the query-layer commands to the ``eventkg`` app."""
-    app.command("induce")(induce_cmd)
-    app.command("paths")(paths_cmd)
+    """Add ``questions`` to the ``eventkg`` app."""
     app.command("questions")(questions_cmd)
