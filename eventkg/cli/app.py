@@ -36,8 +36,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-# Command modules; each defines register(app). Missing ones are skipped so that the
-# CLI keeps working while a part is being built.
+#: the command modules, each named by the commands it holds and defining ``register(app)``; one
+#: that fails to import stops the app with an ImportError naming it (see :func:`_register_commands`)
 COMMAND_MODULES = (
     "eventkg.cli.ingest",
     "eventkg.cli.induce",
@@ -130,14 +130,23 @@ def cypher(
     print_rows(console, rows, as_json)
 
 
+class CommandModuleError(ImportError):
+    """A command module of :data:`COMMAND_MODULES` failed to import: a broken install or a bug, never
+    a command that silently goes missing from ``eventkg --help``."""
+
+
 def _register_commands() -> None:
+    """Import every command module and add its commands to :data:`app`.
+
+    Raises:
+        CommandModuleError: A module failed to import; the message names it and the cause.
+    """
     for name in COMMAND_MODULES:
         try:
             module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:
-                continue
-            raise
+        except Exception as exc:
+            raise CommandModuleError(f"eventkg: command module {name} failed to import: "
+                                     f"{type(exc).__name__}: {exc}", name=name) from exc
         module.register(app)
 
 
