@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from eventkg.cli.output import parse_params, print_error, print_rows
-from eventkg.cli.shared import State, console, err_console, state
+from eventkg.cli.shared import State, console, deprecated, err_console, state
 from eventkg.errors import EXIT_CODE, EventKGError, UsageError
 from eventkg.graphstore.atomic import output_error
 from eventkg.queries.stats import store_stats
@@ -110,10 +110,13 @@ def cypher(
     query: Annotated[str | None, typer.Argument(help="The Cypher query (read-only unless --write).")] = None,
     write: Annotated[bool, typer.Option("--write", help="Allow the query to change the graph.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of row objects.")] = False,
-    saved: Annotated[str | None, typer.Option("--saved", help="Run a saved exploration query by name.")] = None,
+    saved: Annotated[str | None, typer.Option("--saved", hidden=True, help="Deprecated, goes in the next release: "
+                                              "eventkg saved NAME.")] = None,
     param: Annotated[list[str] | None, typer.Option("--param", "-p", help="Query parameter NAME=VALUE.")] = None,
 ) -> None:
     """Run Cypher against the store; refuses writes unless --write is given.
+
+    The saved exploration queries are `eventkg saved NAME`; the hidden `--saved NAME` here is its deprecated spelling, kept for one release.
 
     Example:  eventkg cypher "MATCH (e:Event) RETURN e.text AS text LIMIT 5" --json
     """
@@ -121,6 +124,7 @@ def cypher(
     if saved:
         from eventkg.cli.saved import saved_cmd
 
+        deprecated("eventkg cypher --saved NAME", "eventkg saved NAME")
         saved_cmd(ctx, saved, param, as_json)  # the saved query's limit, ids and cut message
         return
     if not query:

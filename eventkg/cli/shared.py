@@ -27,10 +27,12 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from eventkg.errors import UsageError
 from eventkg.graphstore import open_store, resolve_store_url
 from eventkg.graphstore.base import IncompleteStoreError
 
-__all__ = ["EMBEDDING", "Bars", "State", "console", "err_console", "index_build_bars", "notice", "state"]
+__all__ = ["EMBEDDING", "Bars", "State", "console", "deprecated", "err_console", "index_build_bars", "notice",
+           "renamed_option", "state"]
 
 console = Console()
 err_console = Console(stderr=True)
@@ -39,6 +41,26 @@ err_console = Console(stderr=True)
 def notice(message: str) -> None:
     """A library notice (a build starting, its size and ETA) as one plain line on stderr."""
     err_console.print(message, highlight=False, markup=False)
+
+
+def deprecated(old: str, new: str) -> None:
+    """The one-line notice on stderr of a spelling kept for one release: ``old`` works, ``new`` is its name."""
+    err_console.print(f"deprecated: {old} is now {new}; the old spelling goes in the next release",
+                      highlight=False, markup=False, soft_wrap=True)
+
+
+def renamed_option(value: Any, old_value: Any, new: str, old: str) -> Any:
+    """The value of option ``new`` when it was given under its deprecated name ``old`` (with the notice).
+
+    Raises:
+        UsageError: Both spellings were given.
+    """
+    if old_value is None:
+        return value
+    if value is not None:
+        raise UsageError(f"give {new} only ({old} is its deprecated name)")
+    deprecated(old, new)
+    return old_value
 
 
 class State:
