@@ -17,7 +17,16 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from eventkg.cli.shared import EMBEDDING, console, err_console, index_build_bars, notice, state
+from eventkg.cli.shared import (
+    EMBEDDING,
+    OldModelOpt,
+    console,
+    err_console,
+    index_build_bars,
+    notice,
+    renamed_option,
+    state,
+)
 
 
 def negatives(
@@ -27,7 +36,7 @@ def negatives(
     k: Annotated[int, typer.Option("-k", help="How many negatives.")] = 3,
     answer: Annotated[str | None, typer.Option("--answer", help="Text of the answer event (default: a direct --rel neighbour).")] = None,
     level: Annotated[str | None, typer.Option("--level", help="Event level: schema or instance (default: the answer's).")] = None,
-    model: Annotated[str | None, typer.Option("--model", help="Embedding model folder or name (default $EVENTKG_EMBED_MODEL or bundled MiniLM).")] = None,
+    embed_model: Annotated[str | None, typer.Option("--embed-model", help="Sentence-embedding model folder or name (default $EVENTKG_EMBED_MODEL or bundled MiniLM; --model, its old name, works for one release).")] = None,
     clusters: Annotated[int | None, typer.Option("--clusters", help="Spread negatives over this many k-means clusters.")] = None,
     cap: Annotated[float, typer.Option("--similarity-cap", help="Reject candidates at least this similar to the answer.")] = 0.9,
     seed: Annotated[int | None, typer.Option("--seed", help="Draw among the best 4k candidates with this seed.")] = None,
@@ -35,6 +44,7 @@ def negatives(
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Drop the store's vector index and build it again.")] = False,
     device: Annotated[str, typer.Option("--device", help="Encoder device for an index build: auto (CUDA when present), cpu, cuda, mps.")] = "auto",
     index_kind: Annotated[str | None, typer.Option("--index-kind", help="FAISS index for a build: auto, flat, ivf, ivfpq, hnsw (default $EVENTKG_INDEX or auto).")] = None,
+    old_model: OldModelOpt = None,
 ) -> None:
     """Hard negative events for a question: close to the answer, not linked to the event.
 
@@ -42,8 +52,10 @@ def negatives(
     """
     from eventkg.queries.negatives.for_question import negatives_for
 
+    embed_model = renamed_option(embed_model, old_model, "--embed-model", "--model")
+
     with state(ctx).open(read_only=True) as store, index_build_bars() as bars:
-        out = negatives_for(store, event, rel, k=k, answer=answer, level=level, model=model, clusters=clusters,
+        out = negatives_for(store, event, rel, k=k, answer=answer, level=level, embed_model=embed_model, clusters=clusters,
                             similarity_cap=cap, seed=seed, rebuild=rebuild, device=device, index_kind=index_kind,
                             progress=lambda done, total: bars.update(EMBEDDING, done, total), notice=notice)
     if as_json:

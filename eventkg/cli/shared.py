@@ -11,7 +11,7 @@ pipes cleanly.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -31,8 +31,8 @@ from eventkg.errors import UsageError
 from eventkg.graphstore import open_store, resolve_store_url
 from eventkg.graphstore.base import IncompleteStoreError
 
-__all__ = ["EMBEDDING", "Bars", "State", "console", "deprecated", "err_console", "index_build_bars", "notice",
-           "renamed_option", "state"]
+__all__ = ["EMBEDDING", "Bars", "OldModelOpt", "State", "console", "deprecated", "err_console", "index_build_bars",
+           "notice", "renamed_option", "state"]
 
 console = Console()
 err_console = Console(stderr=True)
@@ -61,6 +61,11 @@ def renamed_option(value: Any, old_value: Any, new: str, old: str) -> Any:
         raise UsageError(f"give {new} only ({old} is its deprecated name)")
     deprecated(old, new)
     return old_value
+
+
+#: ``--model``, the old spelling of ``--embed-model`` in the commands that embed (questions, negatives, subgraph,
+#: audit, export): accepted for one release with the deprecation line, hidden from --help
+OldModelOpt = Annotated[str | None, typer.Option("--model", hidden=True, help="Deprecated: --embed-model.")]
 
 
 class State:

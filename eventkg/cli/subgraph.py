@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from eventkg.cli.shared import EMBEDDING, err_console, index_build_bars, notice, state
+from eventkg.cli.shared import EMBEDDING, OldModelOpt, err_console, index_build_bars, notice, renamed_option, state
 from eventkg.errors import UsageError
 
 #: what ``eventkg subgraph --format`` prints
@@ -33,9 +33,10 @@ def subgraph(
     search: Annotated[str | None, typer.Option("--search", help="Seeds from hybrid (dense + full-text), dense or fulltext search (default: hybrid when lifted, dense otherwise).")] = None,
     rel: Annotated[list[str] | None, typer.Option("--rel", help="Relation types to follow (repeatable; default event relations + HAS_TYPE).")] = None,
     level: Annotated[str | None, typer.Option("--level", help="Seed only from schema or instance events.")] = None,
-    model: Annotated[str | None, typer.Option("--model", help="Embedding model folder or name.")] = None,
+    embed_model: Annotated[str | None, typer.Option("--embed-model", help="Sentence-embedding model folder or name (default $EVENTKG_EMBED_MODEL or bundled MiniLM; --model, its old name, works for one release).")] = None,
     device: Annotated[str, typer.Option("--device", help="Encoder device: auto (CUDA when present), cpu, cuda, mps.")] = "auto",
     index_kind: Annotated[str | None, typer.Option("--index-kind", help="FAISS index for a build: auto, flat, ivf, ivfpq, hnsw (default $EVENTKG_INDEX or auto).")] = None,
+    old_model: OldModelOpt = None,
 ) -> None:
     """Retrieve the facts that answer a text, as a prompt, JSON or triples.
 
@@ -50,13 +51,14 @@ def subgraph(
     from eventkg.queries.retrieval.retrieve import retrieve
     from eventkg.queries.vectors.index import open_index
 
+    embed_model = renamed_option(embed_model, old_model, "--embed-model", "--model")
     if fmt not in FORMATS:
         raise UsageError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
     with state(ctx).open(read_only=True) as store:
         with index_build_bars() as bars:
-            vi = open_index(store, model, level, progress=lambda done, total: bars.update(EMBEDDING, done, total),
+            vi = open_index(store, embed_model, level, progress=lambda done, total: bars.update(EMBEDDING, done, total),
                             notice=notice, device=device, index_kind=index_kind)
-            sub = retrieve(store, text, k=k, hops=hops, rel_types=rel, level=level, model_name=model, index=vi,
+            sub = retrieve(store, text, k=k, hops=hops, rel_types=rel, level=level, embed_model=embed_model, index=vi,
                            relation=relation, mode=mode, search=search)
     note = sub.truncation_note()
     if fmt == "json":
