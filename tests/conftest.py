@@ -13,16 +13,12 @@ from pathlib import Path
 import pytest
 
 from eventkg.graphstore import open_store
+from tests.support.neo4j_fixture import n4, neo4j_server  # noqa: F401  (the Neo4j test server)
 from tests.support.small_disk import small_disk  # noqa: F401  (a tmpfs for the bad-day tests)
 
 ALL_BACKENDS = ("ladybug", "neo4j")
 PROJECT_SAMPLES = Path(__file__).resolve().parent.parent / "ingest" / "samples"
 CHECKOUT = Path(__file__).resolve().parent.parent
-
-try:  # the Neo4j server fixture lives beside this file
-    from tests.support.neo4j_fixture import n4, neo4j_server  # noqa: F401
-except ModuleNotFoundError:  # pragma: no cover - while the fixture is being written
-    pass
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -164,7 +164,7 @@ def test_the_checks_see_every_layer_and_resolve_imports() -> None:
     assert {"eventkg.graphstore.base", "eventkg.graphstore.ladybug.bulk", "eventkg.graphstore.ladybug.reads"} <= targets
     lazy = [imp for imp in imports("eventkg.queries.retrieval.subgraphs") if imp.target == "eventkg.queries.induction.induce"]
     assert lazy and not any(imp.top_level for imp in lazy)  # imported inside answer_path only
-    assert layer("eventkg.cli.evaluate") == "cli" and layer("eventkg.errors") is None
+    assert layer("eventkg.cli.eval") == "cli" and layer("eventkg.errors") is None
 
 
 def test_no_import_cycles() -> None:

@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from eventkg.cli.output import parse_params, print_error, print_rows
-from eventkg.cli.shared import State, console, err_console, state
+from eventkg.cli.shared import State, console, deprecated, err_console, state
 from eventkg.errors import EXIT_CODE, EventKGError, UsageError
 from eventkg.graphstore.atomic import output_error
 from eventkg.queries.stats import store_stats
@@ -36,15 +36,19 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-# Command modules; each defines register(app). Missing ones are skipped so that the
-# CLI keeps working while a part is being built.
+#: the command modules, each named by the commands it holds and defining ``register(app)``; one
+#: that fails to import stops the app with an ImportError naming it (see :func:`_register_commands`)
 COMMAND_MODULES = (
     "eventkg.cli.ingest",
-    "eventkg.cli.algorithms",
+    "eventkg.cli.induce",
+    "eventkg.cli.paths",
+    "eventkg.cli.questions",
     "eventkg.cli.negatives",
-    "eventkg.cli.evaluate",
+    "eventkg.cli.subgraph",
+    "eventkg.cli.eval",
     "eventkg.cli.export",
     "eventkg.cli.demo",
+    "eventkg.cli.saved",
     "eventkg.cli.browser",
     "eventkg.cli.neo4j",
     "eventkg.cli.audit",
@@ -106,17 +110,21 @@ def cypher(
     query: Annotated[str | None, typer.Argument(help="The Cypher query (read-only unless --write).")] = None,
     write: Annotated[bool, typer.Option("--write", help="Allow the query to change the graph.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of row objects.")] = False,
-    saved: Annotated[str | None, typer.Option("--saved", help="Run a saved exploration query by name.")] = None,
+    saved: Annotated[str | None, typer.Option("--saved", hidden=True, help="Deprecated, goes in the next release: "
+                                              "eventkg saved NAME.")] = None,
     param: Annotated[list[str] | None, typer.Option("--param", "-p", help="Query parameter NAME=VALUE.")] = None,
 ) -> None:
     """Run Cypher against the store; refuses writes unless --write is given.
+
+    The saved exploration queries are `eventkg saved NAME`; the hidden `--saved NAME` here is its deprecated spelling, kept for one release.
 
     Example:  eventkg cypher "MATCH (e:Event) RETURN e.text AS text LIMIT 5" --json
     """
     params = parse_params(param or [])
     if saved:
-        from eventkg.cli.browser import saved_cmd
+        from eventkg.cli.saved import saved_cmd
 
+        deprecated("eventkg cypher --saved NAME", "eventkg saved NAME")
         saved_cmd(ctx, saved, param, as_json)  # the saved query's limit, ids and cut message
         return
     if not query:
@@ -126,14 +134,23 @@ def cypher(
     print_rows(console, rows, as_json)
 
 
+class CommandModuleError(ImportError):
+    """A command module of :data:`COMMAND_MODULES` failed to import: a broken install or a bug, never
+    a command that silently goes missing from ``eventkg --help``."""
+
+
 def _register_commands() -> None:
+    """Import every command module and add its commands to :data:`app`.
+
+    Raises:
+        CommandModuleError: A module failed to import; the message names it and the cause.
+    """
     for name in COMMAND_MODULES:
         try:
             module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:
-                continue
-            raise
+        except Exception as exc:
+            raise CommandModuleError(f"eventkg: command module {name} failed to import: "
+                                     f"{type(exc).__name__}: {exc}", name=name) from exc
         module.register(app)
 
 

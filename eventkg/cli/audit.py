@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from eventkg.cli.shared import console, err_console, state
+from eventkg.cli.shared import OldModelOpt, console, err_console, renamed_option, state
 from eventkg.graphstore.atomic import atomic_path, check_output_file
 
 
@@ -17,9 +17,10 @@ def audit_cmd(
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the findings as JSON here.")] = None,
     plot_out: Annotated[Path | None, typer.Option("--plot", help="Write the plot (PNG) here.")] = None,
     with_store: Annotated[bool, typer.Option("--with-store", help="Also check degree and frequency in the store's graph.")] = False,
-    model: Annotated[str | None, typer.Option("--model", help="Sentence model (default: the configured one).")] = None,
+    embed_model: Annotated[str | None, typer.Option("--embed-model", help="Sentence-embedding model (default $EVENTKG_EMBED_MODEL or bundled MiniLM; --model, its old name, works for one release).")] = None,
     no_similarity: Annotated[bool, typer.Option("--no-similarity", help="Leave out the sentence-model checks.")] = False,
     seed: Annotated[int, typer.Option("--seed", help="Seeds the cross-validation folds.")] = 0,
+    old_model: OldModelOpt = None,
 ) -> None:
     """Audit question files for shortcuts: what a model scores without the reasoning.
 
@@ -36,14 +37,16 @@ def audit_cmd(
     """
     from eventkg.queries.audit.report import audit_files, plot, table, write_json
 
+    embed_model = renamed_option(embed_model, old_model, "--embed-model", "--model")
+
     for target, flag in ((json_out, "--json"), (plot_out, "--plot")):
         if target is not None:
             check_output_file(target, flag)  # a folder or a missing folder refused before the work
     if with_store:
         with state(ctx).open(read_only=True) as store:
-            audits = audit_files(files, store=store, model=model, similarity=not no_similarity, seed=seed)
+            audits = audit_files(files, store=store, embed_model=embed_model, similarity=not no_similarity, seed=seed)
     else:
-        audits = audit_files(files, model=model, similarity=not no_similarity, seed=seed)
+        audits = audit_files(files, embed_model=embed_model, similarity=not no_similarity, seed=seed)
     console.print(table(audits))
     if json_out:
         with atomic_path(json_out, what=f"cannot write --json {json_out}") as tmp:  # whole or not at all

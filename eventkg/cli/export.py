@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 import typer
 
-from eventkg.cli.shared import Bars, console, notice, state
+from eventkg.cli.shared import Bars, OldModelOpt, console, notice, renamed_option, state
 from eventkg.errors import UsageError
 from eventkg.graphstore.atomic import check_output_file
 
@@ -34,14 +34,14 @@ K = Annotated[int | None, typer.Option("-k", help="With --text: how many nearest
 Hops = Annotated[int | None, typer.Option("--hops", help="With --text: neighbourhood radius around the seeds (default 2).")]
 Rel = Annotated[list[str] | None, typer.Option("--rel", help="With --text: relation types to follow (repeatable; default event relations + HAS_TYPE).")]
 Level = Annotated[str | None, typer.Option("--level", help="With --text: seed only from schema or instance events.")]
-Model = Annotated[str | None, typer.Option("--model", help="With --text: embedding model folder or name.")]
+EmbedModel = Annotated[str | None, typer.Option("--embed-model", help="With --text: sentence-embedding model folder or name; --model, its old name, works for one release.")]
 Device = Annotated[str, typer.Option("--device", help="With --text: encoder device: auto (CUDA when present), cpu, cuda, mps.")]
 IndexKind = Annotated[str | None, typer.Option("--index-kind", help="With --text: FAISS index for a build: auto, flat, ivf, hnsw (default $EVENTKG_INDEX or auto).")]
 AsJson = Annotated[bool, typer.Option("--json", help="Print the counts written as JSON.")]
 
 
 #: the subgraph options by their library argument names (select_subgraph's keywords)
-FLAGS = {"k": "-k", "hops": "--hops", "rel_types": "--rel", "level": "--level", "model_name": "--model",
+FLAGS = {"k": "-k", "hops": "--hops", "rel_types": "--rel", "level": "--level", "embed_model": "--embed-model",
          "device": "--device", "index_kind": "--index-kind"}
 
 
@@ -75,8 +75,8 @@ def _export(ctx: typer.Context, write: Callable[[Any, Path], dict], file: Path, 
 
 
 def export_rdf_command(ctx: typer.Context, file: File, text: Text = None, k: K = None, hops: Hops = None,
-                       rel: Rel = None, level: Level = None, model: Model = None, device: Device = "auto",
-                       index_kind: IndexKind = None, as_json: AsJson = False) -> None:
+                       rel: Rel = None, level: Level = None, embed_model: EmbedModel = None, device: Device = "auto",
+                       index_kind: IndexKind = None, as_json: AsJson = False, old_model: OldModelOpt = None) -> None:
     """Write the store (or, with --text, a retrieved subgraph) as RDF: Turtle for .ttl, N-Triples for .nt.
 
     Streamed batch by batch with rdflib. Namespace ekg: = https://eventkg.org/ns# (node labels as classes, relationship types and property names as predicates), nodes are https://eventkg.org/id/ID; each edge is one ekg:TYPE triple, its properties (sources, weight, count...) sit on its rdf:Statement.
@@ -85,13 +85,14 @@ def export_rdf_command(ctx: typer.Context, file: File, text: Text = None, k: K =
     """
     from eventkg.queries.export.rdf import export_rdf
 
-    _export(ctx, export_rdf, file, as_json, text, k=k, hops=hops, rel_types=rel, level=level, model_name=model,
-            device=device, index_kind=index_kind)
+    _export(ctx, export_rdf, file, as_json, text, k=k, hops=hops, rel_types=rel, level=level,
+            embed_model=renamed_option(embed_model, old_model, "--embed-model", "--model"), device=device,
+            index_kind=index_kind)
 
 
 def export_graphml_command(ctx: typer.Context, file: File, text: Text = None, k: K = None, hops: Hops = None,
-                           rel: Rel = None, level: Level = None, model: Model = None, device: Device = "auto",
-                           index_kind: IndexKind = None, as_json: AsJson = False) -> None:
+                           rel: Rel = None, level: Level = None, embed_model: EmbedModel = None, device: Device = "auto",
+                           index_kind: IndexKind = None, as_json: AsJson = False, old_model: OldModelOpt = None) -> None:
     """Write the store (or, with --text, a retrieved subgraph) as GraphML with networkx.
 
     Node attribute label = the node label, edge id and attribute type = the relationship type, properties kept; sources are comma-joined and choices a JSON array (GraphML has no lists). The whole graph is built in memory: for a big store prefer a subgraph or RDF.
@@ -100,8 +101,9 @@ def export_graphml_command(ctx: typer.Context, file: File, text: Text = None, k:
     """
     from eventkg.queries.export.graphml import export_graphml
 
-    _export(ctx, export_graphml, file, as_json, text, k=k, hops=hops, rel_types=rel, level=level, model_name=model,
-            device=device, index_kind=index_kind)
+    _export(ctx, export_graphml, file, as_json, text, k=k, hops=hops, rel_types=rel, level=level,
+            embed_model=renamed_option(embed_model, old_model, "--embed-model", "--model"), device=device,
+            index_kind=index_kind)
 
 
 def export_lm_eval_command(

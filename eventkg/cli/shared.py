@@ -11,16 +11,28 @@ pipes cleanly.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TaskID,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
+from eventkg.errors import UsageError
 from eventkg.graphstore import open_store, resolve_store_url
 from eventkg.graphstore.base import IncompleteStoreError
 
-__all__ = ["Bars", "State", "console", "err_console", "notice", "state"]
+__all__ = ["EMBEDDING", "Bars", "OldModelOpt", "State", "console", "deprecated", "err_console", "index_build_bars",
+           "notice", "renamed_option", "state"]
 
 console = Console()
 err_console = Console(stderr=True)
@@ -29,6 +41,31 @@ err_console = Console(stderr=True)
 def notice(message: str) -> None:
     """A library notice (a build starting, its size and ETA) as one plain line on stderr."""
     err_console.print(message, highlight=False, markup=False)
+
+
+def deprecated(old: str, new: str) -> None:
+    """The one-line notice on stderr of a spelling kept for one release: ``old`` works, ``new`` is its name."""
+    err_console.print(f"deprecated: {old} is now {new}; the old spelling goes in the next release",
+                      highlight=False, markup=False, soft_wrap=True)
+
+
+def renamed_option(value: Any, old_value: Any, new: str, old: str) -> Any:
+    """The value of option ``new`` when it was given under its deprecated name ``old`` (with the notice).
+
+    Raises:
+        UsageError: Both spellings were given.
+    """
+    if old_value is None:
+        return value
+    if value is not None:
+        raise UsageError(f"give {new} only ({old} is its deprecated name)")
+    deprecated(old, new)
+    return old_value
+
+
+#: ``--model``, the old spelling of ``--embed-model`` in the commands that embed (questions, negatives, subgraph,
+#: audit, export): accepted for one release with the deprecation line, hidden from --help
+OldModelOpt = Annotated[str | None, typer.Option("--model", hidden=True, help="Deprecated: --embed-model.")]
 
 
 class State:
@@ -136,3 +173,14 @@ class Bars:
 
     def _task(self, job: TaskID):
         return next(t for t in self._bar.tasks if t.id == job)
+
+
+#: the label of a vector-index build's bar (``negatives``, ``subgraph``, ``export --text``)
+EMBEDDING = "embedding events"
+
+
+def index_build_bars() -> Bars:
+    """The bar of a vector-index build, with rate and time left (silent unless a build happens)."""
+    return Bars(TextColumn(EMBEDDING), BarColumn(), MofNCompleteColumn(), TaskProgressColumn(),
+                TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                lazy=True, rate="texts")

@@ -211,10 +211,10 @@ def form_features(train: list[str], test: list[str]) -> tuple[Any, Any]:
 class Similarity:
     """Cosine similarity of texts under the configured sentence model, encoded once per text."""
 
-    def __init__(self, model: str | None) -> None:
+    def __init__(self, embed_model: str | None) -> None:
         from eventkg.queries.vectors.embeddings import Embedder
 
-        self.embedder = Embedder(model, device="cpu")
+        self.embedder = Embedder(embed_model, device="cpu")
         self.vec: dict[str, np.ndarray] = {}
 
     def prepare(self, texts: set[str]) -> None:

@@ -56,7 +56,7 @@ def audit_items(items: list[Item], *, path: str = "", seed: int = 0, similarity:
     return FileAudit(path, items[0].task, items[0].level, len(items), run(items, seed, similarity, store))
 
 
-def audit_files(paths: list[str | Path], *, store: Any = None, model: str | None = None, similarity: bool = True,
+def audit_files(paths: list[str | Path], *, store: Any = None, embed_model: str | None = None, similarity: bool = True,
                 seed: int = 0) -> list[FileAudit]:
     """Audit EV²-format CEC/CRR files for shortcuts (``eventkg audit``).
 
@@ -64,7 +64,7 @@ def audit_files(paths: list[str | Path], *, store: Any = None, model: str | None
         paths: JSON-lines files, each one task and level (the release's or eventkg's).
         store: an open store or a graph already read (its degree and frequency of gold against
             negatives are checked); None: the store checks are left out.
-        model: the sentence model (None: the configured one, the bundled all-MiniLM-L6-v2).
+        embed_model: the sentence-embedding model (None: the configured one, the bundled all-MiniLM-L6-v2).
         similarity: False leaves out the sentence-model checks (no model loaded).
         seed: seeds the cross-validation folds.
 
@@ -78,7 +78,7 @@ def audit_files(paths: list[str | Path], *, store: Any = None, model: str | None
     for p, items in read:  # its baselines compare questions with each other: one gives nothing to compare
         if len(items) < 2:
             raise AuditError(f"{p}: holds {len(items)} question(s); the audit needs at least 2 in a file")
-    sim = Similarity(model) if similarity else None
+    sim = Similarity(embed_model) if similarity else None
     view = store_view(store) if store is not None else None
     return [audit_items(items, path=p, seed=seed, similarity=sim, store=view) for p, items in read]
 

@@ -29,7 +29,7 @@ def select_subgraph(
     hops: int = 2,
     rel_types: Sequence[str] | None = None,
     level: str | None = None,
-    model_name: str | None = None,
+    embed_model: str | None = None,
     device: str | None = "auto",
     index_kind: str | None = None,
     progress: Progress | None = None,
@@ -38,13 +38,13 @@ def select_subgraph(
     """The subgraph ``eventkg subgraph`` retrieves for ``text``, with every stored property.
 
     Arguments mean what the ``subgraph`` command's options mean (``-k``, ``--hops``,
-    ``--rel``, ``--level``, ``--model``, ``--device``, ``--index-kind``); ``progress`` and
+    ``--rel``, ``--level``, ``--embed-model``, ``--device``, ``--index-kind``); ``progress`` and
     ``notice`` report a first build of the vector index (see :func:`open_index`).
     """
     check_event_level(level, RetrieveError)
-    index = open_index(store, model_name, level, progress=progress, notice=notice, device=device,
+    index = open_index(store, embed_model, level, progress=progress, notice=notice, device=device,
                        index_kind=index_kind)
-    sub = retrieve(store, text, k=k, hops=hops, rel_types=rel_types, level=level, model_name=model_name,
+    sub = retrieve(store, text, k=k, hops=hops, rel_types=rel_types, level=level, embed_model=embed_model,
                    index=index)
     return with_stored_properties(store, sub.graph)
 

@@ -21,7 +21,7 @@ def negatives_for(
     k: int = 3,
     answer: str | None = None,
     level: str | None = None,
-    model: str | None = None,
+    embed_model: str | None = None,
     clusters: int | None = None,
     similarity_cap: float = 0.9,
     seed: int | None = None,
@@ -53,9 +53,9 @@ def negatives_for(
     aid = find_event(store, answer, level)[0] if answer else default_answer(store, qid, relation)
     if rebuild:
         clear_index(store)
-    sampler = NearestNegatives(store, model_name=model, level=level, similarity_cap=similarity_cap, clusters=clusters)
+    sampler = NearestNegatives(store, embed_model=embed_model, level=level, similarity_cap=similarity_cap, clusters=clusters)
     ans_level = level or store.get_nodes("Event", [aid])[aid].get("level")
-    vi = open_index(store, model, ans_level if ans_level in LEVELS else None, progress=progress, notice=notice,
+    vi = open_index(store, embed_model, ans_level if ans_level in LEVELS else None, progress=progress, notice=notice,
                     device=device, index_kind=index_kind)
     scored = sampler.sample_scored(qid, relation, aid, k=k, rng=seed)
     nodes = store.get_nodes("Event", [qid, aid, *(i for i, _ in scored)])

@@ -30,6 +30,7 @@ are drawn from the best ``4k`` candidates, reproducibly; without it, the k neare
 from __future__ import annotations
 
 import random
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -106,12 +107,17 @@ def _random_or_none(rng: Any) -> random.Random | None:
 
 
 class NearestNegatives:
-    """Samples hard negative events for (query, relation, answer) triples of one store."""
+    """Samples hard negative events for (query, relation, answer) triples of one store.
+
+    ``embed_model`` is the sentence-embedding model of the store's vector index (default:
+    ``$EVENTKG_EMBED_MODEL``, else the bundled one); ``model_name=`` is its deprecated spelling
+    (a ``DeprecationWarning``; it goes in the next release).
+    """
 
     def __init__(
         self,
         store: GraphStore,
-        model_name: str | None = None,
+        embed_model: str | None = None,
         level: str | None = None,
         similarity_cap: float = 0.9,
         clusters: int | None = None,
@@ -120,12 +126,17 @@ class NearestNegatives:
         max_path: int = 4,
         rebuild: bool = False,
         vet_links: bool = True,
+        model_name: str | None = None,
     ) -> None:
         check_event_level(level, NegativesError)
+        if model_name is not None:
+            warnings.warn("NearestNegatives(model_name=...) is deprecated: use embed_model=; model_name goes in the "
+                          "next release", DeprecationWarning, stacklevel=2)
+            embed_model = embed_model or model_name
         if clusters is not None and clusters < 2:
             raise NegativesError("clusters must be at least 2")
         self.store = store
-        self.model_name = model_name
+        self.embed_model = embed_model
         self.level = level
         self.similarity_cap = similarity_cap
         self.clusters = clusters
@@ -208,7 +219,7 @@ class NearestNegatives:
                 raise NegativesError(f"answer event {answer_id} is not in the store")
             level = node.get("level") if node.get("level") in LEVELS else None
         if level not in self._indexes:
-            self._indexes[level] = open_index(self.store, self.model_name, level, rebuild=self._rebuild)
+            self._indexes[level] = open_index(self.store, self.embed_model, level, rebuild=self._rebuild)
         vi = self._indexes[level]
         if answer_id not in vi:
             raise NegativesError(f"answer event {answer_id} has no text in the {level or 'all'} vector index")

@@ -154,15 +154,15 @@ class UseBalance:
 class LazyVectors:
     """Unit-norm sentence vectors of event positions, encoded on first use only (texts from ``text_of``)."""
 
-    def __init__(self, text_of: Callable[[int], str], model: str | None = None, encode: Any = None) -> None:
-        self.text_of, self.model, self._encode = text_of, model, encode
+    def __init__(self, text_of: Callable[[int], str], embed_model: str | None = None, encode: Any = None) -> None:
+        self.text_of, self.embed_model, self._encode = text_of, embed_model, encode
         self.rows: dict[int, np.ndarray] = {}
 
     def _encoder(self) -> Any:
         if self._encode is None:
             from eventkg.queries.vectors.embeddings import Embedder
 
-            self._encode = Embedder(self.model, device="cpu").encode
+            self._encode = Embedder(self.embed_model, device="cpu").encode
         return self._encode
 
     def of(self, positions: Sequence[int] | np.ndarray) -> np.ndarray:

@@ -124,7 +124,7 @@ def _generate_questions(
     builder = CecBuilder(csr, spec, rng, pool, negatives) if task == "CEC" else CrrBuilder(csr, spec, rng, pool)
     if (spec.similar or spec.similar is None and len(builder.linked) <= SIMILAR_AUTO_MAX):
         builder.use_similarity(LazyVectors(lambda p: csr.text(p) if csr.level[p] == 1 else csr.name(p).replace("_", " "),
-                                           spec.model))
+                                           spec.embed_model))
     out: list[GeneratedQuestion] = []
     # the loop makes many short-lived objects and no cycles; cyclic-GC passes would only cost time
     gc_was_on = gc.isenabled()

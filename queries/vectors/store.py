@@ -106,17 +106,17 @@ def _fixed_width(arr: Any) -> np.ndarray | None:
     return np.frombuffer(data, dtype=f"S{width}", count=len(arr), offset=int(offsets[0])).copy()
 
 
-def vectors_stem(model: str) -> str:
+def vectors_stem(embed_model: str) -> str:
     """``vectors-<hash of the model name>``: one set of files per model."""
-    return "vectors-" + hashlib.blake2b(model.encode(), digest_size=6).hexdigest()
+    return "vectors-" + hashlib.blake2b(embed_model.encode(), digest_size=6).hexdigest()
 
 
-def open_vectors(folder: Path, model: str) -> SharedVectors | None:
+def open_vectors(folder: Path, embed_model: str) -> SharedVectors | None:
     """The model's vectors file, memory-mapped, when its manifest is whole and matches."""
-    stem = vectors_stem(model)
+    stem = vectors_stem(embed_model)
     try:
         manifest = json.loads((folder / f"{stem}.json").read_text())
-        if manifest.get("format") != VECTORS_FORMAT or manifest.get("model") != model:
+        if manifest.get("format") != VECTORS_FORMAT or manifest.get("model") != embed_model:
             return None
         ids = np.load(folder / f"{stem}.ids.npy", mmap_mode="r", allow_pickle=False)
         vecs = np.load(folder / f"{stem}.npy", mmap_mode="r", allow_pickle=False)
@@ -144,17 +144,17 @@ def ensure_vectors(
     Returns it and how many texts were encoded into it by this call (not counting the ETA probe). ``complete``: ``ids`` are all the
     store's events with a text, so rows of other ids are dropped. ``chunk``: texts per saved chunk.
     """
-    model = embedder.name
-    have = open_vectors(folder, model)
+    embed_model = embedder.name
+    have = open_vectors(folder, embed_model)
     dim = int(have.manifest["dim"]) if have is not None else int(embedder.dim)  # no model load to reuse a file
-    have = harvest_old(folder, model, dim, ids, have)
-    work = folder / f"{vectors_stem(model)}.build"
-    missing, keep, plan = _plan(have, ids, complete, model, dim, chunk)
+    have = harvest_old(folder, embed_model, dim, ids, have)
+    work = folder / f"{vectors_stem(embed_model)}.build"
+    missing, keep, plan = _plan(have, ids, complete, embed_model, dim, chunk)
     if _other_plan(work, plan):
-        salvaged = salvage_chunks(folder, work, model, dim, have)
+        salvaged = salvage_chunks(folder, work, embed_model, dim, have)
         if salvaged is not have:
             have = salvaged
-            missing, keep, plan = _plan(have, ids, complete, model, dim, chunk)
+            missing, keep, plan = _plan(have, ids, complete, embed_model, dim, chunk)
     if len(missing) == 0 and keep is None and have is not None:
         return have, 0
     todo = ids[missing]
@@ -164,13 +164,13 @@ def ensure_vectors(
             save_npy(str(work / "ids.npy"), todo)  # what the chunks are of, should another plan salvage them
         take = texts.take(missing) if hasattr(texts, "take") else [texts[i] for i in missing]
         chunks = encode_chunk_files(take, work, plan, embedder, what, progress, notice)
-    merged = merge_vectors(folder, model, dim, have, keep, todo, chunks.rows if chunks else _no_rows(dim))
+    merged = merge_vectors(folder, embed_model, dim, have, keep, todo, chunks.rows if chunks else _no_rows(dim))
     shutil.rmtree(work, ignore_errors=True)
     return merged, (len(todo) - chunks.resumed) if chunks else 0
 
 
 def _plan(
-    have: SharedVectors | None, ids: np.ndarray, complete: bool, model: str, dim: int, chunk: int
+    have: SharedVectors | None, ids: np.ndarray, complete: bool, embed_model: str, dim: int, chunk: int
 ) -> tuple[np.ndarray, np.ndarray | None, dict[str, Any]]:
     """Positions of ``ids`` to encode, the mask of ``have``'s rows to keep (None: all), the plan."""
     old_ids = have.ids if have is not None else np.zeros(0, dtype=ids.dtype)
@@ -179,7 +179,7 @@ def _plan(
     if complete and have is not None:
         keep = rows_in(ids, old_ids) >= 0
         keep = None if keep.all() else keep
-    plan = {"format": VECTORS_FORMAT, "model": model, "dim": dim, "fingerprint": fingerprint_ids(ids[missing]),
+    plan = {"format": VECTORS_FORMAT, "model": embed_model, "dim": dim, "fingerprint": fingerprint_ids(ids[missing]),
             "chunk": chunk}
     return missing, keep, plan
 
@@ -191,7 +191,7 @@ def _other_plan(work: Path, plan: dict[str, Any]) -> bool:
         return False
 
 
-def salvage_chunks(folder: Path, work: Path, model: str, dim: int, have: SharedVectors | None) -> SharedVectors | None:
+def salvage_chunks(folder: Path, work: Path, embed_model: str, dim: int, have: SharedVectors | None) -> SharedVectors | None:
     """``have`` with the whole chunks an interrupted encoding left in ``work`` merged in, so a
     build asked for other events (another level, a grown graph) does not encode them again."""
     try:
@@ -199,7 +199,7 @@ def salvage_chunks(folder: Path, work: Path, model: str, dim: int, have: SharedV
         todo = np.load(work / "ids.npy", allow_pickle=False)
     except (OSError, ValueError):
         return have
-    if plan.get("model") != model or plan.get("dim") != dim or len(todo) != plan["fingerprint"]["count"]:
+    if plan.get("model") != embed_model or plan.get("dim") != dim or len(todo) != plan["fingerprint"]["count"]:
         return have
     chunk, n = plan["chunk"], len(todo)
     starts = list(range(0, n, chunk))
@@ -218,7 +218,7 @@ def salvage_chunks(folder: Path, work: Path, model: str, dim: int, have: SharedV
         lo = int(take[a])
         return reader.rows(lo, int(take[b - 1]) + 1)[take[a:b] - lo]
 
-    return merge_vectors(folder, model, dim, have, None, todo[take], read)
+    return merge_vectors(folder, embed_model, dim, have, None, todo[take], read)
 
 
 def _no_rows(dim: int) -> RowReader:
@@ -227,7 +227,7 @@ def _no_rows(dim: int) -> RowReader:
 
 def merge_vectors(
     folder: Path,
-    model: str,
+    embed_model: str,
     dim: int,
     old: SharedVectors | None,
     keep: np.ndarray | None,
@@ -242,7 +242,7 @@ def merge_vectors(
     order = np.argsort(all_ids, kind="stable")
     out_ids, n, split = all_ids[order], len(all_ids), len(keep_rows)
     del all_ids
-    stem = vectors_stem(model)
+    stem = vectors_stem(embed_model)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{stem}.json").unlink(missing_ok=True)  # a half-replaced set is never read as valid
     tmp = new_temp_file(folder)
@@ -264,23 +264,23 @@ def merge_vectors(
     finally:
         Path(tmp).unlink(missing_ok=True)
     atomic_write(folder, folder / f"{stem}.ids.npy", lambda t: save_npy(t, out_ids))
-    manifest = {"format": VECTORS_FORMAT, "model": model, "dim": dim, "count": n, **fingerprint_ids(out_ids)}
+    manifest = {"format": VECTORS_FORMAT, "model": embed_model, "dim": dim, "count": n, **fingerprint_ids(out_ids)}
     atomic_write(folder, folder / f"{stem}.json", lambda t: Path(t).write_text(json.dumps(manifest, indent=2)))
-    got = open_vectors(folder, model)
+    got = open_vectors(folder, embed_model)
     assert got is not None
     return got
 
 
-def harvest_old(folder: Path, model: str, dim: int, wanted: np.ndarray, have: SharedVectors | None) -> SharedVectors | None:
+def harvest_old(folder: Path, embed_model: str, dim: int, wanted: np.ndarray, have: SharedVectors | None) -> SharedVectors | None:
     """``have`` with the rows of ``wanted`` ids it lacks that format-1 per-level indexes of
-    ``model`` in ``folder`` hold, taken from them (nothing is encoded)."""
+    ``embed_model`` in ``folder`` hold, taken from them (nothing is encoded)."""
     olds = []
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:
             manifest = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
-        if manifest.get("format") == 1 and manifest.get("model") == model and manifest.get("dim") == dim:
+        if manifest.get("format") == 1 and manifest.get("model") == embed_model and manifest.get("dim") == dim:
             olds.append((int(manifest.get("size") or 0), path.stem, manifest))
     if not olds:
         return have
@@ -305,5 +305,5 @@ def harvest_old(folder: Path, model: str, dim: int, wanted: np.ndarray, have: Sh
         def read(a: int, b: int, positions: np.ndarray = positions, index: Any = index) -> np.ndarray:
             return np.asarray(index.reconstruct_batch(positions[a:b].astype(np.int64)), dtype=np.float32)
 
-        have = merge_vectors(folder, model, dim, have, None, sorted_old[pick], read)
+        have = merge_vectors(folder, embed_model, dim, have, None, sorted_old[pick], read)
     return have

@@ -1,5 +1,5 @@
 
-"""``eventkg --help``, ``eventkg ingest --help`` and ``eventkg stats`` load no heavy library.
+"""``eventkg --help``, ``eventkg ingest --help`` and ``eventkg stats`` load no heavy library; a broken command module stops the app.
 
 Each runs in its own process under ``python -X importtime``, whose stderr names every module
 the process imported; none of the heavy ones (torch, sentence-transformers, FAISS,
@@ -55,3 +55,28 @@ def test_the_check_sees_a_heavy_import(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-X", "importtime", "-c", "import eventkg.cli.app, sklearn.metrics"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert "sklearn" in {n.split(".")[0] for n in re.findall(r"\|\s+([\w.]+)\s*$", proc.stderr, flags=re.M)}
+
+
+#: a command module planted broken in a fresh process, then ``eventkg --help`` run: ``None`` in
+#: sys.modules makes its import fail as a missing module does, the finder as a module raising does
+PLANTS = {
+    "missing": "sys.modules[{name!r}] = None",
+    "raising": ("class Broken(importlib.abc.MetaPathFinder):\n"
+                "    def find_spec(self, fullname, path=None, target=None):\n"
+                "        if fullname == {name!r}:\n"
+                "            raise RuntimeError('planted: this module is broken')\n"
+                "sys.meta_path.insert(0, Broken())"),
+}
+
+
+@pytest.mark.parametrize("plant", sorted(PLANTS))
+@pytest.mark.parametrize("name", ["eventkg.cli.eval", "eventkg.cli.saved"])
+def test_a_broken_command_module_fails_loudly(plant: str, name: str, tmp_path: Path) -> None:
+    """``eventkg --help`` exits non-zero with a last line naming the module, not a help without its commands."""
+    code = ("import importlib.abc, sys\n" + PLANTS[plant].format(name=name) +
+            "\nsys.argv = ['eventkg', '--help']\nfrom eventkg.cli.app import main\nmain()\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0, f"eventkg --help ran without {name}:\n{proc.stdout[-1500:]}"
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("eventkg.cli.app.CommandModuleError: ") and f"command module {name} failed to import" in last, last
+

@@ -389,8 +389,10 @@ def test_cli_saved_limit_says_when_it_cut(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert [r["neighbour"] for r in json.loads(result.stdout)] == ["d", "b"]
     assert "showing 2 of more rows; raise --limit" in result.stderr
+    assert "deprecated" not in result.stderr
     same = runner.invoke(app, ["--store", url, "cypher", "--saved", "aser-neighbourhood", "-p", "event=a", "-p", "limit=2", "--json"])
     assert same.exit_code == 0 and json.loads(same.stdout) == json.loads(result.stdout)
+    assert "showing 2 of more rows; raise --limit" in same.stderr and DEPRECATED in same.stderr
     whole = runner.invoke(app, ["--store", url, "saved", "aser-neighbourhood", "-p", "event=a", "--json"])
     assert len(json.loads(whole.stdout)) == 5 and "showing" not in whole.stderr
 
@@ -482,17 +484,32 @@ def abs_store(tmp_path: Path, samples_dir: Path) -> str:
     return url
 
 
-def test_cli_cypher_saved_with_params(abs_store: str) -> None:
-    result = runner.invoke(
-        app,
-        ["--store", abs_store, "cypher", "--saved", "abstractions", "--param", "event=PersonX take exam", "--json"],
-    )
+#: the one line ``eventkg cypher --saved`` (the deprecated spelling of ``eventkg saved``) prints on stderr
+DEPRECATED = "deprecated: eventkg cypher --saved NAME is now eventkg saved NAME; the old spelling goes in the next release"
+
+
+def test_cli_saved_with_params(abs_store: str) -> None:
+    result = runner.invoke(app, ["--store", abs_store, "saved", "abstractions", "--param", "event=PersonX take exam", "--json"])
     assert result.exit_code == 0, result.output
-    rows = json.loads(result.output)
+    rows = json.loads(result.stdout)
     assert {(r["relation"], r["concept"], r["valid"]) for r in rows} == {
         ("NOUN_ENTAIL", "test", True), ("NOUN_ENTAIL", "evaluation", True), ("VERB_ENTAIL", "sit", True),
         ("VERB_ENTAIL", "steal", False), ("EVENT_ENTAIL", "assessment", True),
     }
+    assert "deprecated" not in result.stderr
+
+
+def test_cli_cypher_saved_is_a_deprecated_alias_of_saved(abs_store: str) -> None:
+    """``cypher --saved NAME`` runs ``saved NAME`` for one more release: same rows, one notice, hidden from help."""
+    args = ["abstractions", "--param", "event=PersonX take exam", "--json"]
+    taught = runner.invoke(app, ["--store", abs_store, "saved", *args])
+    alias = runner.invoke(app, ["--store", abs_store, "cypher", "--saved", *args])
+    assert alias.exit_code == 0, alias.output
+    assert json.loads(alias.stdout) == json.loads(taught.stdout) and json.loads(taught.stdout)
+    assert alias.stderr.strip().splitlines() == [DEPRECATED]
+    shown = runner.invoke(app, ["cypher", "--help"])
+    assert "--saved NAME` here is its deprecated spelling" in " ".join(shown.stdout.split())
+    assert not any(line.lstrip("│ ").startswith("--saved") for line in shown.stdout.splitlines())
 
 
 def test_cli_saved_runs_with_defaults_and_lists(abs_store: str) -> None:
