@@ -67,7 +67,7 @@ def negatives(
     with state(ctx).open(read_only=True) as store, _build_bars() as bars:
         out = negatives_for(store, event, rel, k=k, answer=answer, level=level, model=model, clusters=clusters,
                             similarity_cap=cap, seed=seed, rebuild=rebuild, device=device, index_kind=index_kind,
-                            progress=lambda done, total: bars.update(EMBEDDING, done, total), notice=notice)
+                            progress=lambda _stage, done, total: bars.update(EMBEDDING, done, total), notice=notice)
     if as_json:
         print(json.dumps(out, indent=2, ensure_ascii=False))
         return
@@ -119,7 +119,7 @@ def subgraph(
         raise UsageError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
     with state(ctx).open(read_only=True) as store:
         with _build_bars() as bars:
-            vi = open_index(store, model, level, progress=lambda done, total: bars.update(EMBEDDING, done, total),
+            vi = open_index(store, model, level, progress=lambda _stage, done, total: bars.update(EMBEDDING, done, total),
                             notice=notice, device=device, index_kind=index_kind)
             sub = retrieve(store, text, k=k, hops=hops, rel_types=rel, level=level, model_name=model, index=vi,
                            relation=relation, mode=mode, search=search)
