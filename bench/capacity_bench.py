@@ -4,7 +4,7 @@
     .venv/bin/python -m bench.capacity_bench --workdir DIR
     .venv/bin/python -m bench.capacity_bench --sizes 100000,300000 --workdir DIR   # a quick look
 
-For each size (default 1M/3M, 3M/9M and 10M/30M, ``eventkg.ingest.aser_shape`` files, seed 11, made
+For each size (default 1M/3M, 3M/9M and 10M/30M, ``tests.support.aser_shape`` files, seed 11, made
 in ``--workdir`` when missing) every step runs in a process of its own, measured on its own (wall
 seconds, CPU seconds, peak RSS from ``wait4``, which counts the JVMs the step starts and waits for):
 

@@ -169,7 +169,7 @@ def generated_kg(work: Path, n_ev: int, n_rel: int, seed: int) -> Path:
     # in a process of its own: a child's peak RSS starts from its parent's (Linux keeps
     # the high-water mark of the forked copy across exec), so this one must stay small
     code = (
-        "import sys; from eventkg.ingest.aser_shape import make_aser_shape_kg as m; "
+        "import sys; from tests.support.aser_shape import make_aser_shape_kg as m; "
         "m(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), seed=int(sys.argv[4]))"
     )
     subprocess.run(

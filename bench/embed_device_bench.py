@@ -1,7 +1,7 @@
 """Benchmark: the vector index's embedding build on a GPU (``--device cuda``) beside the CPU.
 
 What it measures, on ``--texts`` ASER-shaped event texts (the ``words`` column that
-:func:`eventkg.ingest.aser_shape.make_aser_shape_kg` writes, 1M by default):
+:func:`tests.support.aser_shape.make_aser_shape_kg` writes, 1M by default):
 
 1. **build on the accelerator**: every text through the index build's own resumable path
    (:func:`eventkg.queries.vectors.encode.encode_chunks`: chunks saved as they finish), on
@@ -38,7 +38,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from eventkg.ingest.aser_shape import make_aser_shape_kg
 from eventkg.queries.vectors.embeddings import (
     POOL_MIN_TEXTS,
     Embedder,
@@ -47,6 +46,7 @@ from eventkg.queries.vectors.embeddings import (
     usable_cores,
 )
 from eventkg.queries.vectors.encode import encode_chunks
+from tests.support.aser_shape import make_aser_shape_kg
 
 
 def aser_texts(n: int, workdir: Path, seed: int = 7) -> list[str]:

@@ -4,7 +4,7 @@
     .venv/bin/python -m bench.export_bench                # 20,000 events
     .venv/bin/python -m bench.export_bench --events 100000 --relations 200000
 
-A synthetic ASER ``KG.db`` (``ingest/synthetic.py``) is ingested into a fresh embedded store;
+A synthetic ASER ``KG.db`` (``tests/support/synthetic.py``) is ingested into a fresh embedded store;
 each mode then runs in its own process, so its peak RSS (``ru_maxrss``) is its own:
 
 * ``read``: every node and edge typed through ``export_rows`` and dropped: the floor any
@@ -67,7 +67,7 @@ def run_mode(mode: str, store_url: str, out_dir: Path) -> dict:
 
 def build_store(workdir: Path, events: int, relations: int) -> tuple[str, dict]:
     from eventkg.graphstore import open_store
-    from eventkg.ingest.synthetic import make_aser_kg
+    from tests.support.synthetic import make_aser_kg
 
     kg = make_aser_kg(workdir / "KG.db", events, relations)
     url = str(workdir / "bench.lbug")

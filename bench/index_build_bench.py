@@ -7,7 +7,7 @@ Run::
 Two stores ten times apart in size, each in a process of its own (peak RSS is that step's):
 ``ev2``: a copy of a store with the EV² release ingested (its index folder left out, so the
 index is built from nothing); ``aser``: an ASER-shaped ``KG.db`` of ``--aser`` eventualities
-(3x relations, :func:`eventkg.ingest.aser_shape.make_aser_shape_kg`) ingested. For each:
+(3x relations, :func:`tests.support.aser_shape.make_aser_shape_kg`) ingested. For each:
 
 - ``build``: :func:`~eventkg.queries.vectors.index.open_index` over all events, from nothing:
   seconds, events/s, process CPU seconds, and how many texts each torch thread count encoded;
@@ -128,8 +128,8 @@ def child(step: str, arg: str) -> dict[str, Any]:
             shutil.copy2(arg, work / "s.lbug")  # the file alone: the index is built from nothing
             path = work / "s.lbug"
         else:
-            from eventkg.ingest.aser_shape import make_aser_shape_kg
             from eventkg.ingest.registry import ingest_source
+            from tests.support.aser_shape import make_aser_shape_kg
 
             n = int(arg)
             db = make_aser_shape_kg(work / "KG.db", n, 3 * n, seed=11)

@@ -6,7 +6,7 @@
     .venv/bin/python -m bench.ingest_bench --sizes 1000000x6000000 --modes scan,ingest
     .venv/bin/python -m bench.ingest_bench --sizes 330000,1000000 --modes scan,ingest,ingest-map --repeat 3
 
-The file comes from ``eventkg.ingest.aser_shape`` (the shape of a file the ASER toolkit writes:
+The file comes from ``tests.support.aser_shape`` (the shape of a file the ASER toolkit writes:
 repeated texts spread over the file, 1-3 senses per relation, full ``info`` JSON); a size
 ``N`` means N eventualities and 3N relations, ``NxM`` says both. Each mode runs in a child
 process of its own, measured on its own (wall time; CPU time of all its threads, which

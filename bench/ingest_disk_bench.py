@@ -126,7 +126,7 @@ def aser_inputs(spec: str, work: Path, *, synthetic: bool = False) -> list[tuple
                 kg.symlink_to(Path(given).resolve())
         elif not kg.exists():
             if synthetic:
-                from eventkg.ingest.synthetic import make_aser_kg
+                from tests.support.synthetic import make_aser_kg
                 make_aser_kg(kg, n, 3 * n, seed=11)
             else:
                 generated_kg(folder, n, 3 * n, 7).rename(kg)
@@ -141,7 +141,7 @@ def second_file(work: Path, n: int, *, synthetic: bool) -> Path:
     kg = folder / "KG.db"
     if not kg.exists():
         if synthetic:
-            from eventkg.ingest.synthetic import make_aser_kg
+            from tests.support.synthetic import make_aser_kg
             make_aser_kg(kg, n, 3 * n, seed=12)
         else:
             generated_kg(folder, n, 3 * n, 8).rename(kg)
@@ -199,7 +199,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workdir", type=Path, default=default_workdir("eventkg-ingest-disk-bench"))
     ap.add_argument("--aser", default="100000,1000000", help="ASER-shape sizes (N: N/3N), N=PATH to use a KG.db")
-    ap.add_argument("--aser-synthetic", default="", help="sizes of eventkg.ingest.synthetic files (the tests' shape)")
+    ap.add_argument("--aser-synthetic", default="", help="sizes of tests.support.synthetic files (the tests' shape)")
     ap.add_argument("--release", action="append", default=[], help="SOURCE=PATH: a real input to measure too")
     ap.add_argument("--append", action="store_true", help="then ingest a second file of each size into each store")
     ap.add_argument("--scaled", action="append", default=[],

@@ -252,7 +252,7 @@ def main() -> None:
         print(json.dumps(child(*sys.argv[2:])), flush=True)
         return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--kg", required=True, help="an ASER KG.db (e.g. from eventkg.ingest.synthetic.make_aser_kg)")
+    ap.add_argument("--kg", required=True, help="an ASER KG.db (e.g. from tests.support.synthetic.make_aser_kg)")
     ap.add_argument("--mode", choices=MODES, action="append", help="neo4j-bolt and/or neo4j-bulk (default: both)")
     ap.add_argument("--workdir", default=None, help="work folder (default: a temp folder, removed)")
     args = ap.parse_args()

@@ -1,6 +1,6 @@
 """Benchmark: CEC and CRR question generation on the 1M-event / 3M-relation ASER-shaped store.
 
-The store is ASER-shaped (``eventkg.ingest.aser_shape``: skewed degrees, hubs up to ~12K) and
+The store is ASER-shaped (``tests.support.aser_shape``: skewed degrees, hubs up to ~12K) and
 ingested with ``--map-events`` into an embedded store, both cached under ``eventkg-bench/`` in the temporary folder
 so that reruns start at once. Prints, for the present code:
 
@@ -85,7 +85,7 @@ def ensure_store(events: int, relations: int, seed: int = 7) -> Path:
     if events == EVENTS and relations == RELATIONS:  # the name the first runs used
         db, store, done = FOLDER / "aser-1m3m.db", FOLDER / "aser-1m3m-q.lbug", FOLDER / "aser-1m3m.done"
     if not db.exists():
-        from eventkg.ingest.aser_shape import make_aser_shape_kg
+        from tests.support.aser_shape import make_aser_shape_kg
 
         print(f"writing {db} ({events:,} eventualities, {relations:,} relations) ...", flush=True)
         tmp = db.with_suffix(".tmp")

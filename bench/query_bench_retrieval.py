@@ -18,7 +18,7 @@ Every figure sits beside a baseline measured in the same run:
    ``lowdim`` = a mixture of 2,000 clusters in a 64-dimensional subspace plus isotropic
    noise (sentence embeddings have a low intrinsic dimension), and ``uniform`` = uniformly
    random unit vectors, the worst case for any ANN index (no structure to exploit).
-3. **retrieve**: ``retrieve(k=5, hops=2)`` p50/p95 on the store ``ingest/synthetic.py``
+3. **retrieve**: ``retrieve(k=5, hops=2)`` p50/p95 on the store ``tests/support/synthetic.py``
    generates (1M eventualities, 3M relations) ingested with ``ingest_source(store, "aser", path, map_events=True)``,
    plus ``--hubs`` hub events with ``--hub-degree`` (12K) CAUSES/BEFORE neighbours each,
    written by this script (the synthetic generator has no hubs). Half the queries are
@@ -206,7 +206,7 @@ class WordsEmbedder(Embedder):
 
 
 def make_store(workdir: Path, events: int, relations: int, hubs: int, hub_degree: int, fresh: bool) -> tuple[Path, dict]:
-    from eventkg.ingest.synthetic import make_aser_kg
+    from tests.support.synthetic import make_aser_kg
 
     kg = workdir / f"kg-{events}-{relations}.db"
     path = workdir / f"aser-{events}-{relations}-hubs{hubs}x{hub_degree}.lbug"

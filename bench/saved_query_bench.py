@@ -4,7 +4,7 @@
     .venv/bin/python -m bench.saved_query_bench --kg KG.db --store DIR/kg.lbug --repeat 5
     .venv/bin/python -m bench.saved_query_bench --kg KG.db --baseline REV   # also the queries at git revision REV
 
-The store is a ``--map-events`` ingest of an ``eventkg.ingest.aser_shape`` file (made once,
+The store is a ``--map-events`` ingest of a ``tests.support.aser_shape`` file (made once,
 then reused: ``--store`` is kept). The busiest eventuality is the one with the most ASER
 relations (both directions); it anchors ``aser-neighbourhood``, ``causes-and-effects`` and
 ``paths-between`` (to the second busiest: the two hubs share the most paths, the worst case).

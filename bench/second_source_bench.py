@@ -7,7 +7,7 @@
         --second 1000000 --seed 11 --workdir DIR --modes fresh,onto,engine-floor --engine-nodes ''
 
 A user adds ASER files (or parts of one) to one store, so most held rel tables append to stored
-ones. Both files come from ``eventkg.ingest.aser_shape`` (as in ``bench.ingest_bench``, whose
+ones. Both files come from ``tests.support.aser_shape`` (as in ``bench.ingest_bench``, whose
 cached files are reused from the same ``--workdir``); the base store, ingested with
 ``--map-events``, is made once and copied for each mode. Each mode runs in a child process of its
 own (peak RSS from ``wait4``):

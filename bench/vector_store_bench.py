@@ -6,7 +6,7 @@ Each step runs in its own process (peak RSS is that process's ``ru_maxrss``):
    store; the ``schema`` index opened (as ``negatives`` does), then ``all`` (as the first
    ``retrieve`` does), then ``instance``: texts encoded by each open, seconds, texts/s, RSS;
 2. ``aser``: an ASER-shaped ``KG.db`` of ``--aser`` eventualities (3x relations,
-   :func:`eventkg.ingest.aser_shape.make_aser_shape_kg`) ingested with ``--map-events``; the same
+   :func:`tests.support.aser_shape.make_aser_shape_kg`) ingested with ``--map-events``; the same
    opens, then ``retrieve(k=5, hops=2)`` p50/p95 over 200 calls with the index loaded;
 3. ``large``: ``--large`` synthetic clustered unit vectors (dim 384) written as a vectors file,
    the compressed index (:func:`eventkg.queries.vectors.compressed.build_large`) built over them:
@@ -102,9 +102,9 @@ def step_samples(work: Path) -> dict:
 
 def step_aser(work: Path, n: int) -> dict:
     from eventkg import open_store
-    from eventkg.ingest.aser_shape import make_aser_shape_kg
     from eventkg.ingest.registry import ingest_source
     from eventkg.queries.retrieval.retrieve import retrieve
+    from tests.support.aser_shape import make_aser_shape_kg
 
     db = make_aser_shape_kg(work / "KG.db", n, 3 * n, seed=11)
     store = open_store(str(work / "aser.lbug"))

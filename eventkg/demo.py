@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.resources import files
@@ -36,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from eventkg.errors import EventKGError
 from eventkg.graphstore.model import EVENT_LEVELS
+from eventkg.progress import Progress
 from eventkg.queries.questions.rows import TASKS
 from eventkg.queries.questions.spec import NEGATIVES
 from eventkg.tasks.base import Item, sample
@@ -54,7 +54,6 @@ class DemoError(EventKGError):
 
 
 #: progress callback: (step label, done, total or None)
-Progress = Callable[[str, int, int | None], None]
 
 
 @dataclass(frozen=True)
@@ -129,6 +128,16 @@ def _silent(step: str, done: int, total: int | None) -> None:
 # --- 1. ingest ------------------------------------------------------------------------------
 
 
+def _rows_of(step: str, progress: Progress) -> Progress:
+    """An ingest's progress as step ``step``'s: the rows read (its ``rejected`` count is not shown)."""
+
+    def tell(what: str, count: int, _total: int | None) -> None:
+        if what == "rows":
+            progress(step, count, None)
+
+    return tell
+
+
 def ingest_samples(store: GraphStore, root: Path = SAMPLES, progress: Progress = _silent) -> list[dict[str, Any]]:
     """Every bundled sample into ``store`` (idempotent upserts); one summary dict per source."""
     from eventkg.ingest.registry import ingest_source
@@ -140,7 +149,7 @@ def ingest_samples(store: GraphStore, root: Path = SAMPLES, progress: Progress =
             raise DemoError(f"{path}: bundled sample missing (the package was installed without its sample files)")
         step = f"ingest {src.name}"
         progress(step, 0, None)
-        report = ingest_source(store, src.name, path, progress=lambda rows, rejected, step=step: progress(step, rows, None),
+        report = ingest_source(store, src.name, path, progress=_rows_of(step, progress),
                       **src.load_options(root))
         progress(step, report.rows, report.rows)
         out.append({"source": src.name, "path": str(path), "rows": report.rows, "rejected": report.rejected,
@@ -176,11 +185,9 @@ def _make_questions(store: GraphStore, n: int, seed: int, negatives: str,
     for task in TASKS:
         for level in EVENT_LEVELS:
             step = f"questions {task} {level}"
-            done = [0]
 
-            def tick(k: int, step: str = step, done: list[int] = done) -> None:
-                done[0] += k
-                progress(step, done[0], n)
+            def tick(_stage: str, done: int, _total: int | None, step: str = step) -> None:
+                progress(step, done, n)
 
             progress(step, 0, n)
             spec = QuestionSpec(task, level, n, seed, negatives=negatives, save=True)

@@ -6,11 +6,10 @@
 """
 
 from eventkg.graphstore.base import Batch, GraphStore, MissingEndpointError, StoreError, WriteRefused, WriteResult
-from eventkg.graphstore.open import DEFAULT_STORE, open_store, resolve_store_url
+from eventkg.graphstore.open import open_store, resolve_store_url
 
 __all__ = [
     "Batch",
-    "DEFAULT_STORE",
     "GraphStore",
     "MissingEndpointError",
     "StoreError",

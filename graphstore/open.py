@@ -8,11 +8,6 @@ from pathlib import Path
 from eventkg import settings
 from eventkg.graphstore.base import GraphStore, StoreError
 
-#: Where the embedded store lives when neither ``--store`` nor ``EVENTKG_STORE`` says, as
-#: the environment was when this module was imported (:func:`resolve_store_url` asks
-#: :func:`eventkg.settings.default_store` again on every call).
-DEFAULT_STORE = settings.default_store()
-
 NEO4J_SCHEMES = ("neo4j://", "neo4j+s://", "neo4j+ssc://", "bolt://", "bolt+s://", "bolt+ssc://")
 
 

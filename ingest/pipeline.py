@@ -38,13 +38,13 @@ from eventkg.ingest.errors import (
     RowError,
 )
 from eventkg.ingest.registry import DEFAULT_BATCH_SIZE
+from eventkg.progress import Progress
 
 ON_ERROR = ("fail", "skip")
 BOM = b"\xef\xbb\xbf"
 
 NodeRows = list[tuple[str, dict[str, Any]]]
 EdgeRows = list[tuple[str, dict[str, Any]]]
-Progress = Callable[[int, int], None]  # (source rows read, rejects so far)
 
 
 @dataclass(slots=True)
@@ -228,6 +228,12 @@ def whole_file_reject(exc: IngestError) -> Reject:
     return Reject(exc.file, exc.line, exc.reason)
 
 
+def _tell(progress: Progress, report: IngestReport) -> None:
+    """The rows read and the rows rejected so far, as two :data:`~eventkg.progress.Progress` stages."""
+    progress("rows", report.rows, None)
+    progress("rejected", report.rejected, None)
+
+
 class _Batcher:
     """Collects typed rows, deduping by key inside the batch (later non-null values win)."""
 
@@ -409,7 +415,7 @@ class _Drive:
         if item.nodes_done and hasattr(self.store, "nodes_done"):
             self.store.nodes_done()
         if self.progress is not None:
-            self.progress(self.report.rows, self.report.rejected)
+            _tell(self.progress, self.report)
         return self._limit_reached()
 
     def _row(self, item: Row | Reject) -> bool:
@@ -422,7 +428,7 @@ class _Drive:
             if self.batcher.pending >= self.batch_size:
                 self.flush()
         if self.progress is not None and self.report.rows % 1000 == 0:
-            self.progress(self.report.rows, self.report.rejected)
+            _tell(self.progress, self.report)
         return self._limit_reached()
 
     def _limit_reached(self) -> bool:
@@ -531,7 +537,7 @@ def run(
         drive.settle()
         report.seconds = time.perf_counter() - start
     if progress is not None:
-        progress(report.rows, report.rejected)
+        _tell(progress, report)
     return report
 
 

@@ -15,13 +15,14 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eventkg.errors import OutputError
 from eventkg.graphstore.atomic import atomic_folder
+from eventkg.progress import Progress
 from eventkg.tasks.base import Item, Record, Task
 from eventkg.tasks.errors import TaskError
 from eventkg.tasks.models import load_model
@@ -54,7 +55,7 @@ def evaluate(
     split: str | None = None,
     seed: int = 0,
     out_dir: str | Path | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
     batch: int = 32,
 ) -> RunResult:
     """Evaluate ``model`` on ``task`` over the store's documents; write outputs if ``out_dir``.
@@ -104,7 +105,7 @@ def evaluate(
         chunk = items[start : start + batch]
         records.extend(task.run_chunk(model, chunk) if hasattr(task, "run_chunk") else _answer(task, model, chunk))
         if progress:
-            progress(len(records), len(items))
+            progress("items", len(records), len(items))
     metrics = task.score(records)
     metrics["_run"] = {
         "task": task.name, "style": task.style, "level": task.level, "split": split, "n": len(items), "seed": seed,
@@ -152,7 +153,6 @@ def write_outputs(out: Path, records: list[Record], metrics: dict[str, Any]) -> 
 
 
 #: progress of :func:`evaluate_models`: (model spec, items done, items in all or None before the first)
-ModelsProgress = Callable[[str, int, int | None], None]
 
 
 @dataclass
@@ -188,7 +188,7 @@ def evaluate_models(
     task_options: dict[str, Any] | None = None,
     judge: str | None = None,
     http: dict[str, Any] | None = None,
-    progress: ModelsProgress | None = None,
+    progress: Progress | None = None,
 ) -> Evaluation:
     """Run each model spec on ``task`` into ``out_dir/<spec>/`` and draw ``out_dir/report.md``.
 
@@ -233,7 +233,7 @@ def evaluate_models(
             model = load_model(spec, store=store, seed=seed, **http_options(spec, http))
             try:
                 runs[spec] = evaluate(store, task, model, n=n, split=split, seed=seed, out_dir=out / slug(spec),
-                                      progress=(lambda done, total, spec=spec: progress(spec, done, total))
+                                      progress=(lambda _stage, done, total, spec=spec: progress(spec, done, total))
                                       if progress else None)
             finally:
                 model.close()

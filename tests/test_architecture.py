@@ -8,8 +8,8 @@
   tasks or CLI module; ingest no queries, tasks or CLI; queries no ingest, tasks or CLI;
   tasks no ingest or CLI. Imports inside functions count here too (a lazy import is still a
   dependency); ``if TYPE_CHECKING:`` imports do not. The CLI (the ``eventkg.cli`` package and
-  every other module directly in ``eventkg/`` except the package root, ``errors`` and
-  ``settings``, which every layer may use) may import anything.
+  every other module directly in ``eventkg/`` except the package root, ``errors``,
+  ``progress`` and ``settings``, which every layer may use) may import anything.
 * No function or method over :data:`MAX_FUNCTION_LINES` lines of code (its docstring not counted)
   unless its docstring says why with ``Long:`` and a reason.
 * No module over :data:`MAX_MODULE_LINES` lines (a warning past :data:`WARN_MODULE_LINES`).
@@ -46,7 +46,7 @@ FORBIDDEN = {
     "queries": {"ingest", "tasks", "cli"},
     "tasks": {"ingest", "cli"},
 }
-SHARED = {"eventkg", "eventkg.errors", "eventkg.settings"}  # usable from every layer
+SHARED = {"eventkg", "eventkg.errors", "eventkg.progress", "eventkg.settings"}  # usable from every layer
 LONG_REASON = re.compile(r"Long:\s*\S")
 
 
@@ -284,3 +284,53 @@ def test_task_families_are_folders_apart_from_the_harness() -> None:
                     for n in ast.walk(tree(name)) if isinstance(n, ast.ClassDef)
                     and any(ast.unparse(b).endswith("Task") for b in n.bases)]
     assert not bad, "task families belong in their folders:\n" + "\n".join(bad)
+
+
+def _named_modules(name: str) -> set[str]:
+    """The eventkg modules a string constant of module ``name`` names (``"eventkg.tasks.ev2:CECTask"``,
+    ``"eventkg.ingest.ev2"``): the registries import their entries by name, not by an import statement."""
+    known = modules()
+    out = set()
+    for node in ast.walk(tree(name)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("eventkg."):
+            target = node.value.partition(":")[0]
+            if target in known:
+                out.add(target)
+    return out
+
+
+def package_users() -> dict[str, set[str]]:
+    """Module -> the package modules that import it (at import time, lazily or for typing) or name it."""
+    users: dict[str, set[str]] = {name: set() for name in modules()}
+    for name in modules():
+        for target in {imp.target for imp in imports(name)} | _named_modules(name):
+            if target != name:
+                users[target].add(name)
+    return users
+
+
+#: modules nothing in the package imports, by design: ``python -m eventkg``
+ENTRY_POINTS = {"eventkg.__main__"}
+
+
+def test_no_module_is_only_for_tests_or_benches() -> None:
+    """Every module of the package is used by the package: imported by another of its modules, named by a
+    registry, or an entry point. A data generator or oracle that only tests and benches import belongs in
+    ``tests/support/`` (or ``bench/``), not in what users install."""
+    unused = [
+        f"{modules()[name][0].relative_to(ROOT)}"
+        for name, users in sorted(package_users().items())
+        if not users and not modules()[name][1] and name not in ENTRY_POINTS
+    ]
+    assert not unused, (
+        "modules no package module imports (only tests or benches do): move them to tests/support/ or bench/\n"
+        + "\n".join(unused)
+    )
+
+
+def test_the_usage_check_sees_registries_and_lazy_imports() -> None:
+    """Guards the check above: registry targets and imports inside functions count as uses."""
+    users = package_users()
+    assert "eventkg.tasks.registry" in users["eventkg.tasks.clomo.tasks"]  # only named as "eventkg.tasks.clomo.tasks:ClomoTask"
+    assert "eventkg.ingest.registry" in users["eventkg.ingest.ev2"]
+    assert "eventkg.tasks.models" in users["eventkg.tasks.models.kg_oracle"]  # imported inside a function

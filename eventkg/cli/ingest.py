@@ -61,7 +61,7 @@ def ingest_command(
         check_disk_room(state(ctx).store_url, path, source, limit=limit)  # before the store is opened (or created)
         with state(ctx).open() as store, IngestProgress(source, disabled=as_json) as bar:
             store.on_bulk_write = bar.stage
-            report = ingest_source(store, source, path, progress=bar.rows, **options)
+            report = ingest_source(store, source, path, progress=bar.progress, **options)
     except EventKGError as exc:  # one line even under typer's test runner (cli.main is not in the way)
         typer.echo(f"error: {with_flag(exc)}", err=True)
         raise typer.Exit(EXIT_CODE) from None
@@ -111,8 +111,9 @@ class IngestProgress:
     def __exit__(self, *exc: object) -> None:
         self._bars.__exit__(*exc)
 
-    def rows(self, rows: int, rejected: int) -> None:
-        self._bars.update(self._source, rows=rows, rejected=rejected)
+    def progress(self, what: str, count: int, _total: int | None) -> None:
+        """The ingest's :data:`~eventkg.progress.Progress`: ``rows`` read or ``rejected`` so far."""
+        self._bars.update(self._source, **{what: count})
 
     def stage(self, message: str | None) -> None:
         if message and message.startswith("note: "):

@@ -57,7 +57,7 @@ def negatives(
     with state(ctx).open(read_only=True) as store, index_build_bars() as bars:
         out = negatives_for(store, event, rel, k=k, answer=answer, level=level, embed_model=embed_model, clusters=clusters,
                             similarity_cap=cap, seed=seed, rebuild=rebuild, device=device, index_kind=index_kind,
-                            progress=lambda done, total: bars.update(EMBEDDING, done, total), notice=notice)
+                            progress=lambda _stage, done, total: bars.update(EMBEDDING, done, total), notice=notice)
     if as_json:
         print(json.dumps(out, indent=2, ensure_ascii=False))
         return

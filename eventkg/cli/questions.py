@@ -53,7 +53,7 @@ def questions_cmd(
         bars.update("questions", 0, n)
         spec = QuestionSpec(task, level, n, seed, negatives=negatives, embed_model=embed_model, size=size, save=store_q, repeat=repeat,
                             similar=similar, one_story=one_story, adversarial=adversarial)
-        made = make_questions(store, spec, progress=lambda k: bars.advance("questions", k), notice=notice)
+        made = make_questions(store, spec, progress=lambda _stage, done, _total: bars.update("questions", done, n), notice=notice)
     rows = [q.row for q in made]
     if out == "-":
         for row in rows:

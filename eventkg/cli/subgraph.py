@@ -56,7 +56,7 @@ def subgraph(
         raise UsageError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
     with state(ctx).open(read_only=True) as store:
         with index_build_bars() as bars:
-            vi = open_index(store, embed_model, level, progress=lambda done, total: bars.update(EMBEDDING, done, total),
+            vi = open_index(store, embed_model, level, progress=lambda _stage, done, total: bars.update(EMBEDDING, done, total),
                             notice=notice, device=device, index_kind=index_kind)
             sub = retrieve(store, text, k=k, hops=hops, rel_types=rel, level=level, embed_model=embed_model, index=vi,
                            relation=relation, mode=mode, search=search)

@@ -33,6 +33,7 @@ from eventkg.graphstore.base import StoreError
 from eventkg.graphstore.ladybug.engine import max_offset, node_file_pages, table_pages
 from eventkg.graphstore.ladybug.reads import counts as stored_counts
 from eventkg.graphstore.model import DOUBLE, INT64, NODE_TYPES, REL_TYPES, STRING_LIST
+from eventkg.progress import Progress
 
 MANIFEST = "import.json"
 ARRAY_DELIMITER = "\x1f"
@@ -48,7 +49,6 @@ NODE_NUMBER = "node-number"  # the column kind of an integer node id (``:ID``, `
 _HEADER_TYPE = {DOUBLE: "double", INT64: "long", STRING_LIST: "string[]"}
 _ARROW_TYPE = {DOUBLE: pa.float64(), INT64: pa.int64(), NODE_NUMBER: pa.int64()}
 #: progress callback: (what is being written, rows written in it so far, rows it will have)
-ProgressFn = Callable[[str, int, int], None]
 
 
 def _header(name: str, ctype: str) -> str:
@@ -166,7 +166,7 @@ def _write_file(
     checker: _Checker,
     namer: Callable[[pa.Table, int], str],
     total: int,
-    progress: ProgressFn | None,
+    progress: Progress | None,
 ) -> int:
     """Write one CSV file (header + every page); the number of rows written."""
     schema = _csv_schema(header, kinds)
@@ -199,7 +199,7 @@ def _write_file(
     return written
 
 
-def _jobs(conn, out: Path, checker: _Checker, progress: ProgressFn | None) -> list[tuple[str, str, int, Callable]]:
+def _jobs(conn, out: Path, checker: _Checker, progress: Progress | None) -> list[tuple[str, str, int, Callable]]:
     """One job per non-empty label and type: (label or type, file name, rows, write(conn) -> rows);
     node files are read through ``out / SPOOL``, which the caller makes and removes."""
     jobs = []
@@ -241,7 +241,7 @@ def _lanes(jobs: list, width: int) -> list[list]:
     return [lane for lane in lanes if lane]
 
 
-def _write_all(store: Any, conn: Any, out: Path, checker: _Checker, progress: ProgressFn | None
+def _write_all(store: Any, conn: Any, out: Path, checker: _Checker, progress: Progress | None
                ) -> tuple[dict, dict, dict]:
     """Every non-empty label's and type's file; (rows per name, node files, relationship files).
 
@@ -278,7 +278,7 @@ def _write_all(store: Any, conn: Any, out: Path, checker: _Checker, progress: Pr
     return counts, nodes, rels
 
 
-def export_neo4j_import(store: Any, out: str | Path, *, progress: ProgressFn | None = None) -> dict[str, int]:
+def export_neo4j_import(store: Any, out: str | Path, *, progress: Progress | None = None) -> dict[str, int]:
     """Write the import folder for the graph in ``store`` (a LadybugStore); rows per label/type.
 
     The folder appears complete or not at all (:func:`~eventkg.graphstore.atomic.atomic_folder`):

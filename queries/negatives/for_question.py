@@ -7,10 +7,10 @@ plain data (the CLI's ``--json`` shape). FAISS and the encoder are imported only
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from eventkg.graphstore.base import GraphStore
+from eventkg.progress import Notice, Progress
 
 
 def negatives_for(
@@ -28,8 +28,8 @@ def negatives_for(
     rebuild: bool = False,
     device: str = "auto",
     index_kind: str | None = None,
-    progress: Callable[[int, int], None] | None = None,
-    notice: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
+    notice: Notice | None = None,
 ) -> dict[str, Any]:
     """``k`` events close to the answer and not linked to ``event`` by ``relation``'s family.
 

@@ -67,11 +67,12 @@ from __future__ import annotations
 import gc
 import itertools
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
+from eventkg.progress import Progress
 from eventkg.queries.graph.components import iter_components
 from eventkg.queries.graph.csr import EventCSR
 from eventkg.queries.graph.event_graph import EventIndex, as_csr
@@ -107,7 +108,7 @@ def _generate_questions(
     spec: QuestionSpec,
     *,
     negatives: NegativeSource | None = None,
-    progress: Callable[[int], None] | None = None,
+    progress: Progress | None = None,
     stats: dict[str, int] | None = None,
 ) -> list[GeneratedQuestion]:
     """Up to ``spec.n`` questions with their store ids, by the rules of the module docstring.
@@ -154,7 +155,7 @@ def _generate_questions(
 
 
 def _write_all(csr: EventCSR, drafted: Iterable[Draft], out: list[GeneratedQuestion], n: int,
-               progress: Callable[[int], None] | None) -> None:
+               progress: Progress | None) -> None:
     """Up to ``n`` rows of ``drafted`` into ``out``, their texts read a batch at a time."""
     drafts: list[Draft] = []
     for d in drafted:
@@ -174,11 +175,11 @@ def _texts_ready(csr: EventCSR) -> bool:
 
 
 def _write_rows(csr: EventCSR, drafts: list[Draft], out: list[GeneratedQuestion],
-                progress: Callable[[int], None] | None) -> None:
+                progress: Progress | None) -> None:
     """The rows of ``drafts`` (emptied), their texts read in one go."""
     csr.texts.prefetch(p for d in drafts for p in d.shown)
     for d in drafts:
         out.append(d.make())
         if progress:
-            progress(1)
+            progress("questions", len(out), None)
     drafts.clear()

@@ -9,7 +9,6 @@ nodes on request. Same graph, same seed: same questions.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import replace
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from eventkg.graphstore.base import GraphStore
+from eventkg.progress import Notice, Progress
 from eventkg.queries.questions.rows import GeneratedQuestion, NegativeSource, QuestionError
 from eventkg.queries.questions.spec import QuestionSpec
 
@@ -30,8 +30,8 @@ def make_questions(
     *,
     graph: Any = None,
     sampler: NegativeSource | None = None,
-    progress: Callable[[int], None] | None = None,
-    notice: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
+    notice: Notice | None = None,
     stats: dict[str, int] | None = None,
 ) -> list[GeneratedQuestion]:
     """Up to ``spec.n`` EV²-style questions of ``spec.task`` and ``spec.level`` from ``source``'s graph.
@@ -77,7 +77,7 @@ def make_questions(
     return made
 
 
-def _expect(graph: Any, task: str, spec: QuestionSpec, notice: Callable[[str], None]) -> None:
+def _expect(graph: Any, task: str, spec: QuestionSpec, notice: Notice) -> None:
     """Say before the work when the graph holds fewer questions than asked (its distinct keys,
     :mod:`eventkg.queries.questions.capacity`): the direct edges' bound first, then the keys with a context,
     vetted only when they are fewer and at most :data:`VET_KEYS_MAX`."""
@@ -101,7 +101,7 @@ def _fewer(made: list[GeneratedQuestion], n: int, task: str, level: str, stats: 
 
 
 def _draw(store: GraphStore | None, graph: Any, task: str, spec: QuestionSpec, sampler: NegativeSource | None,
-          progress: Callable[[int], None] | None, stats: dict[str, int]) -> list[GeneratedQuestion]:
+          progress: Progress | None, stats: dict[str, int]) -> list[GeneratedQuestion]:
     """Algorithm 1 over ``graph``, with the FAISS sampler of ``store`` set up for CEC when asked."""
     from eventkg.queries.questions.generate import _generate_questions
 
@@ -135,7 +135,7 @@ def event_vectors(graph: Any, embed_model: str | None) -> np.ndarray:
 
 
 def _store_and_graph(source: Any, graph: Any, level: str, save: bool,
-                     notice: Callable[[str], None] | None) -> tuple[GraphStore | None, Any]:
+                     notice: Notice | None) -> tuple[GraphStore | None, Any]:
     """The store (None when ``source`` is a graph) and the graph to walk, the store checked first."""
     if not isinstance(source, GraphStore):
         if save:

@@ -395,8 +395,8 @@ def _notice(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def _progress(done: int, total: int) -> None:
-    end = "\n" if done >= total else ""
+def _progress(_stage: str, done: int, total: int | None) -> None:
+    end = "\n" if total is not None and done >= total else ""
     print(f"\rembedding events for the vector index: {done:,} of {total:,}", end=end, file=sys.stderr, flush=True)
 
 

@@ -17,12 +17,12 @@ import hashlib
 import json
 import shutil
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from eventkg.progress import Notice, Progress
 from eventkg.queries.vectors.embeddings import Embedder, usable_cores
 from eventkg.queries.vectors.files import atomic_write, save_npy
 
@@ -30,8 +30,6 @@ PROBE = 256  # texts encoded to estimate the rate before a build
 NOTICE_MIN = 2_000  # builds of fewer texts (seconds of work) start without the ETA notice
 PROGRESS_STEP = 512  # texts between two progress reports inside a chunk
 
-Progress = Callable[[int, int], None]
-Notice = Callable[[str], None]
 
 
 def _fmt_seconds(s: float) -> str:
@@ -222,7 +220,7 @@ def encode_chunk_files(
     if notice:
         _announce(texts, done, work, chunk, threads, what, notice)
     if progress:
-        progress(done, n)
+        progress("encode", done, n)
     started = embedder.expect(n - done)
     try:
         for i, (start, f) in enumerate(zip(starts, files, strict=True)):
@@ -237,11 +235,11 @@ def encode_chunk_files(
                 rows = order[a : a + PROGRESS_STEP]
                 vecs[rows] = threads.encode([part[j] for j in rows])
                 if progress and a + len(rows) < len(part):
-                    progress(done + a + len(rows), n)
+                    progress("encode", done + a + len(rows), n)
             atomic_write(work, f, lambda tmp, v=vecs: save_npy(tmp, v))
             done += stop - start
             if progress:
-                progress(done, n)
+                progress("encode", done, n)
     finally:
         if started:  # the GPU's worker processes go with the build that started them
             embedder.close()

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from eventkg.graphstore.base import GraphStore
-from eventkg.queries.vectors.encode import Notice
+from eventkg.progress import Notice
 
 _WORD = re.compile(r"\w\w+")
 

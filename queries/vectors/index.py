@@ -26,12 +26,12 @@ import numpy as np
 
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import EVENT_LEVELS, check_event_level
+from eventkg.progress import Notice, Progress
 from eventkg.queries.graph import columnar
 from eventkg.queries.vectors import compressed as vector_large
 from eventkg.queries.vectors import faiss_build as vector_faiss
 from eventkg.queries.vectors.compressed import build_large, open_large
 from eventkg.queries.vectors.embeddings import Embedder
-from eventkg.queries.vectors.encode import Notice, Progress
 from eventkg.queries.vectors.faiss_build import (
     IVF_THRESHOLD,
     VectorIndexError,

@@ -36,10 +36,9 @@ from typing import Any
 
 import numpy as np
 
+from eventkg.progress import Notice, Progress
 from eventkg.queries.vectors.encode import (
     ChunkRows,
-    Notice,
-    Progress,
     encode_chunk_files,
     fingerprint_ids,
     prepare_work,

@@ -18,7 +18,7 @@ from pathlib import Path
 from eventkg.graphstore import open_store
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 from eventkg.graphstore.neo4j.server import launch as server_mod
-from eventkg.ingest.aser_shape import make_aser_shape_kg
+from tests.support.aser_shape import make_aser_shape_kg
 from tests.support.neo4j_fixture import require_neo4j_tools
 
 

@@ -18,9 +18,9 @@ from eventkg.graphstore import open_store
 from eventkg.graphstore.model import event_id
 from eventkg.ingest import aser
 from eventkg.ingest.errors import BadRowError
-from eventkg.ingest.synthetic import make_aser_kg
 from tests.support import expected_counts as expect
 from tests.support.expected_counts import fingerprint
+from tests.support.synthetic import make_aser_kg
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ import pytest
 from eventkg import ingest_source
 from eventkg.graphstore import open_store
 from eventkg.graphstore.model import ASER_RELATIONS, upper_snake
-from eventkg.ingest.aser_shape import make_aser_shape_kg
+from tests.support.aser_shape import make_aser_shape_kg
 from tests.support.paths import CHECKOUT
 
 ROOT = CHECKOUT

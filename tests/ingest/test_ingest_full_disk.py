@@ -2,7 +2,7 @@
 sidecar; a reader beside a running ingest.
 
 The disk is a real small tmpfs (``small_disk``), the input ASER-shaped ``KG.db`` files from
-:mod:`eventkg.ingest.synthetic`. A disk too small for the ingest's estimate is refused before
+:mod:`tests.support.synthetic`. A disk too small for the ingest's estimate is refused before
 anything is written; a disk that fills anyway is one another writer fills once the ingest has
 begun (:func:`ingest_while_the_disk_fills`). What must hold after a full disk: one line that says the disk is
 full (nothing about memory), no spool folder, no temporary or recovery file left, the store readable
@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from eventkg.ingest.synthetic import make_aser_kg
 from tests.support.bad_days import copy_sample, digest
 from tests.support.small_disk import entries, grow
+from tests.support.synthetic import make_aser_kg
 
 pytestmark = pytest.mark.slow
 

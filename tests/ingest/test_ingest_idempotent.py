@@ -13,9 +13,9 @@ import pytest
 
 from eventkg import ingest_source
 from eventkg.graphstore import open_store
-from eventkg.ingest.synthetic import make_aser_kg
 from tests.support.expected_counts import fingerprint
 from tests.support.paths import CHECKOUT
+from tests.support.synthetic import make_aser_kg
 
 ROOT = CHECKOUT
 

@@ -42,7 +42,7 @@ def test_interrupted_build_resumes_and_equals_the_uninterrupted_one(world, monke
 
     calls: list[tuple[int, int]] = []
 
-    def stop_after_first_chunk(done: int, total: int) -> None:
+    def stop_after_first_chunk(_stage: str, done: int, total: int | None) -> None:
         calls.append((done, total))
         if done >= 8:
             raise Stop
@@ -59,7 +59,7 @@ def test_interrupted_build_resumes_and_equals_the_uninterrupted_one(world, monke
     emb = Embedder()
     resumed_progress: list[tuple[int, int]] = []
     notes: list[str] = []
-    resumed = vx.open_index(world, level="schema", embedder=emb, progress=lambda d, t: resumed_progress.append((d, t)),
+    resumed = vx.open_index(world, level="schema", embedder=emb, progress=lambda _s, d, t: resumed_progress.append((d, t)),
                             notice=notes.append)
     probe = min(len(range(0, n, max(1, n // vector_encode.PROBE))), vector_encode.PROBE)  # the ETA probe encodes this many texts
     assert resumed.built and emb.encoded == (n - 8) + 8 + probe  # (+ 8 warm-up) the saved chunk was not encoded again
@@ -81,7 +81,7 @@ def test_interrupted_build_resumes_and_equals_the_uninterrupted_one(world, monke
 def test_a_stale_plan_is_not_resumed(world, monkeypatch):
     monkeypatch.setattr(vx, "ENCODE_CHUNK", 8)
 
-    def stop(done: int, total: int) -> None:
+    def stop(_stage: str, done: int, total: int | None) -> None:
         if done >= 8:
             raise Stop
 

@@ -304,7 +304,7 @@ def test_saving_draws_with_the_store_read_only_and_saves_what_a_separate_save_wo
 
     seen = []
 
-    def during(_k: int) -> None:
+    def during(_stage: str, _done: int, _total: int | None) -> None:
         if not seen:
             with pytest.raises(WriteRefused, match="read-only"):
                 store.upsert_nodes("Event", [{"id": event_id("x"), "text": "x", "level": "schema"}])

@@ -24,7 +24,7 @@ from tests.support.question_graphs import Facts, question_rows, synthetic_batch
 @pytest.fixture(scope="module")
 def aser_store(tmp_path_factory):
     """A small ASER-shaped KG.db (hubs included) ingested with --map-events."""
-    from eventkg.ingest.aser_shape import make_aser_shape_kg
+    from tests.support.aser_shape import make_aser_shape_kg
 
     folder = tmp_path_factory.mktemp("aser_q")
     db = make_aser_shape_kg(folder / "KG.db", 3000, 9000, seed=3)

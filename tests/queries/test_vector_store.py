@@ -94,7 +94,7 @@ def test_an_interrupted_build_resumes_with_only_what_is_missing(world, encoded, 
     assert len(encoded) == len(SCHEMA_TEXTS)
     encoded.clear()
 
-    def stop_after_a_chunk(done: int, total: int) -> None:
+    def stop_after_a_chunk(_stage: str, done: int, total: int | None) -> None:
         if done >= 1:
             raise Stop
 
@@ -204,7 +204,7 @@ def test_auto_picks_the_compressed_kind_at_the_threshold(world, monkeypatch):
 def test_chunks_of_an_interrupted_build_serve_a_build_of_another_level(world, encoded, monkeypatch):
     monkeypatch.setattr(vx, "ENCODE_CHUNK", 8)
 
-    def stop_after_a_chunk(done: int, total: int) -> None:
+    def stop_after_a_chunk(_stage: str, done: int, total: int | None) -> None:
         if done >= 8:
             raise Stop
 

@@ -1,6 +1,6 @@
 """A ``KG.db`` with the shape of one the ASER toolkit writes, for benchmarks and scale tests.
 
-``eventkg.ingest.synthetic`` writes one distinct text per eventuality, one sense per relation and a
+``tests.support.synthetic`` writes one distinct text per eventuality, one sense per relation and a
 50-byte ``info``: an ingest of it is faster and smaller than one of a real file, so a bench
 on it flatters the loader. This generator reproduces what a file written by the toolkit's
 ``ASERKGConnection(mode="insert")`` looks like at scale (``formats.md``; the sample in
