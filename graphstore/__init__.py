@@ -7,11 +7,14 @@
 
 from eventkg.graphstore.base import Batch, GraphStore, MissingEndpointError, StoreError, WriteRefused, WriteResult
 from eventkg.graphstore.open import open_store, resolve_store_url
+from eventkg.graphstore.rows import EdgeRow, NodeRow
 
 __all__ = [
     "Batch",
+    "EdgeRow",
     "GraphStore",
     "MissingEndpointError",
+    "NodeRow",
     "StoreError",
     "WriteRefused",
     "WriteResult",

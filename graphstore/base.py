@@ -5,9 +5,9 @@ graphs with :meth:`GraphStore.neighbourhood`. Neither writes backend-specific Cy
 
 Row shapes
 ----------
-node row: ``{"id": str, "sources": [str, ...], <declared properties>...}``
-edge row: ``{"src": id, "dst": id, "sources": [str, ...], <declared properties>...}``
-Endpoint labels come from the relationship type (:data:`eventkg.graphstore.model.REL_TYPES`).
+:class:`~eventkg.graphstore.rows.NodeRow` and :class:`~eventkg.graphstore.rows.EdgeRow`
+(:mod:`eventkg.graphstore.rows`): plain dicts of ``id`` (nodes) or ``src`` and ``dst`` (edges),
+``sources`` and the label's or type's declared properties.
 
 Bulk tables: a :class:`Batch` may also carry pyarrow Tables (``node_tables[label]``,
 ``edge_tables[TYPE]``) with the same columns as the rows (``sources`` as ``list<string>``,
@@ -38,6 +38,7 @@ import networkx as nx
 
 from eventkg.errors import EventKGError
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES, first_scheme_id
+from eventkg.graphstore.rows import EdgeRow, NodeRow
 
 if TYPE_CHECKING:  # pyarrow is imported lazily: plain CLI commands never need it
     import pyarrow as pa
@@ -75,18 +76,18 @@ class Batch:
     (nodes first), and if one fails the earlier ones stay: writing the batch again
     completes it (see ``eventkg.graphstore.neo4j.store``)."""
 
-    nodes: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    edges: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    nodes: dict[str, list[NodeRow]] = field(default_factory=dict)
+    edges: dict[str, list[EdgeRow]] = field(default_factory=dict)
     node_tables: dict[str, pa.Table] = field(default_factory=dict)
     edge_tables: dict[str, pa.Table] = field(default_factory=dict)
     #: every edge's endpoints are nodes the same ingest wrote before (the loader resolved them from
     #: its own node rows, as ASER's relations are): a store need not look them up
     ends_known: bool = False
 
-    def add_node(self, label: str, row: dict[str, Any]) -> None:
+    def add_node(self, label: str, row: NodeRow) -> None:
         self.nodes.setdefault(label, []).append(row)
 
-    def add_edge(self, rel_type: str, row: dict[str, Any]) -> None:
+    def add_edge(self, rel_type: str, row: EdgeRow) -> None:
         self.edges.setdefault(rel_type, []).append(row)
 
     def add_node_table(self, label: str, table: pa.Table) -> None:
@@ -374,10 +375,10 @@ class GraphStore(ABC):
         as a store opened read-only does; a write inside is refused. The default changes nothing."""
         yield self
 
-    def upsert_nodes(self, label: str, rows: Iterable[dict[str, Any]]) -> WriteResult:
+    def upsert_nodes(self, label: str, rows: Iterable[NodeRow]) -> WriteResult:
         return self.write_batch(Batch(nodes={label: list(rows)}))
 
-    def upsert_edges(self, rel_type: str, rows: Iterable[dict[str, Any]]) -> WriteResult:
+    def upsert_edges(self, rel_type: str, rows: Iterable[EdgeRow]) -> WriteResult:
         return self.write_batch(Batch(edges={rel_type: list(rows)}))
 
     @abstractmethod
@@ -414,7 +415,7 @@ class GraphStore(ABC):
         """
 
     @abstractmethod
-    def get_nodes(self, label: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    def get_nodes(self, label: str, ids: Sequence[str]) -> dict[str, NodeRow]:
         """The stored nodes among ``ids``.
 
         Args:
@@ -426,7 +427,7 @@ class GraphStore(ABC):
         """
 
     @abstractmethod
-    def iter_nodes(self, label: str, page_size: int = PAGE_ROWS) -> Iterator[dict[str, Any]]:
+    def iter_nodes(self, label: str, page_size: int = PAGE_ROWS) -> Iterator[NodeRow]:
         """Every node of a label, read ``page_size`` at a time.
 
         Args:
@@ -438,7 +439,7 @@ class GraphStore(ABC):
         """
 
     @abstractmethod
-    def iter_edges(self, rel_type: str, page_size: int = PAGE_ROWS) -> Iterator[dict[str, Any]]:
+    def iter_edges(self, rel_type: str, page_size: int = PAGE_ROWS) -> Iterator[EdgeRow]:
         """Every edge of a type, read ``page_size`` at a time.
 
         Args:

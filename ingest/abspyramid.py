@@ -39,6 +39,8 @@ from eventkg.ingest.checks import Keys
 from eventkg.ingest.errors import RowError
 from eventkg.ingest.nodes import edge_row, event_row, node_row
 from eventkg.ingest.pipeline import (
+    EdgeRows,
+    NodeRows,
     Parsed,
     Reject,
     Row,
@@ -113,8 +115,8 @@ def entail_row(obj: Any, task: str | None, folder_type: str | None, split: str) 
     head = MARK.sub(lambda m: m.group(1), event)
     hrow = event_row(head, LEVEL, SOURCE)
     rtype = TYPES[kind]
-    nodes: list[tuple[str, dict[str, Any]]] = [("Event", hrow)]
-    edges: list[tuple[str, dict[str, Any]]] = []
+    nodes: NodeRows = [("Event", hrow)]
+    edges: EdgeRows = []
     keys: list[tuple[Any, Any]] = []
     for concept in dict.fromkeys(concepts):
         trow = event_row(MARK.sub(lambda m, c=concept: c, event), LEVEL, SOURCE)

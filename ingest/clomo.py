@@ -45,6 +45,8 @@ from eventkg.ingest.checks import Keys, missing_parts
 from eventkg.ingest.errors import RowError
 from eventkg.ingest.nodes import edge_row, node_row
 from eventkg.ingest.pipeline import (
+    EdgeRows,
+    NodeRows,
     Parsed,
     Reject,
     Row,
@@ -153,8 +155,8 @@ def item_row(obj: Any, split: str, subsets: tuple[str, ...] = ()) -> Row:
     info, rel = _checked_item(obj)
     ids = obj["id_string"]
     sources = [SOURCE, *(f"{SOURCE}:{s}" for s in sorted(subsets))]
-    nodes: list[tuple[str, dict[str, Any]]] = []
-    edges: list[tuple[str, dict[str, Any]]] = []
+    nodes: NodeRows = []
+    edges: EdgeRows = []
     args = {}
     for state, text in ((1, info["P"]), (2, obj["output"])):
         parts = statements(text)

@@ -77,10 +77,13 @@ from pathlib import Path
 from typing import Any
 
 from eventkg.graphstore.model import EVENT_RELATIONS, FAMILIES, VAGUE, normalise_text, stable_id
+from eventkg.graphstore.rows import NodeRow
 from eventkg.ingest.checks import Keys, missing_parts
 from eventkg.ingest.errors import RowError
 from eventkg.ingest.nodes import edge_row, event_relation_edge, event_row, node_row
 from eventkg.ingest.pipeline import (
+    EdgeRows,
+    NodeRows,
     Parsed,
     Reject,
     Row,
@@ -169,7 +172,7 @@ def _context(obj: dict[str, Any]) -> tuple[list[tuple[str, str, str]], bool]:
     return _read_context(obj.get("context")), True
 
 
-def textless_instance(qid: str, iid: str, type_name: str) -> dict[str, Any]:
+def textless_instance(qid: str, iid: str, type_name: str) -> NodeRow:
     """The ``Event`` row of an instance a question names without text: ``text = ''`` and an id
     scoped by question id, instance id and type (see the module docstring)."""
     eid = stable_id("Event", "instance", "", SOURCE, qid, iid, normalise_text(type_name))
@@ -193,8 +196,8 @@ def _instance_ids(obj: dict[str, Any], task: str, context: list[tuple[str, str, 
 class _RowParts:
     """The typed rows one question row becomes, and the Event id of each mention in it."""
 
-    nodes: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    edges: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    nodes: NodeRows = field(default_factory=list)
+    edges: EdgeRows = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)  # mention -> Event id (schema names or instance ids)
 
     def schema(self, name: str) -> str:
@@ -328,7 +331,7 @@ def question_key(obj: dict[str, Any], task: str, level: str) -> tuple[str, ...]:
     return (*key, obj["e1"]) if obj["rel"] == VAGUE else key
 
 
-def _question_node(obj: dict[str, Any], task: str, level: str) -> dict[str, Any]:
+def _question_node(obj: dict[str, Any], task: str, level: str) -> NodeRow:
     """The ``Question`` row: unique per :func:`question_key`, the source row as payload."""
     rel, choices = obj["rel"], obj["choices"]
     return node_row(
@@ -353,7 +356,7 @@ def _question_node(obj: dict[str, Any], task: str, level: str) -> dict[str, Any]
 
 def _question_edges(
     qid: str, obj: dict[str, Any], task: str, context: list[tuple[str, str, str]], names: dict[str, str]
-) -> list[tuple[str, dict[str, Any]]]:
+) -> EdgeRows:
     """``ASKS`` (e0, e1), ``HAS_CHOICE`` (CEC) and ``HAS_CONTEXT`` (order of first appearance) edges."""
     edges = [("ASKS", edge_row(qid, names[obj["e0"]], SOURCE, role="e0"))]
     if names[obj["e1"]] != names[obj["e0"]]:

@@ -10,6 +10,7 @@ import hashlib
 from typing import Any
 
 from eventkg.graphstore.model import ID_DIGEST_BYTES, canonical_edge, event_id, id_text, node_id, normalise_text
+from eventkg.graphstore.rows import EdgeRow, NodeRow
 
 _EVENT_PREFIX = {lvl: f"Event\x1f{lvl}\x1f" for lvl in ("schema", "instance")}
 
@@ -43,7 +44,7 @@ def _normal_event_id(prefix: str, norm: str) -> str:
     return id_text(hashlib.blake2b((prefix + norm).encode("utf-8"), digest_size=ID_DIGEST_BYTES).digest())
 
 
-def event_row(text: str, level: str, source: str, **props: Any) -> dict[str, Any]:
+def event_row(text: str, level: str, source: str, **props: Any) -> NodeRow:
     """An ``Event`` node row; ``props`` with value None are left out (they never overwrite)."""
     norm = fast_normalise(text)
     shown = norm if level == "schema" else " ".join(text.split())
@@ -54,14 +55,14 @@ def event_row(text: str, level: str, source: str, **props: Any) -> dict[str, Any
     return row
 
 
-def node_row(label: str, key: str, source: str, **props: Any) -> dict[str, Any]:
+def node_row(label: str, key: str, source: str, **props: Any) -> NodeRow:
     """A non-Event node row whose id comes from its natural key."""
     row: dict[str, Any] = {"id": node_id(label, key), "sources": [source]}
     row.update({k: v for k, v in props.items() if v is not None})
     return row
 
 
-def edge_row(src: str, dst: str, source: str, **props: Any) -> dict[str, Any]:
+def edge_row(src: str, dst: str, source: str, **props: Any) -> EdgeRow:
     row: dict[str, Any] = {"src": src, "dst": dst, "sources": [source]}
     row.update({k: v for k, v in props.items() if v is not None})
     return row
@@ -69,7 +70,7 @@ def edge_row(src: str, dst: str, source: str, **props: Any) -> dict[str, Any]:
 
 def event_relation_edge(
     head_id: str, relation: str, tail_id: str, source: str, **props: Any
-) -> tuple[str, dict[str, Any]]:
+) -> tuple[str, EdgeRow]:
     """(head, Causes|IsResult|..., tail) -> (STORED_TYPE, edge row) in canonical direction."""
     src, rtype, dst = canonical_edge(head_id, relation, tail_id)
     return rtype, edge_row(src, dst, source, **props)

@@ -28,6 +28,7 @@ from typing import Any, TextIO
 
 from eventkg.errors import EventKGError
 from eventkg.graphstore.base import Batch, GraphStore, WriteResult, merge_props
+from eventkg.graphstore.rows import EdgeRow, NodeRow
 from eventkg.ingest.checks import Keys, check_batch_size, check_rejects_path
 from eventkg.ingest.errors import (
     BadRowError,
@@ -43,8 +44,8 @@ from eventkg.progress import Progress
 ON_ERROR = ("fail", "skip")
 BOM = b"\xef\xbb\xbf"
 
-NodeRows = list[tuple[str, dict[str, Any]]]
-EdgeRows = list[tuple[str, dict[str, Any]]]
+NodeRows = list[tuple[str, NodeRow]]
+EdgeRows = list[tuple[str, EdgeRow]]
 
 
 @dataclass(slots=True)
@@ -238,8 +239,8 @@ class _Batcher:
     """Collects typed rows, deduping by key inside the batch (later non-null values win)."""
 
     def __init__(self) -> None:
-        self.nodes: dict[str, dict[str, dict[str, Any]]] = {}
-        self.edges: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
+        self.nodes: dict[str, dict[str, NodeRow]] = {}
+        self.edges: dict[str, dict[tuple[str, str], EdgeRow]] = {}
         self.node_tables: dict[str, list[Any]] = {}  # Arrow tables from Chunk items
         self.edge_tables: dict[str, list[Any]] = {}
         self.pending = 0

@@ -40,7 +40,7 @@ from typing import Any
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import CANONICAL, FAMILIES, STORED_TO_FORWARD, VAGUE, event_id
 from eventkg.queries.graph.csr import EVENT_REL_TYPES, event_name
-from eventkg.queries.graph.event_graph import EventIndex, UnknownEventError, as_index
+from eventkg.queries.graph.event_graph import EventGraph, EventIndex, UnknownEventError, as_index
 from eventkg.queries.induction.table1 import CODE
 from eventkg.queries.questions.rows import QuestionError
 
@@ -208,7 +208,7 @@ def answer_by_induction(idx: EventIndex, e0: int, max_len: int, *, family: str |
     return direct[0] if len(direct) == 1 else None
 
 
-def kg_oracle_answer(store_or_graph: GraphStore | EventIndex | Any, question_row: Mapping[str, Any],
+def kg_oracle_answer(store_or_graph: GraphStore | EventGraph, question_row: Mapping[str, Any],
                      max_len: int = 4) -> str | None:
     """Answer a CEC or CRR row from the graph alone, by Table 1 induction over walks of <= ``max_len``.
 
@@ -232,7 +232,7 @@ def kg_oracle_answer(store_or_graph: GraphStore | EventIndex | Any, question_row
 class KGOracle:
     """:func:`kg_oracle_answer` with the graph fetched once (a construction check; reads gold)."""
 
-    def __init__(self, store_or_graph: GraphStore | EventIndex | Any, max_len: int = 4) -> None:
+    def __init__(self, store_or_graph: GraphStore | EventGraph, max_len: int = 4) -> None:
         self.index = as_index(store_or_graph)
         self.max_len = max_len
 

@@ -13,6 +13,8 @@
 * No function or method over :data:`MAX_FUNCTION_LINES` lines of code (its docstring not counted)
   unless its docstring says why with ``Long:`` and a reason.
 * No module over :data:`MAX_MODULE_LINES` lines (a warning past :data:`WARN_MODULE_LINES`).
+* Typed seams: the store interface's, ``Batch``'s and both backends' row methods say ``NodeRow`` /
+  ``EdgeRow``, and no public signature has ``Any`` in a union (``X | Any`` is ``Any``).
 
 The module list and each folder's import name come from ``pyproject.toml``'s
 ``[tool.setuptools.package-dir]``, so a new layer folder is checked without editing this file.
@@ -238,6 +240,115 @@ def test_backends_are_composed_not_mixed() -> None:
                         and item.target.id.startswith("_") and ast.unparse(item.annotation) == "Any"):
                     offenders.append(f"{name}.{node.name}.{item.target.id}: Any")
     assert not offenders, offenders
+
+
+#: a method that takes or gives node or edge rows -> (the argument, or "return", that carries them, its row type)
+ROW_SIGNATURES = {
+    "add_node": ("row", "NodeRow"),
+    "add_edge": ("row", "EdgeRow"),
+    "upsert_nodes": ("rows", "NodeRow"),
+    "upsert_edges": ("rows", "EdgeRow"),
+    "get_nodes": ("return", "NodeRow"),
+    "iter_nodes": ("return", "NodeRow"),
+    "iter_edges": ("return", "EdgeRow"),
+}
+
+
+def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr | None]:
+    """Each argument's annotation (and ``return``'s), as written."""
+    a = node.args
+    named = {arg.arg: arg.annotation for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs]}
+    named.update({arg.arg: arg.annotation for arg in (a.vararg, a.kwarg) if arg is not None})
+    return {**named, "return": node.returns}
+
+
+def _methods(layer_name: str) -> list[tuple[str, str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """(module, class, method) for every method of every top-level class of a layer."""
+    out = []
+    for name in modules():
+        if layer(name) == layer_name:
+            for cls in tree(name).body:
+                if isinstance(cls, ast.ClassDef):
+                    out += [(name, cls.name, f) for f in cls.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)]
+    return out
+
+
+def test_the_store_interface_and_its_backends_type_their_rows() -> None:
+    """``GraphStore``'s row methods, ``Batch``'s and both backends' say ``NodeRow`` / ``EdgeRow``, not a bare dict."""
+    seen, offenders = set(), []
+    for name, cls, method in _methods("graphstore"):
+        if method.name not in ROW_SIGNATURES:
+            continue
+        where, row_type = ROW_SIGNATURES[method.name]
+        annotation = _signature(method).get(where)
+        seen.add((cls, method.name))
+        if annotation is None or not re.search(rf"\b{row_type}\b", ast.unparse(annotation)):
+            offenders.append(f"{name}.{cls}.{method.name}: {where} is {annotation and ast.unparse(annotation)}")
+    assert not offenders, offenders
+    required = {("GraphStore", m) for m in ROW_SIGNATURES if not m.startswith("add_")}
+    required |= {("Batch", "add_node"), ("Batch", "add_edge")}
+    required |= {(store, m) for store in ("LadybugStore", "Neo4jStore") for m in ("get_nodes", "iter_nodes", "iter_edges")}
+    assert required <= seen, sorted(required - seen)  # the check reached the interface and both backends
+    batch = next(c for c in tree("eventkg.graphstore.base").body if isinstance(c, ast.ClassDef) and c.name == "Batch")
+    fields = {f.target.id: ast.unparse(f.annotation) for f in batch.body
+              if isinstance(f, ast.AnnAssign) and isinstance(f.target, ast.Name)}
+    assert fields["nodes"] == "dict[str, list[NodeRow]]" and fields["edges"] == "dict[str, list[EdgeRow]]"
+
+
+def _union_members(annotation: ast.expr) -> list[ast.expr] | None:
+    """The members of a union annotation (``A | B``, ``Union[A, B]``, ``Optional[A]``), else None."""
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return [m for side in (annotation.left, annotation.right) for m in (_union_members(side) or [side])]
+    if isinstance(annotation, ast.Subscript) and ast.unparse(annotation.value).rpartition(".")[2] in ("Union", "Optional"):
+        inner = annotation.slice
+        return list(inner.elts) if isinstance(inner, ast.Tuple) else [inner]
+    return None
+
+
+def _unions_with_any(annotation: ast.expr | None) -> list[str]:
+    """Every union inside ``annotation`` (``list[X | Any]`` too) that has ``Any`` as a member."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):  # a quoted annotation
+        annotation = ast.parse(annotation.value, mode="eval").body
+    found = []
+    for node in ast.walk(annotation) if annotation is not None else ():
+        members = _union_members(node)
+        if members and any(ast.unparse(m) in ("Any", "typing.Any") for m in members):
+            found.append(ast.unparse(node))
+    return found
+
+
+def _public_signatures() -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """(where, function) for every public function of the package and every public or dunder
+    method of its public classes."""
+    def public(n: str) -> bool:
+        return not n.startswith("_") or (n.startswith("__") and n.endswith("__"))
+
+    out = []
+    for name in modules():
+        for node in tree(name).body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and public(node.name):
+                out.append((f"{name}.{node.name}", node))
+            elif isinstance(node, ast.ClassDef) and public(node.name):
+                out += [(f"{name}.{node.name}.{f.name}", f) for f in node.body
+                        if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef) and public(f.name)]
+    return out
+
+
+def test_no_public_signature_has_any_in_a_union() -> None:
+    """``X | Any`` is ``Any``: it tells a reader nothing and a checker checks nothing. A graph the
+    query layer takes is ``GraphStore | EventGraph`` (``eventkg.queries.graph.event_graph``), a row
+    a ``NodeRow`` or ``EdgeRow``."""
+    signatures = _public_signatures()
+    offenders = [f"{where}({arg}): {u}" for where, f in signatures for arg, ann in _signature(f).items()
+                 for u in _unions_with_any(ann)]
+    assert not offenders, offenders
+    names = {where for where, _ in signatures}
+    assert {"eventkg.queries.questions.make.make_questions", "eventkg.queries.oracle.kg_oracle_answer",
+            "eventkg.queries.oracle.KGOracle.__init__",
+            "eventkg.queries.negatives.unlinked.UnlinkedNegatives.__init__"} <= names  # the walk reached the entry points
+    sample = ast.parse("def f(a: int | Any, b: 'Union[str, Any]', c: list[Optional[Any]], d: dict[str, Any]) -> Any: ...")
+    found = {arg: _unions_with_any(ann) for arg, ann in _signature(sample.body[0]).items()}
+    assert found == {"a": ["int | Any"], "b": ["Union[str, Any]"], "c": ["Optional[Any]"], "d": [], "return": []}
 
 
 #: subpackages of ``tasks/`` that belong to the harness; every other one is a task family

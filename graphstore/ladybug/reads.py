@@ -23,6 +23,7 @@ import networkx as nx
 from eventkg.graphstore.base import StoreError, WriteRefused, neighbourhood_types
 from eventkg.graphstore.ladybug.engine import fetch_rows, fetch_tuples, rollback, short_error
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
+from eventkg.graphstore.rows import EdgeRow, NodeRow
 from eventkg.graphstore.tables import decoded
 
 #: statements that write files (or load code) even inside a read-only transaction, at a statement's start
@@ -76,11 +77,11 @@ def counts(conn: Any) -> dict[str, dict[str, int]]:
     return {"nodes": nodes, "edges": edges}
 
 
-def get_nodes(conn: Any, label: str, ids: Sequence[str], *, props: bool, chunk: int) -> dict[str, dict[str, Any]]:
+def get_nodes(conn: Any, label: str, ids: Sequence[str], *, props: bool, chunk: int) -> dict[str, NodeRow]:
     """The stored nodes among ``ids`` (keyed lookups, ``chunk`` ids per statement), by id."""
     cols = ["id", "sources", *NODE_TYPES[label].properties] if props else ["id"]
     ret = ", ".join(f"n.`{c}`" for c in cols)
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, NodeRow] = {}
     ids = list(ids)
     for i in range(0, len(ids), chunk):
         for vals in fetch_tuples(
@@ -90,14 +91,14 @@ def get_nodes(conn: Any, label: str, ids: Sequence[str], *, props: bool, chunk: 
     return out
 
 
-def iter_nodes(conn: Any, label: str, page_size: int) -> Iterator[dict[str, Any]]:
+def iter_nodes(conn: Any, label: str, page_size: int) -> Iterator[NodeRow]:
     """Every node of a label, streamed."""
     cols = ["id", "sources", *NODE_TYPES[label].properties]
     ret = ", ".join(f"n.`{c}` AS `{c}`" for c in cols)
     yield from _stream(conn, f"MATCH (n:{label}) RETURN {ret}", page_size)
 
 
-def iter_edges(conn: Any, rel_type: str, page_size: int) -> Iterator[dict[str, Any]]:
+def iter_edges(conn: Any, rel_type: str, page_size: int) -> Iterator[EdgeRow]:
     """Every edge of a type (``src``, ``dst`` and its properties), streamed."""
     rel = REL_TYPES[rel_type]
     ret = ", ".join(f"e.`{c}` AS `{c}`" for c in ["sources", *rel.properties])

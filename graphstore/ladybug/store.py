@@ -50,6 +50,7 @@ from eventkg.graphstore.ladybug.stored_keys import Fingerprints, StoredKeys
 from eventkg.graphstore.ladybug.upsert import check_endpoints, typed_tables
 from eventkg.graphstore.ladybug.writer import TableWriter
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
+from eventkg.graphstore.rows import EdgeRow, NodeRow
 
 __all__ = ["LadybugStore"]
 
@@ -305,15 +306,15 @@ class LadybugStore(GraphStore):
         self._session.flush()
         return reads.counts(self._database.conn)
 
-    def get_nodes(self, label: str, ids: Sequence[str], *, props: bool = True) -> dict[str, dict[str, Any]]:
+    def get_nodes(self, label: str, ids: Sequence[str], *, props: bool = True) -> dict[str, NodeRow]:
         self._session.flush()
         return reads.get_nodes(self._database.conn, label, ids, props=props, chunk=LOOKUP_CHUNK)
 
-    def iter_nodes(self, label: str, page_size: int = PAGE_ROWS) -> Iterator[dict[str, Any]]:
+    def iter_nodes(self, label: str, page_size: int = PAGE_ROWS) -> Iterator[NodeRow]:
         self._session.flush()
         yield from reads.iter_nodes(self._database.conn, label, page_size)
 
-    def iter_edges(self, rel_type: str, page_size: int = PAGE_ROWS) -> Iterator[dict[str, Any]]:
+    def iter_edges(self, rel_type: str, page_size: int = PAGE_ROWS) -> Iterator[EdgeRow]:
         self._session.flush()
         yield from reads.iter_edges(self._database.conn, rel_type, page_size)
 

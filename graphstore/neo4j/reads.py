@@ -25,6 +25,7 @@ from neo4j.graph import Node, Path, Relationship
 from eventkg.graphstore.base import PAGE_ROWS, StoreError, neighbourhood_types
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 from eventkg.graphstore.neo4j.connect import Connection
+from eventkg.graphstore.rows import EdgeRow, NodeRow
 
 LOOKUP_CHUNK = 50_000  # ids per lookup statement
 
@@ -68,19 +69,19 @@ def counts(read: Read) -> dict[str, dict[str, int]]:
     }
 
 
-def node_row(label: str, props: Mapping[str, Any]) -> dict[str, Any]:
+def node_row(label: str, props: Mapping[str, Any]) -> NodeRow:
     """Stored properties -> a row with every declared column (None when absent)."""
     row = {"id": props.get("id"), "sources": list(props.get("sources") or [])}
     row.update({c: props.get(c) for c in NODE_TYPES[label].properties})
     return row
 
 
-def get_nodes(read: Read, label: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+def get_nodes(read: Read, label: str, ids: Sequence[str]) -> dict[str, NodeRow]:
     """Stored nodes of ``label`` by id (ids not stored are left out)."""
     if label not in NODE_TYPES:
         raise StoreError(f"unknown node label {label!r}")
     ids = list(dict.fromkeys(ids))
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, NodeRow] = {}
     for i in range(0, len(ids), LOOKUP_CHUNK):
         for rec in read(
             f"UNWIND $ids AS i MATCH (n:{label} {{id: i}}) RETURN properties(n) AS p",
@@ -90,7 +91,7 @@ def get_nodes(read: Read, label: str, ids: Sequence[str]) -> dict[str, dict[str,
     return out
 
 
-def iter_nodes(read: Read, label: str, page_size: int = PAGE_ROWS) -> Iterator[dict[str, Any]]:
+def iter_nodes(read: Read, label: str, page_size: int = PAGE_ROWS) -> Iterator[NodeRow]:
     """Keyset pages in ``id`` order (the constraint's index serves the order)."""
     if label not in NODE_TYPES:
         raise StoreError(f"unknown node label {label!r}")
@@ -108,7 +109,7 @@ def iter_nodes(read: Read, label: str, page_size: int = PAGE_ROWS) -> Iterator[d
         after = page[-1]["p"]["id"]
 
 
-def iter_edges(conn: Connection, rel_type: str, page_size: int = PAGE_ROWS) -> Iterator[dict[str, Any]]:
+def iter_edges(conn: Connection, rel_type: str, page_size: int = PAGE_ROWS) -> Iterator[EdgeRow]:
     """One streaming result, pulled from the server ``page_size`` records at a time."""
     if rel_type not in REL_TYPES:
         raise StoreError(f"unknown relationship type {rel_type!r}")

@@ -31,6 +31,7 @@ from eventkg.graphstore.neo4j.transactions import TX_BYTES, TX_ROWS, Limits
 from eventkg.graphstore.neo4j.typed_parts import typed_batch
 from eventkg.graphstore.neo4j.upsert import CHUNK
 from eventkg.graphstore.neo4j.writer import BatchWriter
+from eventkg.graphstore.rows import EdgeRow, NodeRow
 
 __all__ = ["INGEST_MARK", "INGEST_ORIGIN", "Neo4jStore"]
 
@@ -141,13 +142,13 @@ class Neo4jStore(GraphStore):
     def counts(self) -> dict[str, dict[str, int]]:
         return reads.counts(self._conn.read)
 
-    def get_nodes(self, label: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    def get_nodes(self, label: str, ids: Sequence[str]) -> dict[str, NodeRow]:
         return reads.get_nodes(self._conn.read, label, ids)
 
-    def iter_nodes(self, label: str, page_size: int = PAGE_ROWS) -> Iterator[dict[str, Any]]:
+    def iter_nodes(self, label: str, page_size: int = PAGE_ROWS) -> Iterator[NodeRow]:
         return reads.iter_nodes(self._conn.read, label, page_size)
 
-    def iter_edges(self, rel_type: str, page_size: int = PAGE_ROWS) -> Iterator[dict[str, Any]]:
+    def iter_edges(self, rel_type: str, page_size: int = PAGE_ROWS) -> Iterator[EdgeRow]:
         return reads.iter_edges(self._conn, rel_type, page_size)
 
     def neighbourhood(

@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eventkg.queries.audit.checks import Finding, Similarity, StoreView, cec_checks, crr_checks
 from eventkg.queries.audit.items import AuditError, Item, read_items
+
+if TYPE_CHECKING:  # the graph modules are imported when a graph is read
+    from eventkg.graphstore.base import GraphStore
+    from eventkg.queries.graph.event_graph import EventGraph
 
 
 @dataclass
@@ -56,8 +60,8 @@ def audit_items(items: list[Item], *, path: str = "", seed: int = 0, similarity:
     return FileAudit(path, items[0].task, items[0].level, len(items), run(items, seed, similarity, store))
 
 
-def audit_files(paths: list[str | Path], *, store: Any = None, embed_model: str | None = None, similarity: bool = True,
-                seed: int = 0) -> list[FileAudit]:
+def audit_files(paths: list[str | Path], *, store: GraphStore | EventGraph | None = None,
+                embed_model: str | None = None, similarity: bool = True, seed: int = 0) -> list[FileAudit]:
     """Audit EV²-format CEC/CRR files for shortcuts (``eventkg audit``).
 
     Args:
@@ -83,7 +87,7 @@ def audit_files(paths: list[str | Path], *, store: Any = None, embed_model: str 
     return [audit_items(items, path=p, seed=seed, similarity=sim, store=view) for p, items in read]
 
 
-def store_view(source: Any) -> StoreView:
+def store_view(source: GraphStore | EventGraph) -> StoreView:
     """A :class:`StoreView` of a store (its event graph and the events' ``frequency``) or of a graph."""
     from eventkg.graphstore.base import GraphStore
     from eventkg.queries.graph.event_graph import as_csr

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeAlias
 
 import networkx as nx
 
@@ -32,7 +32,7 @@ from eventkg.queries.graph.csr import (
 )
 from eventkg.queries.induction.table1 import ALL_RELATIONS, AUTOMATON, CODE, live_states
 
-__all__ = ["EventIndex", "UnknownEventError", "as_csr", "as_index", "fetch_event_graph", "to_networkx"]
+__all__ = ["EventGraph", "EventIndex", "UnknownEventError", "as_csr", "as_index", "fetch_event_graph", "to_networkx"]
 
 assert len(AUTOMATON.trans) <= 32, "reach() packs automaton states in 5 bits"
 
@@ -202,7 +202,14 @@ class EventIndex:
         return out
 
 
-def as_index(source: EventIndex | EventCSR | nx.Graph | GraphStore) -> EventIndex:
+#: An event graph held in memory, as the query layer's entry points take it beside a store: an
+#: :class:`EventIndex`, its :class:`EventCSR` arrays, or a networkx graph in the store's shape
+#: (node key = id with ``text`` and ``level``, edge key = stored type; ``GraphStore.fetch_graph``).
+#: :func:`as_index` and :func:`as_csr` turn any of them, or a store, into the form an algorithm reads.
+EventGraph: TypeAlias = EventIndex | EventCSR | nx.Graph
+
+
+def as_index(source: GraphStore | EventGraph) -> EventIndex:
     """Accept an index, its arrays, a networkx graph or a store (read once, in columns)."""
     if isinstance(source, EventIndex):
         return source
@@ -215,7 +222,7 @@ def as_index(source: EventIndex | EventCSR | nx.Graph | GraphStore) -> EventInde
     raise TypeError(f"expected a GraphStore, a networkx graph or an EventIndex, got {type(source).__name__}")
 
 
-def as_csr(source: EventIndex | EventCSR | nx.Graph | GraphStore) -> EventCSR:
+def as_csr(source: GraphStore | EventGraph) -> EventCSR:
     """The compact arrays of an index, a networkx graph or a store (read once, in columns)."""
     if isinstance(source, EventCSR):
         return source

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import FAMILIES, family_of
-from eventkg.queries.graph.csr import EventCSR
-from eventkg.queries.graph.event_graph import EventIndex, UnknownEventError, as_csr
+from eventkg.queries.graph.event_graph import EventGraph, EventIndex, UnknownEventError, as_csr
 from eventkg.queries.induction.table1 import CODE
 from eventkg.queries.induction.vetting import MeetInTheMiddle
 
@@ -56,7 +56,7 @@ def draw_unlinked(vet: MeetInTheMiddle, pool: Sequence[int], rng: random.Random,
 class UnlinkedNegatives:
     """Random events from a pool (default: the query's level) not linked to the query by the family."""
 
-    def __init__(self, source: EventIndex | EventCSR | Any, *, pool: Sequence[int] | None = None, max_len: int = 4,
+    def __init__(self, source: GraphStore | EventGraph, *, pool: Sequence[int] | None = None, max_len: int = 4,
                  tries: int = 64) -> None:
         self.csr = as_csr(source)
         self.index = source if isinstance(source, EventIndex) else EventIndex(self.csr)

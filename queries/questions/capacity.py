@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
+from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import EVENT_RELATIONS, FAMILIES, family_of
 from eventkg.queries.graph.csr import FORWARD_CODES, EventCSR
-from eventkg.queries.graph.event_graph import as_csr
+from eventkg.queries.graph.event_graph import EventGraph, as_csr
 from eventkg.queries.induction.table1 import ALL_RELATIONS, AUTOMATON, CODE, DEAD
 from eventkg.queries.induction.vetting import MeetInTheMiddle
 from eventkg.queries.negatives.unlinked import FAMILY_MASK
@@ -125,7 +125,7 @@ def quota_max(supply: tuple[int, int], vague_prob: float) -> int:
         left[lab] -= 1
 
 
-def question_capacity(source: Any, task: str, level: str = "schema", *, size: int = 3, max_len: int = 4,
+def question_capacity(source: GraphStore | EventGraph, task: str, level: str = "schema", *, size: int = 3, max_len: int = 4,
                       vague_prob: float = 0.5, require_context: bool = True, limit: int | None = None,
                       vetted: bool = True) -> Capacity:
     """The most questions of ``task`` and ``level`` the generator's rules can make from ``source``'s graph.
@@ -224,7 +224,7 @@ def _total(cap: Capacity, supply: dict[str, list[int]], vague_prob: float) -> in
     return sum(quota_max((a, b), vague_prob) for a, b in supply.values())
 
 
-def direct_bound(source: Any, task: str, level: str = "schema", vague_prob: float = 0.5) -> int:
+def direct_bound(source: GraphStore | EventGraph, task: str, level: str = "schema", vague_prob: float = 0.5) -> int:
     """A bound on the questions the direct edges alone allow, counted in arrays (no walk, no search):
     CEC, the edges (read both ways) whose e0 has a predecessor in that reading; CRR, three questions per
     pair of edges of the two members of a family (what the quotas allow at least from that many keys).

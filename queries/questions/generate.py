@@ -68,14 +68,14 @@ import gc
 import itertools
 import random
 from collections.abc import Iterable
-from typing import Any
 
 import numpy as np
 
+from eventkg.graphstore.base import GraphStore
 from eventkg.progress import Progress
 from eventkg.queries.graph.components import iter_components
 from eventkg.queries.graph.csr import EventCSR
-from eventkg.queries.graph.event_graph import EventIndex, as_csr
+from eventkg.queries.graph.event_graph import EventGraph, as_csr
 from eventkg.queries.questions.balance import SIMILAR_AUTO_MAX, LazyVectors
 from eventkg.queries.questions.build import Draft
 from eventkg.queries.questions.cec import CecBuilder, answers_apart
@@ -104,7 +104,7 @@ def question_pool(csr: EventCSR, level: str) -> np.ndarray:
 
 
 def _generate_questions(
-    source: EventIndex | EventCSR | Any,
+    source: GraphStore | EventGraph,
     spec: QuestionSpec,
     *,
     negatives: NegativeSource | None = None,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,15 +20,18 @@ from eventkg.progress import Notice, Progress
 from eventkg.queries.questions.rows import GeneratedQuestion, NegativeSource, QuestionError
 from eventkg.queries.questions.spec import QuestionSpec
 
+if TYPE_CHECKING:  # read when the graph is: importing this module stays cheap
+    from eventkg.queries.graph.event_graph import EventGraph
+
 #: the expected-count notice vets the keys' negatives and partners only when there are at most this many
 VET_KEYS_MAX = 2_000
 
 
 def make_questions(
-    source: GraphStore | Any,
+    source: GraphStore | EventGraph,
     spec: QuestionSpec,
     *,
-    graph: Any = None,
+    graph: EventGraph | None = None,
     sampler: NegativeSource | None = None,
     progress: Progress | None = None,
     notice: Notice | None = None,
@@ -37,8 +40,9 @@ def make_questions(
     """Up to ``spec.n`` EV²-style questions of ``spec.task`` and ``spec.level`` from ``source``'s graph.
 
     Args:
-        source: A store, or a graph already read (an :class:`~eventkg.queries.graph.event_graph.EventIndex`,
-            its :class:`~eventkg.queries.graph.csr.EventCSR`, or a networkx graph in the store's shape).
+        source: A store, or a graph already read (an :data:`~eventkg.queries.graph.event_graph.EventGraph`:
+            an :class:`~eventkg.queries.graph.event_graph.EventIndex`, its :class:`~eventkg.queries.graph.csr.EventCSR`,
+            or a networkx graph in the store's shape).
         spec: What to ask for (:class:`~eventkg.queries.questions.spec.QuestionSpec`). With ``spec.save``
             the questions are drawn with the store read-only
             (:meth:`~eventkg.graphstore.base.GraphStore.read_only_phase`) and saved after as Question nodes
@@ -77,7 +81,7 @@ def make_questions(
     return made
 
 
-def _expect(graph: Any, task: str, spec: QuestionSpec, notice: Notice) -> None:
+def _expect(graph: EventGraph, task: str, spec: QuestionSpec, notice: Notice) -> None:
     """Say before the work when the graph holds fewer questions than asked (its distinct keys,
     :mod:`eventkg.queries.questions.capacity`): the direct edges' bound first, then the keys with a context,
     vetted only when they are fewer and at most :data:`VET_KEYS_MAX`."""
@@ -100,7 +104,7 @@ def _fewer(made: list[GeneratedQuestion], n: int, task: str, level: str, stats: 
     return f"the graph yields {len(made):,} {task} {level} questions of the {n:,} asked (skipped: {why})"
 
 
-def _draw(store: GraphStore | None, graph: Any, task: str, spec: QuestionSpec, sampler: NegativeSource | None,
+def _draw(store: GraphStore | None, graph: EventGraph, task: str, spec: QuestionSpec, sampler: NegativeSource | None,
           progress: Progress | None, stats: dict[str, int]) -> list[GeneratedQuestion]:
     """Algorithm 1 over ``graph``, with the FAISS sampler of ``store`` set up for CEC when asked."""
     from eventkg.queries.questions.generate import _generate_questions
@@ -123,7 +127,7 @@ def _draw(store: GraphStore | None, graph: Any, task: str, spec: QuestionSpec, s
     return _generate_questions(graph, spec, negatives=sampler, progress=progress, stats=stats)
 
 
-def event_vectors(graph: Any, embed_model: str | None) -> np.ndarray:
+def event_vectors(graph: GraphStore | EventGraph, embed_model: str | None) -> np.ndarray:
     """One unit-norm sentence vector per event position of ``graph`` (its name read as words, as the
     audit reads a schema choice), from ``embed_model`` (None: the configured one)."""
     from eventkg.queries.graph.event_graph import as_csr
@@ -134,8 +138,8 @@ def event_vectors(graph: Any, embed_model: str | None) -> np.ndarray:
     return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
 
-def _store_and_graph(source: Any, graph: Any, level: str, save: bool,
-                     notice: Notice | None) -> tuple[GraphStore | None, Any]:
+def _store_and_graph(source: GraphStore | EventGraph, graph: EventGraph | None, level: str, save: bool,
+                     notice: Notice | None) -> tuple[GraphStore | None, EventGraph]:
     """The store (None when ``source`` is a graph) and the graph to walk, the store checked first."""
     if not isinstance(source, GraphStore):
         if save:

@@ -12,11 +12,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
 from eventkg.graphstore.model import EVENT_RELATIONS, VAGUE
+
+if TYPE_CHECKING:  # the graph modules are imported when a graph is read
+    from eventkg.graphstore.base import GraphStore
+    from eventkg.queries.graph.event_graph import EventGraph
 
 Triple = tuple[str, str, str]
 
@@ -97,7 +101,7 @@ def _dedupe(triples: Iterable[Sequence[str]]) -> list[Triple]:
     return list(seen)
 
 
-def answer_path(source: Any, e0: str, rel: str, e1: str, max_len: int = 4) -> list[Triple]:
+def answer_path(source: GraphStore | EventGraph | None, e0: str, rel: str, e1: str, max_len: int = 4) -> list[Triple]:
     """The shortest path in the graph from ``e0`` to ``e1`` inducing ``rel``, as named triples.
 
     Falls back to the gold triple itself when no graph is given or no such path exists.
@@ -138,7 +142,7 @@ def _path_within(triples: list[Triple], head: str, rel: str, tail: str, max_len:
     return found[0].triples() if found else []
 
 
-def question_subgraph(row: Mapping[str, Any], source: Any = None, max_len: int = 4) -> EvalSubgraph:
+def question_subgraph(row: Mapping[str, Any], source: GraphStore | EventGraph | None = None, max_len: int = 4) -> EvalSubgraph:
     """The evaluation subgraph of an EV²-schema question row.
 
     ``source`` (store, networkx graph or EventIndex) lets the answer path be read from the

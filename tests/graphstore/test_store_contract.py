@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import types
+import typing
 
 import pytest
 
 from eventkg import ingest_source
 from eventkg.graphstore import Batch, MissingEndpointError, StoreError, WriteRefused
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES, event_id
+from eventkg.graphstore.rows import EdgeRow, NodeRow
 
 
 def ev(text: str, source: str = "test", **props) -> dict:
@@ -227,6 +230,38 @@ def test_get_iter_and_fetch_graph(store):
     g = store.fetch_graph(["CAUSES", "BEFORE"])
     assert g.number_of_edges() == 3
     assert g.nodes[ids["celebrate"]]["text"] == "celebrate"
+
+
+def _fits(value, hint) -> bool:
+    """Whether ``value`` is of the row type's annotation ``hint`` (``str | None``, ``list[str]``...)."""
+    if isinstance(hint, types.UnionType):
+        return any(_fits(value, h) for h in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if typing.get_origin(hint) is list:
+        return isinstance(value, list) and all(isinstance(v, typing.get_args(hint)[0]) for v in value)
+    return isinstance(value, hint) and not (hint is int and isinstance(value, bool))
+
+
+def test_rows_read_back_have_the_row_types_shape(store):
+    """What ``get_nodes``, ``iter_nodes`` and ``iter_edges`` give back is a ``NodeRow`` / ``EdgeRow``:
+    its required keys and ``sources``, no key the type lacks, each value of the key's type."""
+    ids = small_world(store)
+    q = {"id": "q1", "sources": ["t"], "qid": "1", "task": "CEC", "choices": ["a", "b"], "payload": "{}"}
+    store.upsert_nodes("Question", [q])
+    store.upsert_edges("HAS_CHOICE", [{"src": "q1", "dst": ids["study"], "sources": ["t"], "order": 0, "correct": 1}])
+    node_hints, edge_hints = typing.get_type_hints(NodeRow), typing.get_type_hints(EdgeRow)
+    nodes = [*store.get_nodes("Event", list(ids.values())).values(), *store.iter_nodes("Event"),
+             *store.iter_nodes("Question")]
+    edges = [e for t in ("CAUSES", "PRECEDENCE", "HAS_CHOICE") for e in store.iter_edges(t)]
+    assert len(nodes) == 13 and len(edges) == 4
+    for rows, hints, required in ((nodes, node_hints, NodeRow.__required_keys__ | {"sources"}),
+                                  (edges, edge_hints, EdgeRow.__required_keys__ | {"sources"})):
+        for row in rows:
+            assert required <= set(row) <= set(hints), row
+            assert all(_fits(v, hints[k]) for k, v in row.items()), row
+    question = next(n for n in nodes if n["id"] == "q1")
+    assert question["choices"] == ["a", "b"] and question["sources"] == ["t"]
 
 
 def test_clear(store):
