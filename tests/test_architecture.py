@@ -15,6 +15,8 @@
 * No module over :data:`MAX_MODULE_LINES` lines (a warning past :data:`WARN_MODULE_LINES`).
 * Typed seams: the store interface's, ``Batch``'s and both backends' row methods say ``NodeRow`` /
   ``EdgeRow``, and no public signature has ``Any`` in a union (``X | Any`` is ``Any``).
+* ``tests/`` mirrors the package: a folder per layer, ``tests/queries/<subpackage>/`` for the tests of
+  each queries subpackage.
 
 The module list and each folder's import name come from ``pyproject.toml``'s
 ``[tool.setuptools.package-dir]``, so a new layer folder is checked without editing this file.
@@ -395,6 +397,89 @@ def test_task_families_are_folders_apart_from_the_harness() -> None:
                     for n in ast.walk(tree(name)) if isinstance(n, ast.ClassDef)
                     and any(ast.unparse(b).endswith("Task") for b in n.bases)]
     assert not bad, "task families belong in their folders:\n" + "\n".join(bad)
+
+
+#: the folders of ``tests/``: one per layer, the CLI's, and the shared helpers
+TEST_FOLDERS = {*LAYERS, "cli", "support"}
+
+
+def _subpackages(folder: str) -> set[str]:
+    return {p.name for p in (ROOT / folder).iterdir() if (p / "__init__.py").is_file()}
+
+
+def _folders(path: Path) -> list[Path]:
+    return sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith((".", "__")))
+
+
+def _queries_imported(path: Path) -> set[str]:
+    """The ``eventkg.queries`` subpackages or top-level modules a test file imports, anywhere in it."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module == "eventkg.queries":
+            names = [f"eventkg.queries.{a.name}" for a in node.names]
+        else:
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+        out |= {n.split(".")[2] for n in names if n.startswith("eventkg.queries.")}
+    return out
+
+
+def test_tests_mirror_the_package() -> None:
+    """``tests/`` has one folder per layer (and ``cli/``, ``support/``); a folder inside a layer's names one of
+    its subpackages (``tests/tasks/ev2/``); ``tests/queries/`` has one folder per queries subpackage, and
+    directly in it only the tests of its top-level modules (``test_lookup.py`` for ``queries/lookup.py``).
+    Every test file under ``tests/queries/`` imports the query layer (one that only drives a command belongs
+    in ``tests/cli/``), and one in ``tests/queries/<sub>/`` imports ``eventkg.queries.<sub>``."""
+    tests = ROOT / "tests"
+    bad = [f"tests/{p.name}/: not a layer, cli or support" for p in _folders(tests) if p.name not in TEST_FOLDERS]
+    bad += [f"tests/{f}/: missing" for f in sorted(TEST_FOLDERS - {p.name for p in _folders(tests)})]
+    for name in (n for n in LAYERS if (tests / n).is_dir()):
+        subpackages = _subpackages(name)
+        bad += [f"{p.relative_to(ROOT)}/: {name}/ has no subpackage {p.name}" for p in _folders(tests / name)
+                if p.name not in subpackages]
+        bad += [f"{p.relative_to(ROOT)}/: no __init__.py" for p in _folders(tests / name)
+                if not (p / "__init__.py").is_file()]
+    queries = tests / "queries"
+    top = {p.stem for p in (ROOT / "queries").glob("*.py")} - {"__init__"}
+    subpackages = _subpackages("queries")
+    bad += [f"tests/queries/{s}/: missing (one folder per queries subpackage)"
+            for s in sorted(subpackages - {p.name for p in _folders(queries)})]
+    for path in sorted(queries.rglob("test_*.py")):
+        where, imported = path.relative_to(ROOT), _queries_imported(path)
+        folder = path.relative_to(queries).parts[0] if path.parent != queries else None
+        stem = path.stem.removeprefix("test_")
+        if folder is None and not any(stem == m or stem.startswith(f"{m}_") for m in top):
+            bad.append(f"{where}: directly in tests/queries/ but queries/ has no module {stem}.py: "
+                       "move it to the folder of the subpackage it tests")
+        if not imported:
+            bad.append(f"{where}: imports no eventkg.queries module (a test of a command goes in tests/cli/)")
+        elif folder is not None and folder not in imported:
+            bad.append(f"{where}: imports no eventkg.queries.{folder} module ({', '.join(sorted(imported))})")
+    assert len(subpackages) >= 8 and {"lookup", "oracle", "stats"} <= top, (subpackages, top)  # the reading itself
+    assert not bad, "tests/ mirrors the package:\n" + "\n".join(bad)
+
+
+#: page -> names of test files it names on purpose though they are gone (where a figure was measured
+#: before a move); base names, so that this file does not name them whole
+FORMER_TEST_FILES = {"docs/reproduce.md": {"test_release_styles.py", "test_release_abspyramid.py"}}
+TEST_PATH = re.compile(r"\btests/[\w/]+\.py\b")
+
+
+def test_the_test_paths_named_in_the_project_exist() -> None:
+    """A page, docstring or comment that names a test file (``tests/queries/audit/test_audit.py``) names one
+    that is there: a moved test leaves no reader at an empty address. ``CHANGELOG.md`` tells history."""
+    files = [p for p in ROOT.glob("*.md") if p.name != "CHANGELOG.md"] + [ROOT / ".ci" / "run"]
+    for folder in ("docs", "tests", "bench", "scripts", "eventkg", *LAYERS):
+        files += [p for p in (ROOT / folder).rglob("*") if p.suffix in {".md", ".py", ".sh"}]
+    bad = []
+    for path in sorted(set(files)):
+        where = path.relative_to(ROOT).as_posix()
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            bad += [f"{where}:{n}: {m}" for m in TEST_PATH.findall(line)
+                    if not (ROOT / m).is_file() and Path(m).name not in FORMER_TEST_FILES.get(where, set())]
+    assert len(files) > 100, len(files)  # the walk itself
+    assert not bad, "test files named but not there:\n" + "\n".join(bad)
 
 
 def _named_modules(name: str) -> set[str]:

@@ -40,7 +40,7 @@ ABSTAIN = "I cannot tell."
 #: walk length of the kg-oracle, for imported and generated questions alike: generated ones
 #: were induced over walks of up to 4 edges (``generate_questions``' max_len), and the bundled
 #: samples are one coherent world in which every imported question has exactly one right
-#: answer at that length (``ingest/samples/make_samples.py``, ``tests/test_samples_consistent.py``).
+#: answer at that length (``scripts/make_samples.py``, ``tests/ingest/test_samples_consistent.py``).
 ORACLE_MAX_LEN = 4
 _FAMILY_WORD = {"causal": "causal", "temporal": "temporal", "hierarchical": "subordinate"}
 _PHRASE = {

@@ -13,7 +13,7 @@ from eventkg.graphstore import Batch, open_store
 from eventkg.graphstore.model import event_id
 
 #: the chain x -> a -> b -> c (BEFORE) and two lone CAUSES edges: 4 schema CEC keys by hand
-#: (tests/queries/test_question_capacity.py works them out)
+#: (tests/queries/questions/test_question_capacity.py works them out)
 EDGES = [("x", "BEFORE", "a"), ("a", "BEFORE", "b"), ("b", "BEFORE", "c"), ("d", "CAUSES", "e"), ("f", "CAUSES", "g")]
 
 

@@ -66,7 +66,7 @@ def test_alignment_baselines_rank(store, tmp_path: Path) -> None:
     task = get_task("ev2-alignment")
     runs = {spec: evaluate(store, task, load_model(spec, store=store, seed=1), out_dir=tmp_path / "al" / slug(spec)).metrics
             for spec in ("kg-oracle", "random", "embed-sim")}
-    # kg-oracle types an instance from other questions telling the same text (tests/test_kg_oracle.py)
+    # kg-oracle types an instance from other questions telling the same text (tests/tasks/test_kg_oracle.py)
     assert runs["random"]["event_type_acc"] < runs["kg-oracle"]["event_type_acc"]
     assert runs["random"]["event_type_acc"] < runs["embed-sim"]["event_type_acc"] < 1.0
     assert "Table 5" in write_report(tmp_path / "al").read_text()

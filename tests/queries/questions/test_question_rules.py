@@ -187,7 +187,7 @@ def test_adversarial_filter_drops_what_the_baselines_solve(csr) -> None:
     from types import SimpleNamespace
 
     from eventkg.queries.questions.filtering import adversarial_filter
-    from tests.queries.test_audit import cec_rows
+    from tests.queries.audit.test_audit import cec_rows
 
     rows = cec_rows(hub=True)[:200] + [dict(r, id=f"c{r['id']}") for r in cec_rows(seed=5)[:200]]
     made = [SimpleNamespace(row=r) for r in rows]  # half of the answers planted
@@ -336,7 +336,7 @@ def ev2_release_store(tmp_path_factory: pytest.TempPathFactory):
     from eventkg import ingest_source
     from eventkg.graphstore import open_store
 
-    root = Path(os.environ["EVENTKG_SHARED"]) if os.environ.get("EVENTKG_SHARED") else Path(__file__).resolve().parents[2].parent / "shared"
+    root = Path(os.environ["EVENTKG_SHARED"]) if os.environ.get("EVENTKG_SHARED") else Path(__file__).resolve().parents[3].parent / "shared"
     data = root / "data" / "releases" / "ev2" / "data"
     if not data.is_dir():
         if os.environ.get("CI"):
