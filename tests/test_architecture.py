@@ -460,6 +460,20 @@ def test_tests_mirror_the_package() -> None:
     assert not bad, "tests/ mirrors the package:\n" + "\n".join(bad)
 
 
+def test_no_test_file_imports_another() -> None:
+    """A helper two test files share lives in ``tests/support/``: a test file importing another test file
+    (``from tests.queries.audit.test_audit import cec_rows``) ties them, and collects the other's tests
+    twice under ``--pyargs``. Scripts a test runs in a subprocess are strings, not imports, and are not read."""
+    bad = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            bad += [f"{path.relative_to(ROOT)}:{node.lineno} imports {n}" for n in names
+                    if n.startswith("tests.") and n.rsplit(".", 1)[-1].startswith("test_")]
+    assert not bad, "move what test files share to tests/support/:\n" + "\n".join(bad)
+
+
 #: page -> names of test files it names on purpose though they are gone (where a figure was measured
 #: before a move); base names, so that this file does not name them whole
 FORMER_TEST_FILES = {"docs/reproduce.md": {"test_release_styles.py", "test_release_abspyramid.py"}}

@@ -28,8 +28,8 @@ from eventkg.graphstore.neo4j.server import launch as server_mod
 from eventkg.graphstore.neo4j.server.jars import missing_tools
 from eventkg.graphstore.saved_cypher import get_saved_query
 from tests.conftest import selected_backends
-from tests.graphstore.test_saved_cypher import ingest_samples
 from tests.support.paths import CHECKOUT
+from tests.support.samples import ingest_samples
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.slow]
 

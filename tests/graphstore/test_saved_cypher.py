@@ -40,17 +40,12 @@ from eventkg.graphstore.saved_cypher import (
 )
 from eventkg.queries.induction.induce import induce
 from tests.support.paths import SAMPLES
+from tests.support.samples import ingest_samples
 from tests.support.scripts_import import load_script_module
 
-SOURCES = ("ev2", "eeckg", "aser", "abspyramid", "clomo")
 world = load_script_module("sample_world")  # the facts the sample files are written from
 EVENT_TYPES = ["CAUSES", "BEFORE", "HAS_SUBEVENT"]
 runner = CliRunner()
-
-
-def ingest_samples(store: GraphStore, samples: Path) -> None:
-    for source in SOURCES:
-        ingest_source(store, source, samples / source)
 
 
 @pytest.fixture(scope="module")

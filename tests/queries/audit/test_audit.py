@@ -9,48 +9,7 @@ import pytest
 
 from eventkg.queries.audit.items import AuditError, read_items
 from eventkg.queries.audit.report import audit_files, plot, write_json
-
-N = 400
-WORDS = [f"w{i}" for i in range(600)]
-
-
-def _event(rng: random.Random, k: int = 3) -> str:
-    return "_".join(rng.sample(WORDS, k))
-
-
-def cec_rows(seed: int = 1, *, position0=False, marker=False, longer=False, overlap=False, hub=False,
-             similar=False, repeat=False, asked=False) -> list[dict]:
-    """CEC schema rows with random events; each flag plants one artifact in the gold (``asked``: the
-    answer is the event the next question asks about)."""
-    rng = random.Random(seed)
-    hubs = [_event(rng) for _ in range(30)]
-    queried = [_event(rng) for _ in range(N)]
-    rows = []
-    for i in range(N):
-        e0 = queried[i]
-        gold = rng.choice(hubs) if hub else queried[(i + 1) % N] if asked else _event(rng)
-        if marker:
-            gold = f"zorp_{gold}"
-        if longer:
-            gold = f"{gold}_{_event(rng, 4)}"
-        if overlap:
-            gold = f"{e0.split('_')[0]}_{gold}"
-        if similar:
-            gold = e0.replace("_", "_") + "_again"
-        negs = [_event(rng) for _ in range(3)]
-        head = rng.choice(hubs) if hub else _event(rng)
-        choices = [gold, *negs]
-        rng.shuffle(choices)
-        if position0:
-            choices.remove(gold)
-            choices.insert(0, gold)
-        rows.append({"id": f"{i}-0", "e0": e0, "rel": "Causes", "e1": gold, "negative_chosen": negs,
-                     "context": f'"{head}" is before "{e0}".', "context_tpl": [[head, "Before", e0]],
-                     "question": f'Which is result of "{e0}"?', "choices": choices})
-    if repeat:
-        rows += [dict(r, id=r["id"] + "b") for r in rows[:40]]
-    return rows
-
+from tests.support.question_files import N, cec_rows, random_event
 
 PHRASE = {"Causes": "causes", "IsResult": "is a result of"}
 
@@ -63,11 +22,11 @@ def crr_rows(seed: int = 2, *, vague_share=1 / 3, related_similar=False, context
     rng = random.Random(seed)
     rows = []
     for i in range(N):
-        e0 = _event(rng)
+        e0 = random_event(rng)
         vague = rng.random() < vague_share
         rel = "Vague" if vague else rng.choice(["Causes", "IsResult"])
-        e1 = f"{e0}_{_event(rng, 1)}" if related_similar and not vague else _event(rng)
-        x, y = _event(rng), _event(rng)
+        e1 = f"{e0}_{random_event(rng, 1)}" if related_similar and not vague else random_event(rng)
+        x, y = random_event(rng), random_event(rng)
         tpl = []
         if context_names and not vague:
             tpl = [[x, rel, e0]]
@@ -200,9 +159,9 @@ def test_pair_only_keeps_a_queried_event_in_one_fold(tmp_path):
     rng = random.Random(5)
     rows = []
     for i in range(N // 3):
-        e0 = _event(rng, 4)
+        e0 = random_event(rng, 4)
         for j, rel in enumerate(["Causes", "IsResult", "Vague"]):
-            e1 = _event(rng)
+            e1 = random_event(rng)
             rows.append({"id": f"{i}-{j}", "e0": e0, "rel": rel, "e1": e1, "context": "", "context_tpl": [],
                          "question": f'Is "{e0}" "Causes", "IsResult" or "Vague" "{e1}"?',
                          "choices": ["Causes", "IsResult", "Vague"]})

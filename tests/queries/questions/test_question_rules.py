@@ -187,7 +187,7 @@ def test_adversarial_filter_drops_what_the_baselines_solve(csr) -> None:
     from types import SimpleNamespace
 
     from eventkg.queries.questions.filtering import adversarial_filter
-    from tests.queries.audit.test_audit import cec_rows
+    from tests.support.question_files import cec_rows
 
     rows = cec_rows(hub=True)[:200] + [dict(r, id=f"c{r['id']}") for r in cec_rows(seed=5)[:200]]
     made = [SimpleNamespace(row=r) for r in rows]  # half of the answers planted
