@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 
 from eventkg.graphstore.model import FAMILIES, family_of
+from eventkg.queries.errors import UnknownEventError
 from eventkg.queries.graph.csr import EventCSR
-from eventkg.queries.graph.event_graph import EventIndex, UnknownEventError, as_csr
+from eventkg.queries.graph.event_graph import EventIndex, as_csr
 from eventkg.queries.induction.table1 import CODE
 from eventkg.queries.induction.vetting import MeetInTheMiddle
 

@@ -105,7 +105,8 @@ def answer_path(source: Any, e0: str, rel: str, e1: str, max_len: int = 4) -> li
     if rel not in EVENT_RELATIONS:
         return []
     if source is not None:
-        from eventkg.queries.graph.event_graph import UnknownEventError, as_index
+        from eventkg.queries.errors import UnknownEventError
+        from eventkg.queries.graph.event_graph import as_index
         from eventkg.queries.induction.induce import paths
 
         idx = as_index(source)
@@ -124,7 +125,8 @@ def _path_within(triples: list[Triple], head: str, rel: str, tail: str, max_len:
     """The shortest path inside ``triples`` (read both ways) from ``head`` to ``tail`` inducing ``rel``."""
     if rel not in EVENT_RELATIONS or not head or not tail:
         return []
-    from eventkg.queries.graph.event_graph import EventIndex, UnknownEventError
+    from eventkg.queries.errors import UnknownEventError
+    from eventkg.queries.graph.event_graph import EventIndex
     from eventkg.queries.induction.induce import paths
 
     g = nx.MultiDiGraph()

@@ -7,8 +7,9 @@ import random
 
 import pytest
 
-from eventkg.queries.audit.items import AuditError, read_items
+from eventkg.queries.audit.items import read_items
 from eventkg.queries.audit.report import audit_files, plot, write_json
+from eventkg.queries.errors import AuditError
 
 N = 400
 WORDS = [f"w{i}" for i in range(600)]
