@@ -24,12 +24,12 @@ __version__ = "0.1.0"
 _API: dict[str, str] = {
     # errors and settings
     "EventKGError": "eventkg.errors:EventKGError",
-    "SettingError": "eventkg.settings:SettingError",
+    "SettingError": "eventkg.errors:SettingError",
     # graphstore
     "open_store": "eventkg.graphstore.open:open_store",
     "GraphStore": "eventkg.graphstore.base:GraphStore",
     "Batch": "eventkg.graphstore.base:Batch",
-    "StoreError": "eventkg.graphstore.base:StoreError",
+    "StoreError": "eventkg.graphstore.errors:StoreError",
     # ingest
     "ingest_source": "eventkg.ingest.registry:ingest_source",
     "LOADERS": "eventkg.ingest.registry:LOADERS",

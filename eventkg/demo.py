@@ -33,7 +33,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from eventkg.errors import EventKGError
+from eventkg.errors import DemoError
 from eventkg.graphstore.model import EVENT_LEVELS
 from eventkg.progress import Progress
 from eventkg.queries.questions.rows import TASKS
@@ -48,10 +48,6 @@ if TYPE_CHECKING:  # pragma: no cover
 SAMPLES = Path(str(files("eventkg.ingest").joinpath("samples")))
 BASELINES = ("kg-oracle", "random", "majority", "embed-sim")
 DEFAULT_N = 75  # questions per task and level (four times this generated in all)
-
-class DemoError(EventKGError):
-    """A bad demo option, or a bundled sample missing from the checkout."""
-
 
 #: progress callback: (step label, done, total or None)
 

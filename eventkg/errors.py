@@ -1,10 +1,12 @@
-"""The root of every error eventkg raises on purpose.
+"""The root of every error eventkg raises on purpose, and the errors of the top level (settings, demo, CLI).
 
 Catch :class:`EventKGError` to handle anything eventkg refuses (bad input, an unreachable
 server, an unknown task...); the CLI prints it as one line and exits with code 2. Each layer
-subclasses it where the error arises (``StoreError`` in :mod:`eventkg.graphstore`,
-``IngestError`` in :mod:`eventkg.ingest.errors`, ``TaskError`` in :mod:`eventkg.tasks.errors`,
-and the query errors in their modules), so this module imports nothing of eventkg.
+names its failures in its own errors module, subclasses of this root: :mod:`eventkg.graphstore.errors`,
+:mod:`eventkg.ingest.errors`, :mod:`eventkg.queries.errors`, :mod:`eventkg.tasks.errors`; the top
+level's are here (:class:`SettingError`, :class:`DemoError`, the CLI's :class:`UsageError`). It
+imports nothing of eventkg, so every module may import it. :class:`CommandModuleError` alone is no
+EventKGError: a broken install is a bug, shown with its traceback.
 """
 
 from __future__ import annotations
@@ -30,3 +32,16 @@ class OutputError(EventKGError):
 class DiskFullError(OutputError):
     """The file system ran out of space (or would, by the estimate made before the work); the
     message says where and how much was free, and what was half-written has been removed."""
+
+
+class SettingError(EventKGError):
+    """An environment variable holds a value eventkg cannot use."""
+
+
+class DemoError(EventKGError):
+    """A bad demo option, or a bundled sample missing from the checkout."""
+
+
+class CommandModuleError(ImportError):
+    """A command module of :data:`eventkg.cli.app.COMMAND_MODULES` failed to import: a broken install or a
+    bug, never a command that silently goes missing from ``eventkg --help``."""

@@ -32,11 +32,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from eventkg.errors import EventKGError
-
-
-class SettingError(EventKGError):
-    """An environment variable holds a value eventkg cannot use."""
+from eventkg.errors import SettingError
 
 
 @dataclass(frozen=True)

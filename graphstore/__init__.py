@@ -5,16 +5,29 @@
 >>> store = open_store("neo4j://localhost:7687")    # Neo4j 5 over Bolt   # doctest: +SKIP
 """
 
-from eventkg.graphstore.base import Batch, GraphStore, MissingEndpointError, StoreError, WriteRefused, WriteResult
+from eventkg.graphstore.base import Batch, GraphStore, WriteResult
+from eventkg.graphstore.errors import (
+    EventLevelError,
+    IncompleteStoreError,
+    MissingEndpointError,
+    Neo4jServerError,
+    SavedQueryError,
+    StoreError,
+    WriteRefused,
+)
 from eventkg.graphstore.open import open_store, resolve_store_url
 from eventkg.graphstore.rows import EdgeRow, NodeRow
 
 __all__ = [
     "Batch",
     "EdgeRow",
+    "EventLevelError",
     "GraphStore",
+    "IncompleteStoreError",
     "MissingEndpointError",
+    "Neo4jServerError",
     "NodeRow",
+    "SavedQueryError",
     "StoreError",
     "WriteRefused",
     "WriteResult",

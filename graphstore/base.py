@@ -36,7 +36,12 @@ from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
-from eventkg.errors import EventKGError
+from eventkg.graphstore.errors import (  # noqa: F401 - the interface's errors, importable from here as before
+    IncompleteStoreError,
+    MissingEndpointError,
+    StoreError,
+    WriteRefused,
+)
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES, first_scheme_id
 from eventkg.graphstore.rows import EdgeRow, NodeRow
 
@@ -46,25 +51,6 @@ if TYPE_CHECKING:  # pyarrow is imported lazily: plain CLI commands never need i
 
 #: rows per page of a streamed read (``iter_nodes``, ``iter_edges``) and ids per page of lookups
 PAGE_ROWS = 50_000
-
-
-class StoreError(EventKGError):
-    """A problem with the store the user can fix (bad URL, unreachable server, unwritable path...).
-
-    The CLI prints ``str(err)`` on one line and exits with code 2, without a traceback.
-    """
-
-
-class IncompleteStoreError(StoreError):
-    """A command that derives results from the graph was asked to read a store whose ingest did not complete."""
-
-
-class WriteRefused(StoreError):
-    """A write was attempted through the read-only Cypher passthrough."""
-
-
-class MissingEndpointError(StoreError):
-    """An edge row names a node id that is not in the store (nor in the same batch)."""
 
 
 @dataclass

@@ -11,7 +11,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 
-from eventkg.errors import EventKGError
+from eventkg.graphstore.errors import EventLevelError
 
 # Column types understood by both backends (Ladybug declares them, Neo4j ignores them).
 STRING = "STRING"
@@ -106,10 +106,6 @@ FAMILIES: dict[str, tuple[str, str]] = {
 VAGUE = "Vague"
 #: an Event's ``level``: a type (EV²'s schema events, ASER, EECKG) or one instance of a type (EV² instances)
 EVENT_LEVELS = ("schema", "instance")
-
-
-class EventLevelError(EventKGError, ValueError):
-    """A level that is not one of :data:`EVENT_LEVELS` (the default error of :func:`check_event_level`)."""
 
 
 def check_event_level(level: str | None, error: type[Exception] = EventLevelError, *, optional: bool = True) -> None:

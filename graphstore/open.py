@@ -6,7 +6,8 @@ import os
 from pathlib import Path
 
 from eventkg import settings
-from eventkg.graphstore.base import GraphStore, StoreError
+from eventkg.graphstore.base import GraphStore
+from eventkg.graphstore.errors import StoreError
 
 NEO4J_SCHEMES = ("neo4j://", "neo4j+s://", "neo4j+ssc://", "bolt://", "bolt+s://", "bolt+ssc://")
 

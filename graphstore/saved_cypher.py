@@ -47,7 +47,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from eventkg.graphstore.base import GraphStore, StoreError
+from eventkg.graphstore.base import GraphStore
+from eventkg.graphstore.errors import SavedQueryError
 from eventkg.graphstore.model import EVENT_LEVELS, event_id
 
 SAVED_FILE = Path(str(importlib.resources.files(__package__).joinpath("saved.cypher")))
@@ -61,10 +62,6 @@ _ID_PARAM = re.compile(r"\$([A-Za-z_]\w*)_id\b")
 _LADYBUG = re.compile(r"^//\s*ladybug\s*:\s*$")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _PARAM = re.compile(r"\s*([A-Za-z_]\w*)\s*=\s*(.*?)\s*(?=,\s*[A-Za-z_]\w*\s*=|$)")
-
-
-class SavedQueryError(StoreError):
-    """An unknown saved query, a malformed queries file, or a query the backend cannot run."""
 
 
 @dataclass(frozen=True)

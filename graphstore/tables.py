@@ -16,7 +16,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from eventkg.graphstore.base import StoreError, merge_props
+from eventkg.graphstore.base import merge_props
+from eventkg.graphstore.errors import StoreError
 from eventkg.graphstore.keyset import edge_fingerprints, fingerprints
 from eventkg.graphstore.model import DOUBLE, INT64, STRING, STRING_LIST
 

@@ -1,6 +1,8 @@
-"""Errors raised while ingesting: always one line naming the file, the line (or row) and why.
+"""The ingest layer's failures: a bad row, file or database (named by file, line or row and why), an
+unknown loader or option, an ingest cut off half-way.
 
-They subclass :class:`eventkg.errors.EventKGError`, so the CLI prints them on one line and exits 2.
+They subclass :class:`eventkg.errors.EventKGError`, so the CLI prints them on one line and exits 2;
+:class:`RowError` alone is internal: a loader turns it into a reject with its place.
 """
 
 from __future__ import annotations
@@ -61,3 +63,11 @@ class WrongSchemaError(IngestError):
 class PartialIngestError(EventKGError):
     """An ingest failed after part of it was written (Neo4j over Bolt, a crash of the final write):
     the message says what had landed; the store records the ingest as unfinished."""
+
+
+class LoaderError(EventKGError):
+    """An unknown source, or an option the source's loader does not take (``option``: its keyword)."""
+
+    def __init__(self, message: str, option: str | None = None) -> None:
+        super().__init__(message)
+        self.option = option

@@ -14,7 +14,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from eventkg.errors import EventKGError
+from eventkg.ingest.errors import LoaderError
 
 if TYPE_CHECKING:
     from eventkg.graphstore.base import GraphStore
@@ -24,14 +24,6 @@ if TYPE_CHECKING:
 COMMON_OPTIONS = ("on_error", "rejects", "limit", "batch_size", "progress")
 #: table rows per store write, unless a loader's entry declares its own (:attr:`LoaderSpec.batch_size`)
 DEFAULT_BATCH_SIZE = 50_000
-
-
-class LoaderError(EventKGError):
-    """An unknown source, or an option the source's loader does not take (``option``: its keyword)."""
-
-    def __init__(self, message: str, option: str | None = None) -> None:
-        super().__init__(message)
-        self.option = option
 
 
 @dataclass(frozen=True)

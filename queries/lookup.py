@@ -12,7 +12,7 @@ from typing import Any
 
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import CANONICAL, EVENT_LEVELS, check_event_level, event_id, normalise_text
-from eventkg.queries.graph.event_graph import UnknownEventError
+from eventkg.queries.errors import UnknownEventError
 
 LEVELS = EVENT_LEVELS  # the data model's event levels
 

@@ -39,10 +39,10 @@ from typing import Any
 
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import CANONICAL, FAMILIES, STORED_TO_FORWARD, VAGUE, event_id
+from eventkg.queries.errors import QuestionError, UnknownEventError
 from eventkg.queries.graph.csr import EVENT_REL_TYPES, event_name
-from eventkg.queries.graph.event_graph import EventGraph, EventIndex, UnknownEventError, as_index
+from eventkg.queries.graph.event_graph import EventGraph, EventIndex, as_index
 from eventkg.queries.induction.table1 import CODE
-from eventkg.queries.questions.rows import QuestionError
 
 EV2_SOURCE = "ev2"
 Triple = tuple[str, str, str]

@@ -1,4 +1,7 @@
-"""Errors the evaluation layer raises; all are EventKGErrors so the CLI prints one line (exit 2)."""
+"""The evaluation layer's failures: a task, a model spec or server, a release checkout.
+
+All are EventKGErrors, so the CLI prints one line and exits 2.
+"""
 
 from __future__ import annotations
 
@@ -15,3 +18,7 @@ class ModelSpecError(TaskError):
 
 class ModelUnreachable(TaskError):
     """A model server did not answer after the retries (connection, timeout, HTTP error)."""
+
+
+class ReleaseError(TaskError):
+    """A release checkout is missing or is not the layout its style reads."""

@@ -20,17 +20,13 @@ import types
 from pathlib import Path
 from typing import Any
 
-from eventkg.tasks.errors import TaskError
+from eventkg.tasks.errors import ReleaseError
 
 #: top-level modules the releases import only to train or call an API; each gets a stand-in
 _STAND_INS: dict[str, dict[str, Any]] = {
     "torch": {}, "transformers": {"AutoTokenizer": None}, "tqdm": {"tqdm": lambda it, *a, **k: it},
     "openai": {}, "pandas": {}, "OpenaiAPI": {"OpenaiAPIMaster": None},
 }
-
-
-class ReleaseError(TaskError):
-    """A release checkout is missing or is not the layout its style reads."""
 
 
 def _stand_in(name: str) -> types.ModuleType:

@@ -17,6 +17,8 @@
   ``EdgeRow``, and no public signature has ``Any`` in a union (``X | Any`` is ``Any``).
 * ``tests/`` mirrors the package: a folder per layer, ``tests/queries/<subpackage>/`` for the tests of
   each queries subpackage.
+* Every error class (a class deriving, directly or not, from ``Exception``) is defined in its
+  layer's ``errors`` module (:data:`ERRORS_MODULES`), which imports only other errors modules.
 
 The module list and each folder's import name come from ``pyproject.toml``'s
 ``[tool.setuptools.package-dir]``, so a new layer folder is checked without editing this file.
@@ -25,6 +27,7 @@ The module list and each folder's import name come from ``pyproject.toml``'s
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 import tomllib
 import warnings
@@ -351,6 +354,92 @@ def test_no_public_signature_has_any_in_a_union() -> None:
     sample = ast.parse("def f(a: int | Any, b: 'Union[str, Any]', c: list[Optional[Any]], d: dict[str, Any]) -> Any: ...")
     found = {arg: _unions_with_any(ann) for arg, ann in _signature(sample.body[0]).items()}
     assert found == {"a": ["int | Any"], "b": ["Union[str, Any]"], "c": ["Optional[Any]"], "d": [], "return": []}
+
+
+#: layer (as :func:`layer` names it) -> the module that holds every error class of that layer; the
+#: CLI and the shared modules (settings, demo...) raise the root's (``eventkg.errors``)
+ERRORS_MODULES = {
+    "graphstore": "eventkg.graphstore.errors",
+    "ingest": "eventkg.ingest.errors",
+    "queries": "eventkg.queries.errors",
+    "tasks": "eventkg.tasks.errors",
+    "cli": "eventkg.errors",
+    None: "eventkg.errors",
+}
+#: "module.Class" -> why that error class is defined outside its layer's errors module (none today)
+ERRORS_ELSEWHERE: dict[str, str] = {}
+BUILTIN_ERRORS = frozenset(n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException))
+
+
+def _base_names(node: ast.ClassDef) -> list[str]:
+    """A class's bases by their last name (``errors.StoreError`` -> ``StoreError``)."""
+    return [b.id if isinstance(b, ast.Name) else b.attr for b in node.bases if isinstance(b, ast.Name | ast.Attribute)]
+
+
+@cache
+def error_classes() -> dict[str, tuple[str, int]]:
+    """Every class of the package deriving, directly or not, from a built-in exception (``Exception``,
+    ``ValueError``...) or from another such class of the package: class name -> (module, line).
+    Bases are matched by name, the package's error names being unique (checked here)."""
+    classes = [(name, node) for name in modules() for node in ast.walk(tree(name)) if isinstance(node, ast.ClassDef)]
+    known = set(BUILTIN_ERRORS)
+    found: dict[str, tuple[str, int]] = {}
+    grew = True
+    while grew:
+        grew = False
+        for name, node in classes:
+            if node.name not in found and any(base in known for base in _base_names(node)):
+                found[node.name] = (name, node.lineno)
+                known.add(node.name)
+                grew = True
+    twice = sorted({node.name for name, node in classes if node.name in found and found[node.name][0] != name})
+    assert not twice, f"error classes defined twice (one name, one class): {twice}"
+    return found
+
+
+def test_the_error_check_sees_indirect_and_multiple_bases() -> None:
+    """Guards the check below: it finds the root, a grandchild, a class with two bases and a plain Exception."""
+    found = error_classes()
+    assert {"EventKGError", "DiskFullError", "UnknownEventError", "RowError", "CommandModuleError"} <= found.keys()
+    assert "GraphStore" not in found and "Batch" not in found
+    assert len(found) >= 36, sorted(found)  # 36 when this check was written
+
+
+def test_error_classes_live_in_their_layers_errors_module() -> None:
+    """Every error class of a layer is defined in that layer's ``errors`` module (the root and the CLI's in
+    ``eventkg.errors``), so one file lists what a layer can refuse; other modules import them from there."""
+    bad = [
+        f"{modules()[name][0].relative_to(ROOT)}:{line}: {cls} belongs in {ERRORS_MODULES[layer(name)]}"
+        for cls, (name, line) in sorted(error_classes().items())
+        if name != ERRORS_MODULES[layer(name)] and f"{name}.{cls}" not in ERRORS_ELSEWHERE
+    ]
+    assert not bad, "error classes outside their layer's errors module:\n" + "\n".join(bad)
+
+
+def test_errors_modules_import_only_errors_modules() -> None:
+    """A layer's errors module imports the root's and lower layers' errors modules only (the layer test
+    checks the direction), and the root's imports nothing of eventkg: importing an error is cheap."""
+    missing = sorted(m for m in set(ERRORS_MODULES.values()) if m not in modules())
+    assert not missing, f"no errors module: {missing}"
+    bad = []
+    for name in sorted(set(ERRORS_MODULES.values())):
+        allowed = set() if name == "eventkg.errors" else set(ERRORS_MODULES.values()) - {name}
+        bad += [f"{modules()[name][0].relative_to(ROOT)}:{imp.line} imports {imp.target}"
+                for imp in imports(name) if imp.target not in allowed]
+    assert not bad, "errors modules import more than errors modules:\n" + "\n".join(bad)
+
+
+def test_package_imports_error_classes_from_their_errors_module() -> None:
+    """Inside the package an error class is imported from where it is defined, not through a module that
+    re-exports it for users (``eventkg.graphstore.base.StoreError``), so the old paths can go one day."""
+    found = error_classes()
+    bad = []
+    for name in modules():
+        for node in ast.walk(tree(name)):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("eventkg"):
+                bad += [f"{modules()[name][0].relative_to(ROOT)}:{node.lineno} imports {alias.name} from {node.module}"
+                        for alias in node.names if alias.name in found and found[alias.name][0] != node.module]
+    assert not bad, "error classes imported from elsewhere than their errors module:\n" + "\n".join(bad)
 
 
 #: subpackages of ``tasks/`` that belong to the harness; every other one is a task family

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from eventkg import settings
-from eventkg.errors import EventKGError
-from eventkg.settings import SettingError
+from eventkg.errors import EventKGError, SettingError
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_DIRS = ("graphstore", "ingest", "queries", "tasks", "eventkg")

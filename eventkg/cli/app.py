@@ -20,7 +20,7 @@ from rich.table import Table
 
 from eventkg.cli.output import parse_params, print_error, print_rows
 from eventkg.cli.shared import State, console, deprecated, err_console, state
-from eventkg.errors import EXIT_CODE, EventKGError, UsageError
+from eventkg.errors import EXIT_CODE, CommandModuleError, EventKGError, UsageError
 from eventkg.graphstore.atomic import output_error
 from eventkg.queries.stats import store_stats
 
@@ -132,11 +132,6 @@ def cypher(
     with state(ctx).open(read_only=not write) as store:
         rows = store.query(query, params, write=write)
     print_rows(console, rows, as_json)
-
-
-class CommandModuleError(ImportError):
-    """A command module of :data:`COMMAND_MODULES` failed to import: a broken install or a bug, never
-    a command that silently goes missing from ``eventkg --help``."""
 
 
 def _register_commands() -> None:

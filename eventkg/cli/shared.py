@@ -29,7 +29,7 @@ from rich.progress import (
 
 from eventkg.errors import UsageError
 from eventkg.graphstore import open_store, resolve_store_url
-from eventkg.graphstore.base import IncompleteStoreError
+from eventkg.graphstore.errors import IncompleteStoreError
 
 __all__ = ["EMBEDDING", "Bars", "OldModelOpt", "State", "console", "deprecated", "err_console", "index_build_bars",
            "notice", "renamed_option", "state"]

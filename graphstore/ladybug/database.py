@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from eventkg.graphstore.base import StoreError
+from eventkg.graphstore.errors import StoreError
 from eventkg.graphstore.ladybug.digest_file import DigestTracker
 from eventkg.graphstore.ladybug.engine import release_failed_statement, release_free_memory, rollback, short_error
 from eventkg.graphstore.ladybug.events import EventHook, StoreEvent

@@ -25,7 +25,7 @@ import pyarrow as pa
 from eventkg import settings
 from eventkg.errors import DiskFullError, EventKGError
 from eventkg.graphstore.atomic import disk_full_message, is_disk_full
-from eventkg.graphstore.base import StoreError
+from eventkg.graphstore.errors import StoreError
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 
 POOL_SHARE = 0.5  # of the memory budget (EVENTKG_MEMORY_MB), the engine's buffer pool

@@ -20,7 +20,8 @@ from typing import Any
 
 import networkx as nx
 
-from eventkg.graphstore.base import StoreError, WriteRefused, neighbourhood_types
+from eventkg.graphstore.base import neighbourhood_types
+from eventkg.graphstore.errors import StoreError, WriteRefused
 from eventkg.graphstore.ladybug.engine import fetch_rows, fetch_tuples, rollback, short_error
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 from eventkg.graphstore.rows import EdgeRow, NodeRow

@@ -33,8 +33,8 @@ import pyarrow.parquet as pq
 
 from eventkg.errors import DiskFullError, EventKGError
 from eventkg.graphstore.atomic import disk_full_message, is_disk_full
-from eventkg.graphstore.base import StoreError
 from eventkg.graphstore.digest import EMPTY, TableDigest, table_digest
+from eventkg.graphstore.errors import StoreError
 
 PREFIX = ".eventkg-spool-"
 DIGEST_BACKLOG = 2  # parts a Staged file may hold while their digests wait (the file's thread lags its writes)

@@ -30,8 +30,9 @@ import networkx as nx
 
 from eventkg import settings
 from eventkg.graphstore.atomic import atomic_file
-from eventkg.graphstore.base import PAGE_ROWS, Batch, GraphStore, StoreError, WriteRefused, WriteResult, validate_batch
+from eventkg.graphstore.base import PAGE_ROWS, Batch, GraphStore, WriteResult, validate_batch
 from eventkg.graphstore.digest import EMPTY
+from eventkg.graphstore.errors import StoreError, WriteRefused
 from eventkg.graphstore.keyset import KeySet
 from eventkg.graphstore.ladybug import reads
 from eventkg.graphstore.ladybug.bulk import BulkSession

@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from eventkg.graphstore.base import MissingEndpointError
+from eventkg.graphstore.errors import MissingEndpointError
 from eventkg.graphstore.keyset import KeySet, fingerprints
 from eventkg.graphstore.ladybug.engine import copy_arrow, count_rows
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES

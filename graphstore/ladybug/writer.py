@@ -22,8 +22,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from eventkg.graphstore.base import StoreError, WriteResult
+from eventkg.graphstore.base import WriteResult
 from eventkg.graphstore.digest import EMPTY, TableDigest, digest_beside
+from eventkg.graphstore.errors import StoreError
 from eventkg.graphstore.ladybug.database import Database
 from eventkg.graphstore.ladybug.digest_file import DigestTracker
 from eventkg.graphstore.ladybug.engine import (

@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from eventkg.graphstore.atomic import atomic_file, atomic_folder, ensure_free
-from eventkg.graphstore.base import StoreError
+from eventkg.graphstore.errors import StoreError
 from eventkg.graphstore.ladybug.engine import max_offset, node_file_pages, table_pages
 from eventkg.graphstore.ladybug.reads import counts as stored_counts
 from eventkg.graphstore.model import DOUBLE, INT64, NODE_TYPES, REL_TYPES, STRING_LIST

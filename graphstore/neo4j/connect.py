@@ -24,7 +24,7 @@ import neo4j
 from neo4j.exceptions import AuthError, ConfigurationError, Neo4jError, ServiceUnavailable
 
 from eventkg import settings
-from eventkg.graphstore.base import StoreError
+from eventkg.graphstore.errors import StoreError
 from eventkg.graphstore.neo4j.schema import ensure_schema
 
 # The driver logs routing failures and server notifications as warnings; without this

@@ -23,7 +23,8 @@ import neo4j
 import numpy as np
 import pyarrow as pa
 
-from eventkg.graphstore.base import MissingEndpointError, WriteResult
+from eventkg.graphstore.base import WriteResult
+from eventkg.graphstore.errors import MissingEndpointError
 from eventkg.graphstore.model import REL_TYPES
 from eventkg.graphstore.neo4j.node_ids import MISSING, TxIds
 from eventkg.graphstore.neo4j.typed_parts import Part, sources_lists

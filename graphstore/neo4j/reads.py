@@ -22,7 +22,8 @@ import neo4j
 import networkx as nx
 from neo4j.graph import Node, Path, Relationship
 
-from eventkg.graphstore.base import PAGE_ROWS, StoreError, neighbourhood_types
+from eventkg.graphstore.base import PAGE_ROWS, neighbourhood_types
+from eventkg.graphstore.errors import StoreError
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 from eventkg.graphstore.neo4j.connect import Connection
 from eventkg.graphstore.rows import EdgeRow, NodeRow

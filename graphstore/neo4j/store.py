@@ -24,7 +24,8 @@ from typing import Any
 import networkx as nx
 from neo4j.exceptions import Neo4jError, ServiceUnavailable
 
-from eventkg.graphstore.base import PAGE_ROWS, Batch, GraphStore, StoreError, WriteRefused, WriteResult, validate_batch
+from eventkg.graphstore.base import PAGE_ROWS, Batch, GraphStore, WriteResult, validate_batch
+from eventkg.graphstore.errors import StoreError, WriteRefused
 from eventkg.graphstore.neo4j import reads
 from eventkg.graphstore.neo4j.connect import Connection, connect, one_line
 from eventkg.graphstore.neo4j.transactions import TX_BYTES, TX_ROWS, Limits

@@ -23,7 +23,8 @@ import neo4j
 import numpy as np
 from neo4j.exceptions import DriverError, IncompleteCommit, Neo4jError, ServiceUnavailable, SessionExpired
 
-from eventkg.graphstore.base import StoreError, WriteResult
+from eventkg.graphstore.base import WriteResult
+from eventkg.graphstore.errors import StoreError
 from eventkg.graphstore.neo4j.connect import Connection, one_line
 from eventkg.graphstore.neo4j.node_ids import NodeIds, TxIds
 from eventkg.graphstore.neo4j.pair_edges import PairPart, TxPart, create_pairs

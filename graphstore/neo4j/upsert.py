@@ -22,7 +22,8 @@ from typing import Any, TypeVar
 import neo4j
 import numpy as np
 
-from eventkg.graphstore.base import MissingEndpointError, StoreError, WriteResult, merge_props
+from eventkg.graphstore.base import WriteResult, merge_props
+from eventkg.graphstore.errors import MissingEndpointError, StoreError
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 from eventkg.graphstore.neo4j.node_ids import TxIds
 from eventkg.graphstore.neo4j.typed_parts import Part

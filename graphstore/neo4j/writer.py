@@ -21,7 +21,8 @@ import neo4j
 import numpy as np
 from neo4j.exceptions import Neo4jError, ServiceUnavailable
 
-from eventkg.graphstore.base import StoreError, WriteResult
+from eventkg.graphstore.base import WriteResult
+from eventkg.graphstore.errors import StoreError
 from eventkg.graphstore.keyset import KeySet
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
 from eventkg.graphstore.neo4j.connect import Connection, one_line

@@ -13,14 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from eventkg.errors import EventKGError
 from eventkg.graphstore.model import FAMILIES, VAGUE
+from eventkg.queries.errors import AuditError
 
 CRR_LABELS = {r for pair in FAMILIES.values() for r in pair} | {VAGUE}
-
-
-class AuditError(EventKGError):
-    """A file the audit cannot read (named with its line and the reason)."""
 
 
 @dataclass

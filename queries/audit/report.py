@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eventkg.queries.audit.checks import Finding, Similarity, StoreView, cec_checks, crr_checks
-from eventkg.queries.audit.items import AuditError, Item, read_items
+from eventkg.queries.audit.items import Item, read_items
+from eventkg.queries.errors import AuditError
 
 if TYPE_CHECKING:  # the graph modules are imported when a graph is read
     from eventkg.graphstore.base import GraphStore

@@ -26,8 +26,8 @@ from typing import Any
 
 import networkx as nx
 
+from eventkg.queries.errors import ExportError
 from eventkg.queries.export.rows import (
-    ExportError,
     Row,
     Source,
     atomic_output,

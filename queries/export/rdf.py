@@ -101,7 +101,7 @@ def export_rdf(source: Source, path: str | Path, *, page_size: int = PAGE_ROWS) 
     """Write ``source`` (a store, or a graph in the store's networkx shape) as Turtle or N-Triples.
 
     The format follows the suffix of ``path`` (``.ttl`` or ``.nt``; anything else is an
-    :class:`~eventkg.queries.export.rows.ExportError`). Returns ``{"nodes": {label: n},
+    :class:`~eventkg.queries.errors.ExportError`). Returns ``{"nodes": {label: n},
     "edges": {TYPE: n}, "triples": n}``: what was written, in the shape of ``store.counts()``.
     A disk with less free than the file's floor (:data:`BYTES_PER_ROW` a row) is refused first
     (:class:`~eventkg.errors.DiskFullError`), before any row is read.

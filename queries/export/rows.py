@@ -21,20 +21,16 @@ from typing import IO, Any, TypeVar
 
 import networkx as nx
 
-from eventkg.errors import EventKGError
 from eventkg.graphstore.atomic import atomic_file, check_output_file, ensure_free
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import DOUBLE, INT64, NODE_TYPES, REL_TYPES, STRING_LIST
+from eventkg.queries.errors import ExportError
 
 Source = GraphStore | nx.MultiDiGraph
 Row = dict[str, Any]
 T = TypeVar("T")
 
 _CASTS = {DOUBLE: float, INT64: int, STRING_LIST: lambda v: [str(x) for x in v]}
-
-
-class ExportError(EventKGError):
-    """An export that cannot be written as asked (unknown file suffix, a graph not in the store's shape)."""
 
 
 def check_suffix(path: Path, allowed: Mapping[str, str], command: str) -> str:

@@ -17,7 +17,8 @@ import networkx as nx
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import check_event_level
 from eventkg.progress import Notice, Progress
-from eventkg.queries.retrieval.retrieve import RetrieveError, retrieve
+from eventkg.queries.errors import RetrieveError
+from eventkg.queries.retrieval.retrieve import retrieve
 from eventkg.queries.vectors.index import open_index
 
 

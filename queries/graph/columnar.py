@@ -33,7 +33,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
-from eventkg.graphstore.base import GraphStore, StoreError
+from eventkg.graphstore.base import GraphStore
+from eventkg.graphstore.errors import StoreError
 from eventkg.graphstore.model import REL_TYPES
 
 #: rows per page of a keyed (``after``) read through the store's Cypher

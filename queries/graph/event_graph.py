@@ -19,9 +19,9 @@ from typing import Any, TypeAlias
 
 import networkx as nx
 
-from eventkg.errors import EventKGError
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import CANONICAL, EVENT_RELATIONS, event_id
+from eventkg.queries.errors import UnknownEventError
 from eventkg.queries.graph.csr import (
     EVENT_REL_TYPES,
     FORWARD_CODES,
@@ -35,13 +35,6 @@ from eventkg.queries.induction.table1 import ALL_RELATIONS, AUTOMATON, CODE, liv
 __all__ = ["EventGraph", "EventIndex", "UnknownEventError", "as_csr", "as_index", "fetch_event_graph", "to_networkx"]
 
 assert len(AUTOMATON.trans) <= 32, "reach() packs automaton states in 5 bits"
-
-
-class UnknownEventError(EventKGError, KeyError):
-    """An event named on the command line or in a question row is not in the graph."""
-
-    def __str__(self) -> str:  # KeyError would quote the message
-        return str(self.args[0]) if self.args else ""
 
 
 class EventIndex:

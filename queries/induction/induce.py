@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from eventkg.errors import EventKGError
 from eventkg.graphstore.model import EVENT_RELATIONS
+from eventkg.queries.errors import UnknownRelationError
 from eventkg.queries.graph.event_graph import EventIndex, as_index
 from eventkg.queries.induction.table1 import AUTOMATON, CODE, DEAD
 
@@ -23,10 +23,6 @@ if TYPE_CHECKING:
     from eventkg.graphstore.base import GraphStore
 
 __all__ = ["InducedPath", "UnknownRelationError", "induce", "parse_relations", "paths"]
-
-
-class UnknownRelationError(EventKGError, ValueError):
-    """A relation name that is not one of the six event relations."""
 
 
 def _canon_name(name: str) -> str:

@@ -40,8 +40,9 @@ def negatives_for(
     >>> negatives_for(store, "learn", "Causes", k=3, level="schema")["negatives"]  # doctest: +SKIP
     """
     from eventkg.graphstore.model import CANONICAL, check_event_level, family_of
+    from eventkg.queries.errors import NegativesError
     from eventkg.queries.lookup import LEVELS, default_answer, find_event
-    from eventkg.queries.negatives.nearest import NearestNegatives, NegativesError, require_event_relations
+    from eventkg.queries.negatives.nearest import NearestNegatives, require_event_relations
     from eventkg.queries.vectors.files import index_dir
     from eventkg.queries.vectors.index import clear_index, open_index
 

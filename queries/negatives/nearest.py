@@ -37,9 +37,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from eventkg.errors import EventKGError
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import FAMILIES, INVERSE, STORED_TO_FORWARD, check_event_level, family_of
+from eventkg.queries.errors import NegativesError
 from eventkg.queries.vectors.index import LEVELS, VectorIndex, open_index
 
 if TYPE_CHECKING:  # imported where k-means runs: importing this module must not load faiss
@@ -53,10 +53,6 @@ INDUCING_TYPES: dict[str, tuple[str, ...]] = {
 }
 POOL_FACTOR = 4
 LINK_CACHE = 1024
-
-
-class NegativesError(EventKGError):
-    """A negatives request names an unknown relation or a missing event."""
 
 
 def require_event_relations(store: GraphStore, family: str) -> None:

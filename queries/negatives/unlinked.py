@@ -16,7 +16,8 @@ import numpy as np
 
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import FAMILIES, family_of
-from eventkg.queries.graph.event_graph import EventGraph, EventIndex, UnknownEventError, as_csr
+from eventkg.queries.errors import UnknownEventError
+from eventkg.queries.graph.event_graph import EventGraph, EventIndex, as_csr
 from eventkg.queries.induction.table1 import CODE
 from eventkg.queries.induction.vetting import MeetInTheMiddle
 

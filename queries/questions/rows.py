@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from eventkg.errors import EventKGError
 from eventkg.graphstore.model import EVENT_LEVELS, FAMILIES, VAGUE
+from eventkg.queries.errors import QuestionError  # noqa: F401 - importable from here as before
 
 TASKS = ("CEC", "CRR")
 LEVELS = EVENT_LEVELS  # the data model's event levels
@@ -27,10 +27,6 @@ CEC_QUESTIONS: dict[str, str] = {
 }
 CRR_QUESTION = 'Is "{e0}" "{a}", "{b}" or "Vague" "{e1}"?'
 CRR_CHOICES: dict[str, list[str]] = {fam: [a, b, VAGUE] for fam, (a, b) in FAMILIES.items()}
-
-
-class QuestionError(EventKGError):
-    """Bad arguments to question generation, or a question row the graph cannot answer."""
 
 
 class NegativeSource(Protocol):

@@ -13,7 +13,8 @@ import warnings
 from dataclasses import KW_ONLY, InitVar, dataclass
 
 from eventkg.graphstore.model import check_event_level
-from eventkg.queries.questions.rows import TASKS, QuestionError
+from eventkg.queries.errors import QuestionError
+from eventkg.queries.questions.rows import TASKS
 
 NEGATIVES = ("faiss", "random")
 

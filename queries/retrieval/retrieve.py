@@ -49,9 +49,9 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from eventkg.errors import EventKGError
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import ASER_RELATIONS, CANONICAL, NODE_TYPES, REL_TYPES, upper_snake
+from eventkg.queries.errors import RetrieveError
 from eventkg.queries.graph import adjacency, columnar
 from eventkg.queries.retrieval.facts import Fact, fact_group_line, fact_line, pack_fact_lines
 from eventkg.queries.retrieval.lifting import TypeScore, type_layer
@@ -70,10 +70,6 @@ _SENTENCE = {
     "Before": '"{h}" is before "{t}".',
     "HasSubevent": '"{t}" is a subevent of "{h}".',
 }
-
-
-class RetrieveError(EventKGError):
-    """A retrieval request names an unknown relation type, style or level."""
 
 
 def approx_tokens(text: str) -> int:

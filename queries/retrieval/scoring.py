@@ -21,13 +21,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from eventkg.errors import EventKGError
 from eventkg.graphstore.model import CANONICAL, STORED_TO_FORWARD, normalise_text
+from eventkg.queries.errors import BadPredictionError
 from eventkg.queries.retrieval.subgraphs import EvalSubgraph, Triple
-
-
-class BadPredictionError(EventKGError):
-    """A model's schema output cannot be read as event types and triplets."""
 
 
 def canonical_triple(t: Sequence[str]) -> Triple:

@@ -109,7 +109,8 @@ def answer_path(source: GraphStore | EventGraph | None, e0: str, rel: str, e1: s
     if rel not in EVENT_RELATIONS:
         return []
     if source is not None:
-        from eventkg.queries.graph.event_graph import UnknownEventError, as_index
+        from eventkg.queries.errors import UnknownEventError
+        from eventkg.queries.graph.event_graph import as_index
         from eventkg.queries.induction.induce import paths
 
         idx = as_index(source)
@@ -128,7 +129,8 @@ def _path_within(triples: list[Triple], head: str, rel: str, tail: str, max_len:
     """The shortest path inside ``triples`` (read both ways) from ``head`` to ``tail`` inducing ``rel``."""
     if rel not in EVENT_RELATIONS or not head or not tail:
         return []
-    from eventkg.queries.graph.event_graph import EventIndex, UnknownEventError
+    from eventkg.queries.errors import UnknownEventError
+    from eventkg.queries.graph.event_graph import EventIndex
     from eventkg.queries.induction.induce import paths
 
     g = nx.MultiDiGraph()

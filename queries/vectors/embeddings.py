@@ -49,14 +49,10 @@ from typing import Any
 import numpy as np
 
 from eventkg import settings
-from eventkg.errors import EventKGError
+from eventkg.queries.errors import EmbeddingModelError
 
 ENV_MODEL = settings.EMBED_MODEL.name
 BUNDLED_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-
-
-class EmbeddingModelError(EventKGError):
-    """The embedding model cannot be found or loaded."""
 
 
 def bundled_model_path() -> Path:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from eventkg import settings
-from eventkg.errors import EventKGError
+from eventkg.queries.errors import VectorIndexError
 
 if TYPE_CHECKING:
     import faiss
@@ -30,10 +30,6 @@ ENV_INDEX = settings.INDEX.name
 INDEX_KINDS = settings.INDEX.choices  # auto, flat, ivf, ivfpq, hnsw
 HNSW_M = 32
 REFINE_FACTOR = 16  # ivfpq: candidates re-ranked per result wanted (doubled while short)
-
-
-class VectorIndexError(EventKGError):
-    """The vector index cannot be built or read."""
 
 
 def resolve_index_kind(kind: str | None = None) -> str:

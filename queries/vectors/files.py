@@ -27,7 +27,7 @@ import numpy as np
 from eventkg import settings
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.open import NEO4J_SCHEMES
-from eventkg.queries.vectors.faiss_build import VectorIndexError
+from eventkg.queries.errors import VectorIndexError
 
 if TYPE_CHECKING:
     import faiss

@@ -110,7 +110,7 @@ def neo4j_fulltext(store: GraphStore, level: str | None) -> Neo4jFullText | None
 
     None too when the index cannot be created (a read-only user): BM25 beside the vector index
     stands in."""
-    from eventkg.graphstore.base import StoreError
+    from eventkg.graphstore.errors import StoreError
     from eventkg.graphstore.saved_cypher import backend_of
 
     if backend_of(store) != "neo4j":

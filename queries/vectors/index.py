@@ -27,18 +27,13 @@ import numpy as np
 from eventkg.graphstore.base import GraphStore
 from eventkg.graphstore.model import EVENT_LEVELS, check_event_level
 from eventkg.progress import Notice, Progress
+from eventkg.queries.errors import VectorIndexError
 from eventkg.queries.graph import columnar
 from eventkg.queries.vectors import compressed as vector_large
 from eventkg.queries.vectors import faiss_build as vector_faiss
 from eventkg.queries.vectors.compressed import build_large, open_large
 from eventkg.queries.vectors.embeddings import Embedder
-from eventkg.queries.vectors.faiss_build import (
-    IVF_THRESHOLD,
-    VectorIndexError,
-    build_faiss,
-    resolve_index_kind,
-    set_search_params,
-)
+from eventkg.queries.vectors.faiss_build import IVF_THRESHOLD, build_faiss, resolve_index_kind, set_search_params
 from eventkg.queries.vectors.files import (
     FORMAT,
     index_dir,

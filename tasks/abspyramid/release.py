@@ -9,7 +9,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from eventkg.tasks.release import ReleaseError, require
+from eventkg.tasks.errors import ReleaseError
+from eventkg.tasks.release import require
 
 ABSPYRAMID_WHAT = "the AbsPyramid release (github.com/HKUST-KnowComp/AbsPyramid)"
 ABSPYRAMID_PARTS = ("generator_main.py",)

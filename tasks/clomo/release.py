@@ -14,7 +14,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from eventkg.tasks.release import ReleaseError, load_module, require
+from eventkg.tasks.errors import ReleaseError
+from eventkg.tasks.release import load_module, require
 
 CLOMO_WHAT = "the CLoMo release (github.com/Eleanor-H/CLOMO)"
 CLOMO_PARTS = ("data", "SES/ses.py", "SES/eval_prompts.py")

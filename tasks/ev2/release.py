@@ -17,7 +17,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from eventkg.tasks.release import ReleaseError, load_module, require
+from eventkg.tasks.errors import ReleaseError
+from eventkg.tasks.release import load_module, require
 
 if TYPE_CHECKING:  # pragma: no cover
     from eventkg.graphstore.base import GraphStore

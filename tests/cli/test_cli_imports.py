@@ -78,5 +78,5 @@ def test_a_broken_command_module_fails_loudly(plant: str, name: str, tmp_path: P
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0, f"eventkg --help ran without {name}:\n{proc.stdout[-1500:]}"
     last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith("eventkg.cli.app.CommandModuleError: ") and f"command module {name} failed to import" in last, last
+    assert last.startswith("eventkg.errors.CommandModuleError: ") and f"command module {name} failed to import" in last, last
 

@@ -98,7 +98,8 @@ def test_unknown_source_and_missing_path():
 
 
 def test_library_load_refuses_an_option_of_another_source(embedded_store, samples_dir):
-    from eventkg.ingest.registry import LoaderError, ingest_source
+    from eventkg.ingest.errors import LoaderError
+    from eventkg.ingest.registry import ingest_source
 
     with pytest.raises(LoaderError, match="source 'clomo' does not take concepts "):
         ingest_source(embedded_store, "clomo", samples_dir / "clomo", concepts="x.db")

@@ -11,10 +11,11 @@ import subprocess
 
 import pytest
 
+from eventkg.graphstore.errors import Neo4jServerError
 from eventkg.graphstore.neo4j.server import cds as neo4j_cds
 from eventkg.graphstore.neo4j.server import launch as server_mod
 from eventkg.graphstore.neo4j.server.home import initial_auth_line
-from eventkg.graphstore.neo4j.server.jars import Neo4jServerError, cache_dir
+from eventkg.graphstore.neo4j.server.jars import cache_dir
 from eventkg.graphstore.neo4j.server.jvm import ADMIN_TOOL
 from tests.support.neo4j_fixture import require_neo4j_tools
 

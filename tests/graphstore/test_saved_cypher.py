@@ -21,6 +21,7 @@ from eventkg import ingest_source
 from eventkg.cli.app import app
 from eventkg.graphstore import open_store
 from eventkg.graphstore.base import GraphStore
+from eventkg.graphstore.errors import SavedQueryError
 from eventkg.graphstore.model import (
     CLOMO_RELATIONS,
     INVERSE,
@@ -31,7 +32,6 @@ from eventkg.graphstore.model import (
 )
 from eventkg.graphstore.saved_cypher import (
     GRAPH_COLUMN,
-    SavedQueryError,
     backend_of,
     get_saved_query,
     load_saved_queries,

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from eventkg import settings
-from eventkg.graphstore.base import StoreError
+from eventkg.graphstore.errors import StoreError
 from eventkg.graphstore.keyset import KeySet, edge_fingerprints, fingerprints
 from eventkg.graphstore.ladybug.bulk.staged_copies import StagedCopies
 from eventkg.graphstore.ladybug.bulk.state import SessionState

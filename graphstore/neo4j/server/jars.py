@@ -17,16 +17,12 @@ import subprocess
 from pathlib import Path
 
 from eventkg import settings as env
-from eventkg.graphstore.base import StoreError
+from eventkg.graphstore.errors import Neo4jServerError
 from eventkg.graphstore.neo4j.server.cds import jars_only
 
 __all__ = ["POM", "Neo4jServerError", "cache_dir", "missing_tools", "resolve"]
 
 POM = Path(str(importlib.resources.files(__package__).joinpath("pom.xml")))
-
-
-class Neo4jServerError(StoreError):
-    """The test server could not be prepared or started (missing tool, failed start...)."""
 
 
 def missing_tools() -> list[str]:

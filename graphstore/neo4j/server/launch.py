@@ -33,10 +33,11 @@ import neo4j
 from neo4j.exceptions import AuthError, ServiceUnavailable
 
 from eventkg import settings as env
+from eventkg.graphstore.errors import Neo4jServerError
 from eventkg.graphstore.neo4j import admin_import
 from eventkg.graphstore.neo4j.server import cds, jvm
 from eventkg.graphstore.neo4j.server.home import make_home, set_initial_password, write_conf
-from eventkg.graphstore.neo4j.server.jars import Neo4jServerError, cache_dir, resolve
+from eventkg.graphstore.neo4j.server.jars import cache_dir, resolve
 from eventkg.graphstore.neo4j.store import Neo4jStore
 
 __all__ = ["HEAP", "PAGECACHE", "Neo4jServer", "check_archive", "free_port", "prepare", "record_archives",

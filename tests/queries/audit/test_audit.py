@@ -7,8 +7,9 @@ import random
 
 import pytest
 
-from eventkg.queries.audit.items import AuditError, read_items
+from eventkg.queries.audit.items import read_items
 from eventkg.queries.audit.report import audit_files, plot, write_json
+from eventkg.queries.errors import AuditError
 from tests.support.question_files import N, cec_rows, random_event
 
 PHRASE = {"Causes": "causes", "IsResult": "is a result of"}

@@ -23,9 +23,9 @@ from rdflib.collection import Collection
 from eventkg import ingest_source
 from eventkg.graphstore import open_store
 from eventkg.graphstore.model import NODE_TYPES, REL_TYPES
+from eventkg.queries.errors import ExportError
 from eventkg.queries.export.graphml import export_graphml
 from eventkg.queries.export.rdf import export_rdf
-from eventkg.queries.export.rows import ExportError
 from eventkg.queries.export.select import select_subgraph
 from eventkg.queries.retrieval.retrieve import retrieve
 from tests.support.paths import SAMPLES

@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 from eventkg.errors import EventKGError
 from eventkg.graphstore.base import Batch
 from eventkg.graphstore.model import EVENT_RELATIONS, INVERSE, event_id
-from eventkg.queries.induction.induce import UnknownRelationError, induce, parse_relations, paths
+from eventkg.queries.errors import UnknownRelationError
+from eventkg.queries.induction.induce import induce, parse_relations, paths
 from tests.support.table1 import table1
 
 

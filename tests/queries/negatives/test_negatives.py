@@ -11,7 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from eventkg.graphstore.model import FAMILIES, event_id, family_of
-from eventkg.queries.negatives.nearest import INDUCING_TYPES, NearestNegatives, NegativesError
+from eventkg.queries.errors import NegativesError
+from eventkg.queries.negatives.nearest import INDUCING_TYPES, NearestNegatives
 from eventkg.queries.vectors.embeddings import Embedder
 from tests.support.worlds import INSTANCES, SCHEMA_TRIPLES, write_world
 

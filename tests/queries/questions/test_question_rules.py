@@ -265,7 +265,7 @@ def test_vague_partners_match_related_partners_in_similarity(topics) -> None:
 
 
 def test_filtering_asked_of_crr_is_refused_not_ignored(csr) -> None:
-    from eventkg.queries.questions.rows import QuestionError
+    from eventkg.queries.errors import QuestionError
 
     with pytest.raises(QuestionError, match="CEC questions"):
         make_questions(csr, QuestionSpec("crr", "schema", 10, 1, adversarial=True))

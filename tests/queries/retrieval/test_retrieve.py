@@ -93,7 +93,7 @@ def test_networkx_and_json(world):
 
 
 def test_bad_input(world):
-    from eventkg.queries.retrieval.retrieve import RetrieveError
+    from eventkg.queries.errors import RetrieveError
 
     with pytest.raises(RetrieveError, match="unknown relation type"):
         retrieve(world, "learn", rel_types=["Likes"])

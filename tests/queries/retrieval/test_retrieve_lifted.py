@@ -177,7 +177,7 @@ def test_hybrid_seeds_find_an_exact_phrase_dense_search_misses(embedded_store):
 
 
 def test_bad_options(typed):
-    from eventkg.queries.retrieval.retrieve import RetrieveError
+    from eventkg.queries.errors import RetrieveError
 
     with pytest.raises(RetrieveError, match="relation"):
         retrieve(typed, UNSEEN, relation="Likes")

@@ -10,17 +10,12 @@ import pytest
 
 from eventkg.graphstore.base import Batch
 from eventkg.graphstore.model import event_id
+from eventkg.queries.errors import EmbeddingModelError, VectorIndexError
 from eventkg.queries.vectors import embeddings as vector_embeddings
 from eventkg.queries.vectors import faiss_build as vector_faiss
 from eventkg.queries.vectors import files as vector_files
 from eventkg.queries.vectors import index as vx
-from eventkg.queries.vectors.embeddings import (
-    BUNDLED_NAME,
-    Embedder,
-    EmbeddingModelError,
-    bundled_model_path,
-    resolve_model,
-)
+from eventkg.queries.vectors.embeddings import BUNDLED_NAME, Embedder, bundled_model_path, resolve_model
 from tests.support.worlds import clustered
 
 
@@ -186,7 +181,7 @@ def test_corrupt_manifest_rebuilds_and_clear_removes(world):
 
 
 def test_unknown_level(world):
-    with pytest.raises(vector_faiss.VectorIndexError, match="unknown event level"):
+    with pytest.raises(VectorIndexError, match="unknown event level"):
         vx.open_index(world, level="abstract")
 
 

@@ -9,10 +9,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from eventkg.errors import SettingError
 from eventkg.graphstore.base import Batch
 from eventkg.graphstore.model import event_id
+from eventkg.queries.errors import NegativesError, VectorIndexError
 from eventkg.queries.graph import adjacency, columnar
-from eventkg.queries.negatives.nearest import NegativesError, require_event_relations
+from eventkg.queries.negatives.nearest import require_event_relations
 from eventkg.queries.retrieval.retrieve import retrieve
 from eventkg.queries.vectors import encode as vector_encode
 from eventkg.queries.vectors import faiss_build as vector_faiss
@@ -20,7 +22,6 @@ from eventkg.queries.vectors import files as vector_files
 from eventkg.queries.vectors import index as vx
 from eventkg.queries.vectors import store as vector_store
 from eventkg.queries.vectors.embeddings import Embedder
-from eventkg.settings import SettingError
 from tests.support.worlds import write_world
 
 E = event_id
@@ -137,12 +138,13 @@ def test_index_kind_is_a_setting_and_persisted(world, monkeypatch):
     monkeypatch.setenv(vector_faiss.ENV_INDEX, "annoy")
     with pytest.raises(SettingError, match="EVENTKG_INDEX='annoy'"):
         vector_faiss.resolve_index_kind()
-    with pytest.raises(vector_faiss.VectorIndexError, match="unknown index kind 'annoy'"):
+    with pytest.raises(VectorIndexError, match="unknown index kind 'annoy'"):
         vector_faiss.resolve_index_kind("annoy")
 
 
 def test_device_setting():
-    from eventkg.queries.vectors.embeddings import EmbeddingModelError, default_encode_batch, resolve_device
+    from eventkg.queries.errors import EmbeddingModelError
+    from eventkg.queries.vectors.embeddings import default_encode_batch, resolve_device
 
     assert resolve_device("cpu") == "cpu" and default_encode_batch("cpu") == 64
     import torch

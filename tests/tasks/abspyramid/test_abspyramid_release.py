@@ -20,9 +20,8 @@ import pytest
 from eventkg.graphstore import open_store
 from eventkg.graphstore.model import stable_id
 from eventkg.ingest.registry import ingest_source
-from eventkg.tasks.errors import TaskError
+from eventkg.tasks.errors import ReleaseError, TaskError
 from eventkg.tasks.registry import get_task
-from eventkg.tasks.release import ReleaseError
 
 CHECKOUT = Path(__file__).resolve().parents[3]
 SHARED = Path(os.environ["EVENTKG_SHARED"]) if os.environ.get("EVENTKG_SHARED") else CHECKOUT.parent / "shared"

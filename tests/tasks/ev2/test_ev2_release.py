@@ -22,11 +22,10 @@ import pytest
 
 from eventkg import ingest_source
 from eventkg.graphstore import open_store
-from eventkg.tasks.errors import TaskError
+from eventkg.tasks.errors import ReleaseError, TaskError
 from eventkg.tasks.ev2.tasks import release_row
 from eventkg.tasks.metrics import alignment_item, cluster_lookup
 from eventkg.tasks.registry import get_task
-from eventkg.tasks.release import ReleaseError
 from eventkg.tasks.runner import evaluate_models
 from tests.support.chat_stub import ChatStub
 
