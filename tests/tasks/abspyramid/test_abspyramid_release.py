@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -22,10 +21,9 @@ from eventkg.graphstore.model import stable_id
 from eventkg.ingest.registry import ingest_source
 from eventkg.tasks.errors import ReleaseError, TaskError
 from eventkg.tasks.registry import get_task
+from tests.support.paths import SAMPLES as SAMPLES_DIR
+from tests.support.releases import ABSPYRAMID
 
-CHECKOUT = Path(__file__).resolve().parents[3]
-SHARED = Path(os.environ["EVENTKG_SHARED"]) if os.environ.get("EVENTKG_SHARED") else CHECKOUT.parent / "shared"
-ABSPYRAMID = SHARED / "data" / "releases" / "abspyramid"
 needs_release = pytest.mark.skipif(not (ABSPYRAMID / "generator_main.py").is_file(),
                                    reason=f"the AbsPyramid release is not at {ABSPYRAMID} (put ../shared beside the checkout)")
 TYPES = ("noun", "verb", "event")
@@ -58,7 +56,7 @@ def _release_tokenize_function(data_type: str | None):
     return namespace["tokenize_function"]
 
 
-SAMPLES = CHECKOUT / "ingest" / "samples" / "abspyramid"
+SAMPLES = SAMPLES_DIR / "abspyramid"
 
 
 def _generation_files(root: Path) -> list[tuple[Path, str | None]]:

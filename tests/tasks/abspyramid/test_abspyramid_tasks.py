@@ -19,14 +19,6 @@ from eventkg.tasks.runner import evaluate
 from tests.support.scripted import Scripted
 
 
-@pytest.fixture
-def store(embedded_store, samples_dir: Path):
-    ingest_source(embedded_store, "abspyramid", samples_dir / "abspyramid")
-    ingest_source(embedded_store, "clomo", samples_dir / "clomo")
-    ingest_source(embedded_store, "ev2", samples_dir / "ev2")
-    return embedded_store
-
-
 def test_grouped_splits_keep_groups_together() -> None:
     keys = [f"head{i // 3}\x1finst{i // 3}" for i in range(300)]  # 100 groups of 3 tuples
     assign = grouped_splits(keys)

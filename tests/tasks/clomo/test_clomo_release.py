@@ -3,11 +3,7 @@ messages sent and the SES judge queries are the release's own."""
 
 from __future__ import annotations
 
-import contextlib
-import importlib.util
-import io
 import json
-import os
 import sys
 import types
 from pathlib import Path
@@ -18,34 +14,7 @@ from eventkg import ingest_source
 from eventkg.graphstore import open_store
 from eventkg.tasks.runner import evaluate_models
 from tests.support.chat_stub import ChatStub
-
-CHECKOUT = Path(__file__).resolve().parents[3]
-
-
-def _releases() -> Path:
-    root = Path(os.environ["EVENTKG_SHARED"]) if os.environ.get("EVENTKG_SHARED") else CHECKOUT.parent / "shared"
-    return root / "data" / "releases"
-
-
-RELEASES = _releases()
-EV2 = RELEASES / "ev2"
-CLOMO = RELEASES / "clomo"
-needs_releases = pytest.mark.skipif(not (EV2 / "src" / "data.py").is_file() or not (CLOMO / "SES").is_dir(),
-                                    reason=f"the releases are not at {RELEASES} (put ../shared beside the checkout)")
-
-
-def _import(path: Path, name: str, extra_path: Path) -> types.ModuleType:
-    """The release file imported the ordinary way (its folder on sys.path while it loads)."""
-    sys.path.insert(0, str(extra_path))
-    try:
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        with contextlib.redirect_stdout(io.StringIO()):
-            spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(extra_path))
-
+from tests.support.releases import CLOMO, import_release, needs_releases
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +34,7 @@ def clomo_ses():
     saved = sys.modules.get("OpenaiAPI")
     sys.modules["OpenaiAPI"] = stand_in  # the release's API client needs the openai package; unused here
     try:
-        return _import(CLOMO / "SES" / "ses.py", "ref_clomo_ses", CLOMO / "SES")
+        return import_release(CLOMO / "SES" / "ses.py", "ref_clomo_ses", CLOMO / "SES")
     finally:
         if saved is None:
             sys.modules.pop("OpenaiAPI", None)

@@ -8,21 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from eventkg import ingest_source
 from eventkg.tasks.errors import TaskError
 from eventkg.tasks.models import load_model
 from eventkg.tasks.models.base import Request
 from eventkg.tasks.registry import get_task
 from eventkg.tasks.runner import evaluate
 from tests.support.scripted import Scripted
-
-
-@pytest.fixture
-def store(embedded_store, samples_dir: Path):
-    ingest_source(embedded_store, "abspyramid", samples_dir / "abspyramid")
-    ingest_source(embedded_store, "clomo", samples_dir / "clomo")
-    ingest_source(embedded_store, "ev2", samples_dir / "ev2")
-    return embedded_store
 
 
 def test_clomo_ses_released_rule_through_the_pipeline(store, tmp_path: Path) -> None:

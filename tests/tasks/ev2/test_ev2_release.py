@@ -9,13 +9,9 @@ questions back from a store the release's data was ingested into. Skips when ../
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import json
-import os
 import random
-import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -28,43 +24,17 @@ from eventkg.tasks.metrics import alignment_item, cluster_lookup
 from eventkg.tasks.registry import get_task
 from eventkg.tasks.runner import evaluate_models
 from tests.support.chat_stub import ChatStub
-
-CHECKOUT = Path(__file__).resolve().parents[3]
-
-
-def _releases() -> Path:
-    root = Path(os.environ["EVENTKG_SHARED"]) if os.environ.get("EVENTKG_SHARED") else CHECKOUT.parent / "shared"
-    return root / "data" / "releases"
-
-
-RELEASES = _releases()
-EV2 = RELEASES / "ev2"
-CLOMO = RELEASES / "clomo"
-needs_releases = pytest.mark.skipif(not (EV2 / "src" / "data.py").is_file() or not (CLOMO / "SES").is_dir(),
-                                    reason=f"the releases are not at {RELEASES} (put ../shared beside the checkout)")
-
-
-def _import(path: Path, name: str, extra_path: Path) -> types.ModuleType:
-    """The release file imported the ordinary way (its folder on sys.path while it loads)."""
-    sys.path.insert(0, str(extra_path))
-    try:
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        with contextlib.redirect_stdout(io.StringIO()):
-            spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(extra_path))
+from tests.support.releases import EV2, import_release, needs_releases
 
 
 @pytest.fixture(scope="module")
 def ev2_data():
-    return _import(EV2 / "src" / "data.py", "ref_ev2_data", EV2 / "src")
+    return import_release(EV2 / "src" / "data.py", "ref_ev2_data", EV2 / "src")
 
 
 @pytest.fixture(scope="module")
 def ev2_metrics():
-    return _import(EV2 / "src" / "metrics.py", "ref_ev2_metrics", EV2 / "src")
+    return import_release(EV2 / "src" / "metrics.py", "ref_ev2_metrics", EV2 / "src")
 
 
 def _dataset(ev2_data, task_name: str, file: str):
