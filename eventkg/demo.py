@@ -49,8 +49,6 @@ SAMPLES = Path(str(files("eventkg.ingest").joinpath("samples")))
 BASELINES = ("kg-oracle", "random", "majority", "embed-sim")
 DEFAULT_N = 75  # questions per task and level (four times this generated in all)
 
-#: progress callback: (step label, done, total or None)
-
 
 @dataclass(frozen=True)
 class SampleSource:

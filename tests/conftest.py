@@ -14,6 +14,7 @@ import pytest
 
 from eventkg.graphstore import open_store
 from tests.support.neo4j_fixture import n4, neo4j_server  # noqa: F401  (the Neo4j test server)
+from tests.support.paths import SHARED
 from tests.support.small_disk import small_disk  # noqa: F401  (a tmpfs for the bad-day tests)
 
 ALL_BACKENDS = ("ladybug", "neo4j")
@@ -72,8 +73,7 @@ def samples_dir() -> Path:
 def shared_samples_dir() -> Path:
     """Where the real samples are: ``$EVENTKG_SHARED`` (the shared folder, or its
     ``data/samples``) if set, else ``../shared/data/samples`` beside the checkout."""
-    root = Path(os.environ["EVENTKG_SHARED"]) if os.environ.get("EVENTKG_SHARED") else CHECKOUT.parent / "shared"
-    return root if (root / "ev2").is_dir() else root / "data" / "samples"
+    return SHARED if (SHARED / "ev2").is_dir() else SHARED / "data" / "samples"
 
 
 @pytest.fixture

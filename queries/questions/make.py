@@ -17,7 +17,7 @@ import numpy as np
 
 from eventkg.graphstore.base import GraphStore
 from eventkg.progress import Notice, Progress
-from eventkg.queries.errors import QuestionError
+from eventkg.queries.errors import NegativesError, QuestionError
 from eventkg.queries.questions.rows import GeneratedQuestion, NegativeSource
 from eventkg.queries.questions.spec import QuestionSpec
 
@@ -161,7 +161,6 @@ def _check_store(store: GraphStore, level: str) -> None:
     give questions of ``level``: no EV² event relations (an ASER store ingested without
     mapping its discourse relations to event relations), or, for the instance level, no
     instance events at all."""
-    from eventkg.queries.errors import NegativesError
     from eventkg.queries.graph.columnar import edge_counts
     from eventkg.queries.negatives.nearest import require_event_relations
 

@@ -27,7 +27,7 @@ concept) and read a label's score, never a text reply.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -120,6 +120,14 @@ class _AbsTask(Task):
         return self.build(store, split="train")
 
 
+def _by_relation(records: Sequence[Record], block: Callable[[Sequence[Record]], dict[str, float]]) -> dict[str, dict[str, float]]:
+    """``block``'s metrics per entailment relation (noun, verb, event), in name order."""
+    groups: dict[str, list[Record]] = defaultdict(list)
+    for r in records:
+        groups[r.meta["relation"]].append(r)
+    return {k: block(v) for k, v in sorted(groups.items())}
+
+
 class DetectionTask(_AbsTask):
     """Is the concept a valid abstraction of the marked instance? Acc, Macro-F1, ROC-AUC.
 
@@ -168,10 +176,7 @@ class DetectionTask(_AbsTask):
             return detection_metrics([r.gold for r in rs], [r.parsed for r in rs], scores)
 
         out: dict[str, Any] = {**block(records), "n": len(records), "unparseable": sum(r.parsed is None for r in records)}
-        by_rel: dict[str, list[Record]] = defaultdict(list)
-        for r in records:
-            by_rel[r.meta["relation"]].append(r)
-        out["by_relation"] = {k: block(v) for k, v in sorted(by_rel.items())}
+        out["by_relation"] = _by_relation(records, block)
         return out
 
     def table_rows(self, metrics: dict[str, Any]) -> dict[str, dict[str, float]]:
@@ -239,10 +244,7 @@ class GenerationTask(_AbsTask):
         out: dict[str, Any] = {**block(records), "n": len(records), "unparseable": sum(r.parsed is None for r in records),
                                "exact_match": sum(bool(r.correct) for r in records) / max(1, len(records)),
                                "rules": dict(GENERATION_RULES)}
-        by_rel: dict[str, list[Record]] = defaultdict(list)
-        for r in records:
-            by_rel[r.meta["relation"]].append(r)
-        out["by_relation"] = {k: block(v) for k, v in sorted(by_rel.items())}
+        out["by_relation"] = _by_relation(records, block)
         return out
 
     def table_rows(self, metrics: dict[str, Any]) -> dict[str, dict[str, float]]:

@@ -1,22 +1,19 @@
-"""The three releases beside the checkout (``../shared/data/releases``, or ``$EVENTKG_SHARED``'s), the
-independent reference the release tests compare with, and a release's own module imported as its
-scripts import it."""
+"""The three releases in the shared folder (:data:`tests.support.paths.SHARED`), the independent
+reference the release tests compare with, and a release's own module imported as its scripts import it."""
 
 from __future__ import annotations
 
 import contextlib
 import importlib.util
 import io
-import os
 import sys
 import types
 from pathlib import Path
 
 import pytest
 
-from tests.support.paths import CHECKOUT
+from tests.support.paths import SHARED
 
-SHARED = Path(os.environ["EVENTKG_SHARED"]) if os.environ.get("EVENTKG_SHARED") else CHECKOUT.parent / "shared"
 RELEASES = SHARED / "data" / "releases"
 EV2 = RELEASES / "ev2"
 CLOMO = RELEASES / "clomo"

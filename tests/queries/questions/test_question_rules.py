@@ -331,13 +331,12 @@ def test_cec_questions_set_aside_come_back_when_the_graph_runs_out(csr) -> None:
 def ev2_release_store(tmp_path_factory: pytest.TempPathFactory):
     """The EV² release ingested (../shared's releases, or $EVENTKG_SHARED), with its question files."""
     import os
-    from pathlib import Path
 
     from eventkg import ingest_source
     from eventkg.graphstore import open_store
+    from tests.support.releases import EV2
 
-    root = Path(os.environ["EVENTKG_SHARED"]) if os.environ.get("EVENTKG_SHARED") else Path(__file__).resolve().parents[3].parent / "shared"
-    data = root / "data" / "releases" / "ev2" / "data"
+    data = EV2 / "data"
     if not data.is_dir():
         if os.environ.get("CI"):
             pytest.fail(f"the EV² release is not at {data}; CI is set, so this does not skip", pytrace=False)

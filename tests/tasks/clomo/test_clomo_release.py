@@ -1,4 +1,4 @@
-"""CLoMo's release styles against the release itself (../shared/data/releases, unmodified): the
+"""CLoMo's release styles against the release itself (the shared folder's copy, unmodified): the
 messages sent and the SES judge queries are the release's own."""
 
 from __future__ import annotations
